@@ -1,0 +1,1 @@
+//! alignment-core (under construction)

@@ -1,0 +1,1 @@
+//! clock-model (under construction)

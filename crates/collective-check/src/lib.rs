@@ -1,0 +1,1 @@
+//! collective-check (under construction)

@@ -1,0 +1,1 @@
+//! trace-merge (under construction)

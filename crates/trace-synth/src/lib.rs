@@ -1,0 +1,1 @@
+//! trace-synth (under construction)

@@ -1,0 +1,71 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// What went wrong while reading or writing an XSpace.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be opened, read, or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// An I/O error on a stream that has no file name (a writer given by the caller).
+    #[error("writing XSpace: {0}")]
+    Stream(#[from] std::io::Error),
+    /// The file is larger than the 2 GiB that protobuf writers can produce.
+    #[error("{path}: file is {size} bytes, over the 2 GiB limit of an XSpace protobuf")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// The file name ends in `.gz` but the content is not gzip.
+    #[error("{path}: named .gz but not gzip data (first bytes {magic:02x?})")]
+    NotGzip {
+        /// The file.
+        path: PathBuf,
+        /// The first bytes found.
+        magic: Vec<u8>,
+    },
+    /// The gzip stream is corrupt or truncated.
+    #[error("{path}: corrupt gzip data: {source}")]
+    Gzip {
+        /// The file.
+        path: PathBuf,
+        /// The decompressor's error.
+        source: std::io::Error,
+    },
+    /// The bytes are not a valid XSpace message (full decode).
+    #[error("{path}: not a valid XSpace protobuf: {source}")]
+    Decode {
+        /// The file.
+        path: PathBuf,
+        /// What prost reported (message and field).
+        source: prost::DecodeError,
+    },
+    /// The bytes are not a valid XSpace message (zero-copy reader).
+    #[error("{path}: not a valid XSpace protobuf: {source}")]
+    Wire {
+        /// The file.
+        path: PathBuf,
+        /// Where and what.
+        source: crate::WireError,
+    },
+    /// An encoded message would exceed the 2 GiB protobuf limit.
+    #[error("{what} would be {size} bytes, over the 2 GiB protobuf limit")]
+    EncodeTooLarge {
+        /// Which message.
+        what: &'static str,
+        /// Its encoded size.
+        size: u64,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,210 @@
+//! Reading and writing XSpace files: plain or gzip (by the `.gz` extension),
+//! memory-mapped for the zero-copy reader, written atomically.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+
+use prost::Message as _;
+
+use crate::generated::XSpace;
+use crate::view::SpaceView;
+use crate::{Error, Result};
+
+/// The largest file a protobuf writer can produce (2 GiB); larger inputs are rejected.
+pub const MAX_FILE_BYTES: u64 = 2 << 30;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn is_gz(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+}
+
+/// The bytes of an XSpace file: memory-mapped when plain, decompressed into
+/// memory when gzip.
+pub struct FileBytes {
+    path: PathBuf,
+    data: Data,
+}
+
+enum Data {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl FileBytes {
+    /// Open `path`. A `.gz` file must be gzip; any file must be at most
+    /// [`MAX_FILE_BYTES`] (after decompression).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let mut file = File::open(path).map_err(io_err(path))?;
+        let size = file.metadata().map_err(io_err(path))?.len();
+        let too_large = |size| Error::TooLarge {
+            path: path.to_path_buf(),
+            size,
+        };
+        if size > MAX_FILE_BYTES {
+            return Err(too_large(size));
+        }
+        let mut magic = [0u8; 2];
+        let n = read_prefix(&mut file, &mut magic).map_err(io_err(path))?;
+        let gzip = n == 2 && magic == GZIP_MAGIC;
+        if is_gz(path) && !gzip {
+            return Err(Error::NotGzip {
+                path: path.to_path_buf(),
+                magic: magic[..n].to_vec(),
+            });
+        }
+        let data = if gzip {
+            let file = File::open(path).map_err(io_err(path))?;
+            let mut out = Vec::new();
+            flate2::read::MultiGzDecoder::new(file)
+                .take(MAX_FILE_BYTES + 1)
+                .read_to_end(&mut out)
+                .map_err(|source| Error::Gzip {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            if out.len() as u64 > MAX_FILE_BYTES {
+                return Err(too_large(out.len() as u64));
+            }
+            Data::Owned(out)
+        } else if size == 0 {
+            Data::Owned(Vec::new())
+        } else {
+            // SAFETY: the map is read-only; a file changed underneath by another
+            // process can give wrong bytes, which the reader treats like any
+            // other malformed input (errors, never undefined behaviour in safe code
+            // that only reads the slice).
+            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err(path))?;
+            Data::Mapped(map)
+        };
+        Ok(FileBytes {
+            path: path.to_path_buf(),
+            data,
+        })
+    }
+
+    /// The file this came from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A zero-copy view of the XSpace in this file.
+    pub fn view(&self) -> SpaceView<'_> {
+        SpaceView::new(self)
+    }
+
+    /// Decode the whole XSpace into owned structs.
+    pub fn decode(&self) -> Result<XSpace> {
+        XSpace::decode(&**self).map_err(|source| Error::Decode {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Attach this file's name to an error of the zero-copy reader.
+    pub fn wire_error(&self, source: crate::WireError) -> Error {
+        Error::Wire {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+impl Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.data {
+            Data::Mapped(m) => m,
+            Data::Owned(v) => v,
+        }
+    }
+}
+
+fn read_prefix(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Read and fully decode an XSpace file (plain, or gzip when named `.gz`).
+pub fn read_xspace(path: impl AsRef<Path>) -> Result<XSpace> {
+    FileBytes::open(path)?.decode()
+}
+
+/// Encode an XSpace, failing if it exceeds the 2 GiB protobuf limit.
+pub fn encode_xspace(space: &XSpace) -> Result<Vec<u8>> {
+    let size = space.encoded_len() as u64;
+    if size > MAX_FILE_BYTES {
+        return Err(Error::EncodeTooLarge {
+            what: "XSpace",
+            size,
+        });
+    }
+    Ok(space.encode_to_vec())
+}
+
+/// Write an XSpace to `path` (gzip when named `.gz`), atomically: the file is
+/// written beside the target and renamed over it only when complete.
+pub fn write_xspace(path: impl AsRef<Path>, space: &XSpace) -> Result<()> {
+    let bytes = encode_xspace(space)?;
+    let path = path.as_ref();
+    write_atomically(path, |file| {
+        if is_gz(path) {
+            let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+            gz.write_all(&bytes)?;
+            gz.finish()?.flush()
+        } else {
+            file.write_all(&bytes)
+        }
+    })
+}
+
+/// Create `path` atomically: `write` fills a temporary file in the same
+/// folder, which is synced and renamed over `path` only on success; on any
+/// error the temporary file is removed and `path` is left as it was.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().ok_or_else(|| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+    })?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let mut file = File::create(&tmp)?;
+        write(&mut file)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}

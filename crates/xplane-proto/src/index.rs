@@ -1,0 +1,105 @@
+//! Name lookups within one plane: stat metadata by name, interned strings
+//! (`ref_value`), event metadata names.
+
+use std::collections::HashMap;
+
+use crate::generated::{XPlane, XStat, x_stat};
+use crate::view::{PlaneView, StatValue};
+use crate::wire::WireError;
+
+/// Lookup tables of one encoded plane, built once and borrowed from its bytes.
+#[derive(Debug, Default, Clone)]
+pub struct PlaneIndex<'a> {
+    stat_names: HashMap<i64, &'a str>,
+    stat_ids: HashMap<&'a str, i64>,
+    event_names: HashMap<i64, &'a str>,
+}
+
+impl<'a> PlaneIndex<'a> {
+    /// Read the plane's stat and event metadata.
+    pub fn new(plane: &PlaneView<'a>) -> Result<Self, WireError> {
+        let mut index = PlaneIndex::default();
+        for entry in plane.stat_metadata() {
+            let entry = entry?;
+            index.stat_names.insert(entry.key, entry.value.name);
+            // The first id of a name wins, so lookups are stable.
+            index.stat_ids.entry(entry.value.name).or_insert(entry.key);
+        }
+        for entry in plane.event_metadata() {
+            let entry = entry?;
+            index.event_names.insert(entry.key, entry.value.name);
+        }
+        Ok(index)
+    }
+
+    /// The id of the stat metadata named `name`.
+    pub fn stat_id(&self, name: &str) -> Option<i64> {
+        self.stat_ids.get(name).copied()
+    }
+
+    /// The name of stat metadata `id`.
+    pub fn stat_name(&self, id: i64) -> Option<&'a str> {
+        self.stat_names.get(&id).copied()
+    }
+
+    /// The name of event metadata `id`.
+    pub fn event_name(&self, id: i64) -> Option<&'a str> {
+        self.event_names.get(&id).copied()
+    }
+
+    /// True when the plane has event metadata `id`.
+    pub fn has_event_metadata(&self, id: i64) -> bool {
+        self.event_names.contains_key(&id)
+    }
+
+    /// A string stat's text: `str_value` as is, `ref_value` resolved through
+    /// the stat metadata; `None` for other kinds or a dangling reference.
+    pub fn resolve_str(&self, value: &StatValue<'a>) -> Option<&'a str> {
+        match *value {
+            StatValue::Str(s) => Some(s),
+            StatValue::Ref(id) => self.stat_name(id as i64),
+            _ => None,
+        }
+    }
+}
+
+/// Name lookups on an owned plane.
+pub trait XPlaneExt {
+    /// The id of the stat metadata named `name`.
+    fn stat_id(&self, name: &str) -> Option<i64>;
+    /// The name of event metadata `id`.
+    fn event_name(&self, id: i64) -> Option<&str>;
+    /// A string stat's text, resolving `ref_value` through the stat metadata.
+    fn resolve_str<'s>(&'s self, value: &'s x_stat::Value) -> Option<&'s str>;
+    /// The first stat in `stats` whose metadata is named `name`.
+    fn find_stat<'s>(&self, stats: &'s [XStat], name: &str) -> Option<&'s XStat>;
+}
+
+impl XPlaneExt for XPlane {
+    fn stat_id(&self, name: &str) -> Option<i64> {
+        self.stat_metadata
+            .iter()
+            .find(|(_, m)| m.name == name)
+            .map(|(id, _)| *id)
+    }
+
+    fn event_name(&self, id: i64) -> Option<&str> {
+        self.event_metadata.get(&id).map(|m| m.name.as_str())
+    }
+
+    fn resolve_str<'s>(&'s self, value: &'s x_stat::Value) -> Option<&'s str> {
+        match value {
+            x_stat::Value::StrValue(s) => Some(s),
+            x_stat::Value::RefValue(id) => self
+                .stat_metadata
+                .get(&(*id as i64))
+                .map(|m| m.name.as_str()),
+            _ => None,
+        }
+    }
+
+    fn find_stat<'s>(&self, stats: &'s [XStat], name: &str) -> Option<&'s XStat> {
+        let id = self.stat_id(name)?;
+        stats.iter().find(|s| s.metadata_id == id)
+    }
+}

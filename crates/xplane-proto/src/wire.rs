@@ -1,0 +1,340 @@
+//! Protobuf wire-format primitives for the zero-copy reader.
+//!
+//! Only what XSpace needs: varints, fixed 64-bit values, and
+//! length-delimited fields. Groups (wire types 3 and 4) never occur in
+//! XSpace and are rejected.
+
+use std::fmt;
+
+/// Which message was being read when a [`WireError`] occurred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Message {
+    /// `XSpace`.
+    Space,
+    /// `XPlane`.
+    Plane,
+    /// `XLine`.
+    Line,
+    /// `XEvent`.
+    Event,
+    /// `XStat`.
+    Stat,
+    /// `XEventMetadata`.
+    EventMetadata,
+    /// `XStatMetadata`.
+    StatMetadata,
+    /// A map entry of `XPlane.event_metadata` or `XPlane.stat_metadata`.
+    MapEntry,
+    /// `SnapshotPairs` or `SnapshotPair`.
+    Snapshots,
+}
+
+/// What was wrong with the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WireErrorKind {
+    /// The data ends inside a varint, a fixed value or a length-delimited field.
+    Truncated,
+    /// A varint longer than 10 bytes.
+    VarintOverflow,
+    /// A wire type that XSpace never uses (groups) or that does not exist.
+    BadWireType(u8),
+    /// A known field arrived with the wrong wire type.
+    WrongWireType {
+        /// The field number.
+        field: u32,
+        /// The wire type found.
+        found: u8,
+    },
+    /// Field number zero, which protobuf forbids.
+    ZeroField,
+    /// A string field that is not UTF-8.
+    InvalidUtf8 {
+        /// The field number.
+        field: u32,
+    },
+}
+
+/// A malformed XSpace: where (byte offset into the buffer), in which message, and what.
+///
+/// Small and `Copy`, so iterators can return it cheaply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireError {
+    /// Byte offset from the start of the buffer given to the reader.
+    pub offset: usize,
+    /// The message being read.
+    pub message: Message,
+    /// What was wrong.
+    pub kind: WireErrorKind,
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            WireErrorKind::Truncated => "data ends early (truncated file?)".to_string(),
+            WireErrorKind::VarintOverflow => "varint longer than 10 bytes".to_string(),
+            WireErrorKind::BadWireType(t) => format!("invalid wire type {t}"),
+            WireErrorKind::WrongWireType { field, found } => {
+                format!("field {field} has wire type {found}, not the schema's")
+            }
+            WireErrorKind::ZeroField => "field number 0".to_string(),
+            WireErrorKind::InvalidUtf8 { field } => format!("field {field} is not UTF-8"),
+        };
+        write!(f, "{what} in {:?} at byte {}", self.message, self.offset)
+    }
+}
+
+impl std::error::Error for WireError {}
+
+/// A field's value as it appears on the wire.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value<'a> {
+    Varint(u64),
+    Fixed64(u64),
+    Bytes(&'a [u8]),
+    Fixed32,
+}
+
+/// A cursor over one message's bytes. `base` is the absolute offset of
+/// `buf[0]` in the original buffer, for error positions.
+#[derive(Clone, Copy)]
+pub(crate) struct Fields<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: usize,
+    message: Message,
+}
+
+impl<'a> Fields<'a> {
+    #[inline]
+    pub(crate) fn new(buf: &'a [u8], base: usize, message: Message) -> Self {
+        Fields {
+            buf,
+            pos: 0,
+            base,
+            message,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn error(&self, at: usize, kind: WireErrorKind) -> WireError {
+        WireError {
+            offset: self.base + at,
+            message: self.message,
+            kind,
+        }
+    }
+
+    /// Absolute offset of the next unread byte.
+    #[inline]
+    pub(crate) fn offset(&self) -> usize {
+        self.base + self.pos
+    }
+
+    /// True when every byte has been read.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// Read one varint (also used for packed repeated fields).
+    #[inline]
+    pub(crate) fn varint(&mut self) -> Result<u64, WireError> {
+        let buf = self.buf;
+        let start = self.pos;
+        // Fast path: one byte.
+        if let Some(&b) = buf.get(start) {
+            if b < 0x80 {
+                self.pos = start + 1;
+                return Ok(b as u64);
+            }
+        }
+        let mut value = 0u64;
+        let mut i = 0;
+        loop {
+            let Some(&b) = buf.get(start + i) else {
+                return Err(self.error(start, WireErrorKind::Truncated));
+            };
+            if i == 9 && b > 1 {
+                return Err(self.error(start, WireErrorKind::VarintOverflow));
+            }
+            value |= ((b & 0x7f) as u64) << (7 * i);
+            i += 1;
+            if b < 0x80 {
+                self.pos = start + i;
+                return Ok(value);
+            }
+        }
+    }
+
+    /// The next field: its number, the offset of its value, and the value.
+    #[inline]
+    pub(crate) fn next_field(&mut self) -> Option<Result<(u32, usize, Value<'a>), WireError>> {
+        if self.pos >= self.buf.len() {
+            return None;
+        }
+        Some(self.read_field())
+    }
+
+    /// The next field's number and its raw bytes (key included).
+    #[inline]
+    pub(crate) fn next_field_raw(&mut self) -> Option<Result<(u32, &'a [u8]), WireError>> {
+        let start = self.pos;
+        let buf = self.buf;
+        Some(
+            self.next_field()?
+                .map(|(field, _, _)| (field, &buf[start..self.pos])),
+        )
+    }
+
+    #[inline]
+    fn read_field(&mut self) -> Result<(u32, usize, Value<'a>), WireError> {
+        let tag_at = self.pos;
+        let key = self.varint()?;
+        let field = key >> 3;
+        if field == 0 {
+            return Err(self.error(tag_at, WireErrorKind::ZeroField));
+        }
+        // Field numbers are at most 2^29 - 1; larger keys are malformed.
+        let field = u32::try_from(field)
+            .map_err(|_| self.error(tag_at, WireErrorKind::BadWireType((key & 7) as u8)))?;
+        let at = self.pos;
+        let value = match key & 7 {
+            0 => Value::Varint(self.varint()?),
+            1 => {
+                let end = at + 8;
+                let bytes = self
+                    .buf
+                    .get(at..end)
+                    .ok_or_else(|| self.error(at, WireErrorKind::Truncated))?;
+                self.pos = end;
+                Value::Fixed64(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+            }
+            2 => {
+                let len = self.varint()?;
+                let start = self.pos;
+                let end = usize::try_from(len)
+                    .ok()
+                    .and_then(|len| start.checked_add(len))
+                    .filter(|&end| end <= self.buf.len())
+                    .ok_or_else(|| self.error(at, WireErrorKind::Truncated))?;
+                self.pos = end;
+                Value::Bytes(&self.buf[start..end])
+            }
+            5 => {
+                let end = at + 4;
+                let bytes = self
+                    .buf
+                    .get(at..end)
+                    .ok_or_else(|| self.error(at, WireErrorKind::Truncated))?;
+                self.pos = end;
+                let _ = bytes;
+                Value::Fixed32
+            }
+            t => return Err(self.error(tag_at, WireErrorKind::BadWireType(t as u8))),
+        };
+        Ok((field, at, value))
+    }
+}
+
+impl Value<'_> {
+    pub(crate) fn wire_type(&self) -> u8 {
+        match self {
+            Value::Varint(_) => 0,
+            Value::Fixed64(_) => 1,
+            Value::Bytes(_) => 2,
+            Value::Fixed32 => 5,
+        }
+    }
+}
+
+/// Typed accessors that check the wire type of a known field.
+pub(crate) struct Typed<'f, 'a> {
+    pub(crate) fields: &'f Fields<'a>,
+    pub(crate) field: u32,
+    pub(crate) at: usize,
+    pub(crate) value: Value<'a>,
+}
+
+impl<'a> Typed<'_, 'a> {
+    #[inline]
+    fn wrong(&self) -> WireError {
+        self.fields.error(
+            self.at,
+            WireErrorKind::WrongWireType {
+                field: self.field,
+                found: self.value.wire_type(),
+            },
+        )
+    }
+
+    #[inline]
+    pub(crate) fn u64(&self) -> Result<u64, WireError> {
+        match self.value {
+            Value::Varint(v) => Ok(v),
+            _ => Err(self.wrong()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn i64(&self) -> Result<i64, WireError> {
+        self.u64().map(|v| v as i64)
+    }
+
+    #[inline]
+    pub(crate) fn f64(&self) -> Result<f64, WireError> {
+        match self.value {
+            Value::Fixed64(v) => Ok(f64::from_bits(v)),
+            _ => Err(self.wrong()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn bytes(&self) -> Result<&'a [u8], WireError> {
+        match self.value {
+            Value::Bytes(b) => Ok(b),
+            _ => Err(self.wrong()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn str(&self) -> Result<&'a str, WireError> {
+        let bytes = self.bytes()?;
+        std::str::from_utf8(bytes).map_err(|_| {
+            self.fields
+                .error(self.at, WireErrorKind::InvalidUtf8 { field: self.field })
+        })
+    }
+
+    /// Offset in the original buffer of a length-delimited value's first byte.
+    #[inline]
+    pub(crate) fn payload_offset(&self) -> usize {
+        match self.value {
+            Value::Bytes(b) => {
+                // The payload ends where the cursor now stands.
+                self.fields.offset() - b.len()
+            }
+            _ => self.fields.base + self.at,
+        }
+    }
+}
+
+/// Iterate over a message's fields with typed access:
+/// `for_each_field(fields, |t| match t.field { 1 => .., _ => Ok(()) })`.
+#[inline]
+pub(crate) fn for_each_field<'a>(
+    mut fields: Fields<'a>,
+    mut f: impl FnMut(&Typed<'_, 'a>) -> Result<(), WireError>,
+) -> Result<(), WireError> {
+    while let Some(next) = fields.next_field() {
+        let (field, at, value) = next?;
+        f(&Typed {
+            fields: &fields,
+            field,
+            at,
+            value,
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,344 @@
+//! Streaming XSpace writer: planes are written line by line and event by
+//! event, so a trace of gigabytes never has to be held in memory.
+//!
+//! A plane or line is a length-delimited protobuf field whose length is not
+//! known until it ends. The writer emits a 5-byte varint placeholder, streams
+//! the content, and patches the length in place at the end (hence `Seek`).
+//! A non-minimal varint is valid protobuf: every conforming decoder (prost,
+//! the C++ and Python runtimes) reads it; lengths up to 32 GiB fit.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use prost::Message as _;
+use prost::encoding::{WireType, encode_key, encode_varint};
+
+use crate::file::{MAX_FILE_BYTES, write_atomically};
+use crate::generated::{XEvent, XLine, XPlane, XSpace, XStat, x_event};
+use crate::view::{EventData, EventView};
+use crate::{Error, Result};
+
+const PLACEHOLDER_LEN: u64 = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Space,
+    Plane,
+    Line,
+}
+
+/// Streams an XSpace to a seekable writer. Calls must nest:
+/// `begin_plane` → (`begin_line` → `event`* → `end_line`)* → `end_plane`;
+/// whole planes can also be written with [`XSpaceWriter::plane`] or copied
+/// encoded with [`XSpaceWriter::plane_encoded`]. Calling out of order panics.
+pub struct XSpaceWriter<W: Write + Seek> {
+    out: W,
+    pos: u64,
+    /// Positions of the open placeholders (plane, then line).
+    open: Vec<u64>,
+    state: State,
+    scratch: Vec<u8>,
+}
+
+impl<W: Write + Seek> XSpaceWriter<W> {
+    /// Start an XSpace at the current position of `out` (normally its start).
+    pub fn new(out: W) -> Self {
+        XSpaceWriter {
+            out,
+            pos: 0,
+            open: Vec::new(),
+            state: State::Space,
+            scratch: Vec::with_capacity(256),
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.write_all(bytes)?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Write the scratch buffer as field `tag` (length-delimited).
+    fn write_scratch_field(&mut self, tag: u32) -> Result<()> {
+        let mut head = Vec::with_capacity(12);
+        encode_key(tag, WireType::LengthDelimited, &mut head);
+        encode_varint(self.scratch.len() as u64, &mut head);
+        self.write(&head)?;
+        self.write_scratch()
+    }
+
+    /// Write the scratch buffer as it is and clear it.
+    fn write_scratch(&mut self) -> Result<()> {
+        let scratch = std::mem::take(&mut self.scratch);
+        let result = self.write(&scratch);
+        self.scratch = scratch;
+        self.scratch.clear();
+        result
+    }
+
+    fn open_field(&mut self, tag: u32) -> Result<()> {
+        let mut head = Vec::with_capacity(4);
+        encode_key(tag, WireType::LengthDelimited, &mut head);
+        self.write(&head)?;
+        self.open.push(self.pos);
+        self.write(&[0x80, 0x80, 0x80, 0x80, 0x00])
+    }
+
+    fn close_field(&mut self, what: &'static str) -> Result<()> {
+        let at = self.open.pop().expect("a field is open");
+        let len = self.pos - at - PLACEHOLDER_LEN;
+        if len > MAX_FILE_BYTES {
+            return Err(Error::EncodeTooLarge { what, size: len });
+        }
+        let mut padded = [0u8; PLACEHOLDER_LEN as usize];
+        for (i, b) in padded.iter_mut().enumerate() {
+            *b = ((len >> (7 * i)) & 0x7f) as u8;
+            if i + 1 < PLACEHOLDER_LEN as usize {
+                *b |= 0x80;
+            }
+        }
+        self.out
+            .seek(SeekFrom::Current(-((self.pos - at) as i64)))?;
+        self.out.write_all(&padded)?;
+        self.out
+            .seek(SeekFrom::Current((self.pos - at - PLACEHOLDER_LEN) as i64))?;
+        Ok(())
+    }
+
+    fn expect(&self, state: State, call: &str) {
+        assert!(
+            self.state == state,
+            "XSpaceWriter::{call} called while in {:?}, expected {state:?}",
+            self.state
+        );
+    }
+
+    /// Write a whole owned plane.
+    pub fn plane(&mut self, plane: &XPlane) -> Result<()> {
+        self.expect(State::Space, "plane");
+        plane.encode(&mut self.scratch).expect("Vec grows");
+        self.write_scratch_field(1)
+    }
+
+    /// Copy an already-encoded plane (for example [`crate::PlaneView::encoded`]).
+    pub fn plane_encoded(&mut self, encoded: &[u8]) -> Result<()> {
+        self.expect(State::Space, "plane_encoded");
+        self.scratch.extend_from_slice(encoded);
+        self.write_scratch_field(1)
+    }
+
+    /// Open a plane with its id and name.
+    pub fn begin_plane(&mut self, id: i64, name: &str) -> Result<()> {
+        self.expect(State::Space, "begin_plane");
+        self.open_field(1)?;
+        self.state = State::Plane;
+        let header = XPlane {
+            id,
+            name: name.to_owned(),
+            ..Default::default()
+        };
+        header.encode(&mut self.scratch).expect("Vec grows");
+        self.write_scratch()
+    }
+
+    /// Write a whole owned line into the open plane.
+    pub fn line(&mut self, line: &XLine) -> Result<()> {
+        self.expect(State::Plane, "line");
+        line.encode(&mut self.scratch).expect("Vec grows");
+        self.write_scratch_field(3)
+    }
+
+    /// Open a line in the open plane; `header`'s events are ignored.
+    pub fn begin_line(&mut self, header: &XLine) -> Result<()> {
+        self.expect(State::Plane, "begin_line");
+        self.open_field(3)?;
+        self.state = State::Line;
+        let header = XLine {
+            id: header.id,
+            display_id: header.display_id,
+            name: header.name.clone(),
+            display_name: header.display_name.clone(),
+            timestamp_ns: header.timestamp_ns,
+            duration_ps: header.duration_ps,
+            events: Vec::new(),
+        };
+        header.encode(&mut self.scratch).expect("Vec grows");
+        self.write_scratch()
+    }
+
+    /// Append an event to the open line.
+    pub fn event(&mut self, event: &XEvent) -> Result<()> {
+        self.expect(State::Line, "event");
+        event.encode(&mut self.scratch).expect("Vec grows");
+        self.write_scratch_field(4)
+    }
+
+    /// Append an event copied from `view` with a new start and duration, its
+    /// other fields (metadata id, stats, unknown fields) copied byte for byte,
+    /// and `extra_stats` appended.
+    pub fn event_retimed(
+        &mut self,
+        view: &EventView<'_>,
+        offset_ps: i64,
+        duration_ps: i64,
+        extra_stats: &[XStat],
+    ) -> Result<()> {
+        self.expect(State::Line, "event_retimed");
+        let head = XEvent {
+            metadata_id: view.metadata_id,
+            data: Some(match view.data {
+                Some(EventData::NumOccurrences(n)) => x_event::Data::NumOccurrences(n),
+                _ => x_event::Data::OffsetPs(offset_ps),
+            }),
+            duration_ps,
+            stats: Vec::new(),
+        };
+        head.encode(&mut self.scratch).expect("Vec grows");
+        view.copy_fields_except(&[1, 2, 3, 5], &mut self.scratch);
+        for stat in extra_stats {
+            encode_key(4, WireType::LengthDelimited, &mut self.scratch);
+            encode_varint(stat.encoded_len() as u64, &mut self.scratch);
+            stat.encode(&mut self.scratch).expect("Vec grows");
+        }
+        self.write_scratch_field(4)
+    }
+
+    /// Close the open line.
+    pub fn end_line(&mut self) -> Result<()> {
+        self.expect(State::Line, "end_line");
+        self.state = State::Plane;
+        self.close_field("XLine")
+    }
+
+    /// Close the open plane, writing its metadata and stats (which may have
+    /// grown while the lines were written).
+    pub fn end_plane(
+        &mut self,
+        event_metadata: &std::collections::BTreeMap<i64, crate::XEventMetadata>,
+        stat_metadata: &std::collections::BTreeMap<i64, crate::XStatMetadata>,
+        stats: &[XStat],
+    ) -> Result<()> {
+        self.expect(State::Plane, "end_plane");
+        let tail = XPlane {
+            event_metadata: event_metadata.clone(),
+            stat_metadata: stat_metadata.clone(),
+            stats: stats.to_vec(),
+            ..Default::default()
+        };
+        tail.encode(&mut self.scratch).expect("Vec grows");
+        self.write_scratch()?;
+        self.state = State::Space;
+        self.close_field("XPlane")
+    }
+
+    /// Write the space-level string lists, flush, and return the writer.
+    pub fn finish(
+        mut self,
+        hostnames: &[String],
+        errors: &[String],
+        warnings: &[String],
+    ) -> Result<W> {
+        self.expect(State::Space, "finish");
+        let tail = XSpace {
+            planes: Vec::new(),
+            errors: errors.to_vec(),
+            warnings: warnings.to_vec(),
+            hostnames: hostnames.to_vec(),
+        };
+        tail.encode(&mut self.scratch).expect("Vec grows");
+        self.write_scratch()?;
+        if self.pos > MAX_FILE_BYTES {
+            return Err(Error::EncodeTooLarge {
+                what: "XSpace",
+                size: self.pos,
+            });
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    /// Bytes written so far.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+}
+
+/// An [`XSpaceWriter`] onto a file that appears at its path only when
+/// [`XSpaceFile::commit`] succeeds (gzip-compressed when the path ends in
+/// `.gz`). Dropped without commit, it leaves nothing behind.
+pub struct XSpaceFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    writer: Option<XSpaceWriter<BufWriter<File>>>,
+}
+
+impl XSpaceFile {
+    /// Start writing `path`.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let mut name = std::ffi::OsString::from(".");
+        name.push(path.file_name().unwrap_or_default());
+        name.push(format!(".stream{}", std::process::id()));
+        let tmp = path.with_file_name(name);
+        let file = File::create(&tmp).map_err(|source| Error::Io {
+            path: tmp.clone(),
+            source,
+        })?;
+        Ok(XSpaceFile {
+            path,
+            tmp,
+            writer: Some(XSpaceWriter::new(BufWriter::with_capacity(1 << 20, file))),
+        })
+    }
+
+    /// The streaming writer.
+    pub fn writer(&mut self) -> &mut XSpaceWriter<BufWriter<File>> {
+        self.writer.as_mut().expect("not committed")
+    }
+
+    /// Finish the XSpace and move it into place.
+    pub fn commit(
+        mut self,
+        hostnames: &[String],
+        errors: &[String],
+        warnings: &[String],
+    ) -> Result<()> {
+        let writer = self.writer.take().expect("not committed");
+        let io = |source| Error::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let file = writer
+            .finish(hostnames, errors, warnings)?
+            .into_inner()
+            .map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        let gz = self
+            .path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+        if gz {
+            let tmp = self.tmp.clone();
+            write_atomically(&self.path, |out| {
+                let mut input = File::open(&tmp)?;
+                let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+                std::io::copy(&mut input, &mut enc)?;
+                enc.finish()?.flush()
+            })?;
+            std::fs::remove_file(&self.tmp).map_err(io)?;
+        } else {
+            std::fs::rename(&self.tmp, &self.path).map_err(io)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for XSpaceFile {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! The real JAX traces: lossless round trips, and the zero-copy reader
+//! agreeing with the full decode.
+
+use std::path::PathBuf;
+
+use prost::Message;
+use xplane_proto::{
+    FileBytes, HOST_PLANE, PlaneIndex, SpaceView, XPlaneExt, XSpace, XSpaceWriter, read_xspace,
+    session_start_ns, session_start_ns_view, write_xspace,
+};
+
+fn fixtures() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/jax-cpu");
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(&root).unwrap() {
+        for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            files.push(file.unwrap().path());
+        }
+    }
+    files.sort();
+    assert!(
+        files.len() >= 9,
+        "fixtures missing under {}",
+        root.display()
+    );
+    files
+}
+
+#[test]
+fn decode_encode_decode_is_lossless() {
+    for path in fixtures() {
+        let space = read_xspace(&path).unwrap();
+        let again = XSpace::decode(space.encode_to_vec().as_slice()).unwrap();
+        assert_eq!(space, again, "{}", path.display());
+    }
+}
+
+#[test]
+fn view_yields_what_prost_decodes() {
+    for path in fixtures() {
+        let bytes = FileBytes::open(&path).unwrap();
+        let owned = bytes.decode().unwrap();
+        assert_eq!(
+            bytes.view().to_owned().unwrap(),
+            owned,
+            "{}",
+            path.display()
+        );
+        assert_eq!(
+            session_start_ns_view(&bytes.view()).unwrap(),
+            session_start_ns(&owned)
+        );
+    }
+}
+
+#[test]
+fn session_base_and_interned_hlo_op() {
+    let path = &fixtures()[0];
+    let space = read_xspace(path).unwrap();
+    let t_sess = session_start_ns(&space);
+    assert!(t_sess > 1_600_000_000_000_000_000, "epoch ns, got {t_sess}");
+    let host = space.planes.iter().find(|p| p.name == HOST_PLANE).unwrap();
+    let hlo_op = host.stat_id("hlo_op").expect("hlo_op stat metadata");
+    let mut resolved = 0;
+    for line in &host.lines {
+        for event in &line.events {
+            for stat in event.stats.iter().filter(|s| s.metadata_id == hlo_op) {
+                let text = host.resolve_str(stat.value.as_ref().unwrap()).unwrap();
+                assert!(!text.is_empty());
+                resolved += 1;
+            }
+        }
+    }
+    assert!(resolved > 0, "no hlo_op stats in {}", path.display());
+
+    // The same through the zero-copy index.
+    let bytes = FileBytes::open(path).unwrap();
+    let view = SpaceView::new(&bytes);
+    let plane = view
+        .planes()
+        .map(Result::unwrap)
+        .find(|p| p.name == HOST_PLANE)
+        .unwrap();
+    let index = PlaneIndex::new(&plane).unwrap();
+    assert_eq!(index.stat_id("hlo_op"), Some(hlo_op));
+}
+
+#[test]
+fn streaming_writer_reproduces_every_fixture() {
+    for path in fixtures() {
+        let space = read_xspace(&path).unwrap();
+        let mut w = XSpaceWriter::new(std::io::Cursor::new(Vec::new()));
+        for (i, plane) in space.planes.iter().enumerate() {
+            if i % 2 == 0 {
+                w.plane(plane).unwrap();
+                continue;
+            }
+            w.begin_plane(plane.id, &plane.name).unwrap();
+            for line in &plane.lines {
+                w.begin_line(line).unwrap();
+                for event in &line.events {
+                    w.event(event).unwrap();
+                }
+                w.end_line().unwrap();
+            }
+            w.end_plane(&plane.event_metadata, &plane.stat_metadata, &plane.stats)
+                .unwrap();
+        }
+        let out = w
+            .finish(&space.hostnames, &space.errors, &space.warnings)
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            XSpace::decode(out.as_slice()).unwrap(),
+            space,
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn gzip_round_trip_and_atomic_write() {
+    let space = read_xspace(&fixtures()[0]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("out.xplane.pb.gz");
+    write_xspace(&gz, &space).unwrap();
+    assert_eq!(&std::fs::read(&gz).unwrap()[..2], &[0x1f, 0x8b]);
+    assert_eq!(read_xspace(&gz).unwrap(), space);
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temporary file left behind");
+}
