@@ -81,7 +81,8 @@ pub use generated::{
 };
 pub use index::{PlaneIndex, XPlaneExt};
 pub use time::{
-    GPU_PLANE_PREFIX, HOST_PLANE, METADATA_PLANE, PROFILE_START_TIME, PROFILE_STOP_TIME,
+    CORRECTION_STAT, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, METADATA_PLANE, NODE_ID_STAT,
+    ORIGINAL_PLANE_STAT, ORIGINAL_PROFILE_START_STAT, PROFILE_START_TIME, PROFILE_STOP_TIME,
     SNAPSHOT_PLANE, TASK_ENV_PLANE, absolute_ps, absolute_span_ps, session_start_ns,
     session_start_ns_view, task_env_time_ns, task_env_time_ns_view,
 };

@@ -110,3 +110,16 @@ fn plane_stat_ns_view(plane: &PlaneView<'_>, stat_name: &str) -> Result<Option<i
 pub fn session_start_ns_view(space: &SpaceView<'_>) -> Result<i128, WireError> {
     Ok(task_env_time_ns_view(space, PROFILE_START_TIME)?.unwrap_or(0))
 }
+
+/// Plane stat written by the merge: the node (machine) the plane came from (int64).
+pub const NODE_ID_STAT: &str = "node_id";
+/// Plane stat written by the merge: the node's hostname (string).
+pub const HOSTNAME_STAT: &str = "hostname";
+/// Plane stat written by the merge: the plane's name in its node's own file (string).
+pub const ORIGINAL_PLANE_STAT: &str = "original_plane_name";
+/// Plane stat written by alignment on `Task Environment`: the node's own
+/// session start before alignment, epoch ns (uint64).
+pub const ORIGINAL_PROFILE_START_STAT: &str = "original_profile_start_time";
+/// Optional event stat written by alignment: the correction applied to the
+/// event's start, ns (int64).
+pub const CORRECTION_STAT: &str = "timestamp_correction_ns";
