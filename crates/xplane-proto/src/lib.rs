@@ -91,7 +91,7 @@ pub use view::{
     StatMetadataView, StatValue, StatView, Strings, View,
 };
 pub use wire::{Message, WireError, WireErrorKind};
-pub use writer::{XSpaceFile, XSpaceWriter};
+pub use writer::{XSpaceFile, XSpaceWriter, encode_event_retimed, encode_field};
 
 /// Re-exported so callers can encode and decode without naming prost's version.
 pub use prost;

@@ -149,6 +149,13 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         self.write_scratch_field(3)
     }
 
+    /// Copy an already-encoded line (an `XLine` message body) into the open plane.
+    pub fn line_encoded(&mut self, encoded: &[u8]) -> Result<()> {
+        self.expect(State::Plane, "line_encoded");
+        self.scratch.extend_from_slice(encoded);
+        self.write_scratch_field(3)
+    }
+
     /// Open a line in the open plane; `header`'s events are ignored.
     pub fn begin_line(&mut self, header: &XLine) -> Result<()> {
         self.expect(State::Plane, "begin_line");
@@ -185,22 +192,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         extra_stats: &[XStat],
     ) -> Result<()> {
         self.expect(State::Line, "event_retimed");
-        let head = XEvent {
-            metadata_id: view.metadata_id,
-            data: Some(match view.data {
-                Some(EventData::NumOccurrences(n)) => x_event::Data::NumOccurrences(n),
-                _ => x_event::Data::OffsetPs(offset_ps),
-            }),
-            duration_ps,
-            stats: Vec::new(),
-        };
-        head.encode(&mut self.scratch).expect("Vec grows");
-        view.copy_fields_except(&[1, 2, 3, 5], &mut self.scratch);
-        for stat in extra_stats {
-            encode_key(4, WireType::LengthDelimited, &mut self.scratch);
-            encode_varint(stat.encoded_len() as u64, &mut self.scratch);
-            stat.encode(&mut self.scratch).expect("Vec grows");
-        }
+        encode_event_retimed(view, offset_ps, duration_ps, extra_stats, &mut self.scratch);
         self.write_scratch_field(4)
     }
 
@@ -341,4 +333,40 @@ impl Drop for XSpaceFile {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }
+}
+
+/// Append to `out` the body of an `XEvent` copied from `view` with a new
+/// start and duration: metadata id, stats and unknown fields are copied byte
+/// for byte, and `extra_stats` appended. An aggregated event
+/// (`num_occurrences`) keeps its count and ignores `offset_ps`.
+pub fn encode_event_retimed(
+    view: &EventView<'_>,
+    offset_ps: i64,
+    duration_ps: i64,
+    extra_stats: &[XStat],
+    out: &mut Vec<u8>,
+) {
+    let head = XEvent {
+        metadata_id: view.metadata_id,
+        data: Some(match view.data {
+            Some(EventData::NumOccurrences(n)) => x_event::Data::NumOccurrences(n),
+            _ => x_event::Data::OffsetPs(offset_ps),
+        }),
+        duration_ps,
+        stats: Vec::new(),
+    };
+    head.encode(out).expect("Vec grows");
+    view.copy_fields_except(&[1, 2, 3, 5], out);
+    for stat in extra_stats {
+        encode_key(4, WireType::LengthDelimited, out);
+        encode_varint(stat.encoded_len() as u64, out);
+        stat.encode(out).expect("Vec grows");
+    }
+}
+
+/// Append `body` to `out` as the length-delimited field `tag`.
+pub fn encode_field(tag: u32, body: &[u8], out: &mut Vec<u8>) {
+    encode_key(tag, WireType::LengthDelimited, out);
+    encode_varint(body.len() as u64, out);
+    out.extend_from_slice(body);
 }
