@@ -48,6 +48,7 @@ impl U256 {
         (self.hi, self.lo) <= (o.hi, o.lo)
     }
 
+    #[cfg(test)]
     fn shl1(self) -> Self {
         U256 {
             hi: (self.hi << 1) | (self.lo >> 127),
@@ -126,7 +127,7 @@ pub(crate) fn frac64(r: i128, dx: i128) -> u64 {
     n.div(dx as u128).lo as u64
 }
 
-/// `2·self` helper kept for tests of the long division.
+/// `2·a·b / d`, to test the long division.
 #[cfg(test)]
 fn mul_then_div(a: u128, b: u128, d: u128) -> (u128, u128) {
     let q = U256::mul(a, b).shl1().div(d);
