@@ -104,8 +104,26 @@ impl FileBytes {
         SpaceView::new(self)
     }
 
-    /// Decode the whole XSpace into owned structs.
+    /// A zero-copy view of the XSpace in this file, after checking that the
+    /// file is an XSpace at all ([`SpaceView::check_top_level`]: not empty,
+    /// only XSpace's own top-level fields, none cut short). The error names
+    /// the file and the byte offset.
+    pub fn checked_view(&self) -> Result<SpaceView<'_>> {
+        let view = self.view();
+        view.check_top_level().map_err(|e| self.wire_error(e))?;
+        Ok(view)
+    }
+
+    /// Decode the whole XSpace into owned structs. Data that is not an
+    /// XSpace at the top level (see [`SpaceView::check_top_level`]) is
+    /// rejected even where protobuf would skip it as unknown fields; an empty
+    /// file decodes to an empty XSpace.
     pub fn decode(&self) -> Result<XSpace> {
+        if !self.is_empty() {
+            self.view()
+                .check_top_level()
+                .map_err(|e| self.wire_error(e))?;
+        }
         XSpace::decode(&**self).map_err(|source| Error::Decode {
             path: self.path.clone(),
             source,

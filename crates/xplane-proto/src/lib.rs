@@ -10,7 +10,8 @@
 //! - [`FileBytes`] memory-maps a file and [`SpaceView`] walks it without
 //!   building owned structs: [`PlaneView`], [`LineView`], [`EventView`],
 //!   [`StatView`]. Malformed bytes give a [`WireError`] with the byte offset,
-//!   never a panic.
+//!   never a panic. [`SpaceView::check_top_level`] tells an XSpace from
+//!   other data; [`SpaceView::walk_all`] checks every nested message.
 //! - [`XSpaceWriter`] / [`XSpaceFile`] stream a plane line by line.
 //! - [`absolute_ps`] and [`session_start_ns`] turn stored times into absolute
 //!   epoch picoseconds (`i128`); [`PlaneIndex`] and [`XPlaneExt`] look up stat
@@ -68,6 +69,7 @@ mod file;
 mod index;
 mod time;
 mod view;
+mod walk;
 mod wire;
 mod writer;
 
@@ -90,6 +92,7 @@ pub use view::{
     EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated, SpaceView,
     StatMetadataView, StatValue, StatView, Strings, View,
 };
+pub use walk::Totals;
 pub use wire::{Message, WireError, WireErrorKind};
 pub use writer::{XSpaceFile, XSpaceWriter, encode_event_retimed, encode_field};
 

@@ -98,6 +98,11 @@ impl<'a> SpaceView<'a> {
         SpaceView { bytes }
     }
 
+    /// The encoded bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
     /// The planes, in file order.
     pub fn planes(&self) -> Repeated<'a, PlaneView<'a>> {
         Repeated::new(self.bytes, 0, Message::Space, 1)
@@ -306,6 +311,11 @@ impl<'a> LineView<'a> {
     /// The events, in file order.
     pub fn events(&self) -> Repeated<'a, EventView<'a>> {
         Repeated::new(self.bytes, self.base, Message::Line, 4)
+    }
+
+    /// The encoded bytes of this line.
+    pub fn encoded(&self) -> &'a [u8] {
+        self.bytes
     }
 
     /// The line's header as an owned `XLine` without events.
@@ -542,6 +552,11 @@ impl<'a, T: View<'a>> View<'a> for MapEntry<T> {
         for_each_field(Fields::new(bytes, base, Message::MapEntry), |t| {
             match t.field {
                 1 => key = t.i64()?,
+                // A full decode would merge two values field by field; a
+                // view of one payload cannot, so refuse rather than differ.
+                2 if value.is_some() => {
+                    return Err(t.fields.error(t.at, WireErrorKind::RepeatedMapValue));
+                }
                 2 => value = Some((t.bytes()?, t.payload_offset())),
                 _ => {}
             }

@@ -54,6 +54,21 @@ pub enum WireErrorKind {
         /// The field number.
         field: u32,
     },
+    /// A field key larger than `u32::MAX` (field numbers end at 2^29 - 1).
+    InvalidKey,
+    /// A top-level field that XSpace does not have: the bytes are some other
+    /// format (text, another protobuf message, random data).
+    NotXSpace {
+        /// The field number found.
+        field: u32,
+        /// Its wire type.
+        wire_type: u8,
+    },
+    /// No bytes at all.
+    Empty,
+    /// A map entry with its value field twice, which protobuf merges and
+    /// the zero-copy reader does not support (no known writer emits it).
+    RepeatedMapValue,
 }
 
 /// A malformed XSpace: where (byte offset into the buffer), in which message, and what.
@@ -80,6 +95,15 @@ impl fmt::Display for WireError {
             }
             WireErrorKind::ZeroField => "field number 0".to_string(),
             WireErrorKind::InvalidUtf8 { field } => format!("field {field} is not UTF-8"),
+            WireErrorKind::InvalidKey => "field key larger than 32 bits".to_string(),
+            WireErrorKind::NotXSpace { field, wire_type } => format!(
+                "not an XSpace: top-level field {field} (wire type {wire_type}) is not one of \
+                 XSpace's fields 1-4 (text, another format, or random bytes?)"
+            ),
+            WireErrorKind::Empty => "not an XSpace: the data is empty".to_string(),
+            WireErrorKind::RepeatedMapValue => {
+                "map entry has two values (merging them is not supported)".to_string()
+            }
         };
         write!(f, "{what} in {:?} at byte {}", self.message, self.offset)
     }
@@ -192,13 +216,12 @@ impl<'a> Fields<'a> {
     fn read_field(&mut self) -> Result<(u32, usize, Value<'a>), WireError> {
         let tag_at = self.pos;
         let key = self.varint()?;
+        // Keys are 32-bit (field numbers are at most 2^29 - 1), as in prost.
+        let key = u32::try_from(key).map_err(|_| self.error(tag_at, WireErrorKind::InvalidKey))?;
         let field = key >> 3;
         if field == 0 {
             return Err(self.error(tag_at, WireErrorKind::ZeroField));
         }
-        // Field numbers are at most 2^29 - 1; larger keys are malformed.
-        let field = u32::try_from(field)
-            .map_err(|_| self.error(tag_at, WireErrorKind::BadWireType((key & 7) as u8)))?;
         let at = self.pos;
         let value = match key & 7 {
             0 => Value::Varint(self.varint()?),

@@ -1,30 +1,14 @@
 //! The real JAX traces: lossless round trips, and the zero-copy reader
 //! agreeing with the full decode.
 
-use std::path::PathBuf;
+mod common;
 
+use common::fixtures;
 use prost::Message;
 use xplane_proto::{
-    FileBytes, HOST_PLANE, PlaneIndex, SpaceView, XPlaneExt, XSpace, XSpaceWriter, read_xspace,
-    session_start_ns, session_start_ns_view, write_xspace,
+    FileBytes, HOST_PLANE, PlaneIndex, SpaceView, XPlaneExt, XSpace, read_xspace, session_start_ns,
+    session_start_ns_view, write_xspace,
 };
-
-fn fixtures() -> Vec<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/jax-cpu");
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(&root).unwrap() {
-        for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-            files.push(file.unwrap().path());
-        }
-    }
-    files.sort();
-    assert!(
-        files.len() >= 9,
-        "fixtures missing under {}",
-        root.display()
-    );
-    files
-}
 
 #[test]
 fn decode_encode_decode_is_lossless() {
@@ -89,27 +73,7 @@ fn session_base_and_interned_hlo_op() {
 fn streaming_writer_reproduces_every_fixture() {
     for path in fixtures() {
         let space = read_xspace(&path).unwrap();
-        let mut w = XSpaceWriter::new(std::io::Cursor::new(Vec::new()));
-        for (i, plane) in space.planes.iter().enumerate() {
-            if i % 2 == 0 {
-                w.plane(plane).unwrap();
-                continue;
-            }
-            w.begin_plane(plane.id, &plane.name).unwrap();
-            for line in &plane.lines {
-                w.begin_line(line).unwrap();
-                for event in &line.events {
-                    w.event(event).unwrap();
-                }
-                w.end_line().unwrap();
-            }
-            w.end_plane(&plane.event_metadata, &plane.stat_metadata, &plane.stats)
-                .unwrap();
-        }
-        let out = w
-            .finish(&space.hostnames, &space.errors, &space.warnings)
-            .unwrap()
-            .into_inner();
+        let out = common::stream(&space);
         assert_eq!(
             XSpace::decode(out.as_slice()).unwrap(),
             space,

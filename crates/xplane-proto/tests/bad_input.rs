@@ -1,0 +1,222 @@
+//! Bad input: every kind of unreadable file gives an error that names the
+//! file and says what is wrong; dangling references are not reader errors.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+use prost::Message;
+use xplane_proto::{
+    Error, FileBytes, MAX_FILE_BYTES, WireErrorKind, XEvent, XLine, XPlane, XSpace, XStat,
+    read_xspace, x_event, x_stat,
+};
+
+fn message(err: &Error) -> String {
+    err.to_string()
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn truncated_file_names_file_and_offset() {
+    let bytes = std::fs::read(common::smallest_fixture()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "cut.xplane.pb", &bytes[..bytes.len() / 2]);
+    let file = FileBytes::open(&path).unwrap();
+    let err = file.checked_view().unwrap_err();
+    let text = message(&err);
+    assert!(text.contains("cut.xplane.pb"), "{text}");
+    assert!(text.contains("truncated"), "{text}");
+    assert!(text.contains("at byte "), "{text}");
+    match err {
+        Error::Wire { source, .. } => assert_eq!(source.kind, WireErrorKind::Truncated),
+        other => panic!("{other}"),
+    }
+    let text = message(&read_xspace(&path).unwrap_err());
+    assert!(
+        text.contains("cut.xplane.pb") && text.contains("truncated"),
+        "{text}"
+    );
+}
+
+#[test]
+fn text_file_is_not_an_xspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "notes.xplane.pb", b"hello, this is text\n");
+    let err = FileBytes::open(&path).unwrap().checked_view().unwrap_err();
+    let text = message(&err);
+    assert!(text.contains("notes.xplane.pb"), "{text}");
+    assert!(text.contains("not an XSpace"), "{text}");
+    assert!(text.contains("at byte 0"), "{text}");
+    // The full decode refuses it too, though protobuf alone would skip the
+    // "fields" of the text as unknown.
+    let text = message(&read_xspace(&path).unwrap_err());
+    assert!(text.contains("not an XSpace"), "{text}");
+}
+
+#[test]
+fn random_bytes_are_not_an_xspace() {
+    // A fixed pseudo-random sequence (xorshift), so the test is repeatable.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let bytes: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "noise.pb", &bytes);
+    let text = message(&FileBytes::open(&path).unwrap().checked_view().unwrap_err());
+    assert!(text.contains("noise.pb: not a valid XSpace"), "{text}");
+    assert!(text.contains("at byte"), "{text}");
+    assert!(read_xspace(&path).is_err());
+}
+
+#[test]
+fn empty_file_is_not_an_xspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "empty.xplane.pb", b"");
+    let text = message(&FileBytes::open(&path).unwrap().checked_view().unwrap_err());
+    assert!(
+        text.contains("empty.xplane.pb") && text.contains("empty"),
+        "{text}"
+    );
+}
+
+#[test]
+fn gz_name_without_gzip_data() {
+    let bytes = std::fs::read(common::smallest_fixture()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "plain.xplane.pb.gz", &bytes);
+    let err = FileBytes::open(&path).err().unwrap();
+    let text = message(&err);
+    assert!(text.contains("plain.xplane.pb.gz"), "{text}");
+    assert!(text.contains("named .gz but not gzip"), "{text}");
+    assert!(matches!(err, Error::NotGzip { .. }));
+}
+
+#[test]
+fn corrupt_and_truncated_gzip() {
+    let bytes = std::fs::read(common::smallest_fixture()).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&bytes).unwrap();
+    let gz = gz.finish().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    let cut = write(dir.path(), "cut.xplane.pb.gz", &gz[..gz.len() / 2]);
+    let mut flipped = gz.clone();
+    for b in &mut flipped[20..60] {
+        *b ^= 0x5a;
+    }
+    let bad = write(dir.path(), "bad.xplane.pb.gz", &flipped);
+    for path in [cut, bad] {
+        let err = FileBytes::open(&path).err().unwrap();
+        let text = message(&err);
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(text.contains(name), "{text}");
+        assert!(text.contains("corrupt gzip data"), "{text}");
+        assert!(matches!(err, Error::Gzip { .. }), "{text}");
+    }
+}
+
+#[test]
+fn file_over_two_gib_is_refused_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.xplane.pb");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(MAX_FILE_BYTES + 1).unwrap(); // sparse: no data written
+    drop(file);
+    let err = FileBytes::open(&path).err().unwrap();
+    let text = message(&err);
+    assert!(text.contains("huge.xplane.pb"), "{text}");
+    assert!(text.contains("over the 2 GiB limit"), "{text}");
+    assert!(
+        text.contains(&format!("{} bytes", MAX_FILE_BYTES + 1)),
+        "{text}"
+    );
+    assert!(matches!(read_xspace(&path), Err(Error::TooLarge { .. })));
+}
+
+#[test]
+fn missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absent.xplane.pb");
+    let text = message(&FileBytes::open(&path).err().unwrap());
+    assert!(text.contains("absent.xplane.pb"), "{text}");
+    assert!(text.contains("No such file"), "{text}");
+}
+
+#[test]
+fn malformed_nested_event_gives_its_offset() {
+    let space = XSpace {
+        planes: vec![XPlane {
+            name: "/host:CPU".into(),
+            lines: vec![XLine {
+                events: vec![XEvent::default(); 3],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut bytes = space.encode_to_vec();
+    // The last event is empty (`22 00`); make it `22 01 <key of a group>`,
+    // keeping every enclosing length right by replacing the last two bytes.
+    let n = bytes.len();
+    assert_eq!(&bytes[n - 2..], &[0x22, 0x00]);
+    bytes[n - 1] = 0x01;
+    bytes.push(0x0b); // field 1, wire type 3 (group)
+    bytes[1] += 1; // plane length
+    let line_len_at = 2 + "/host:CPU".len() + 2 + 1;
+    bytes[line_len_at] += 1;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "nested.xplane.pb", &bytes);
+    let file = FileBytes::open(&path).unwrap();
+    let view = file.checked_view().unwrap();
+    let err = view.walk_all().unwrap_err();
+    assert_eq!(err.kind, WireErrorKind::BadWireType(3));
+    assert_eq!(err.offset, bytes.len() - 1);
+    let text = file.wire_error(err).to_string();
+    assert!(text.contains("nested.xplane.pb"), "{text}");
+    assert!(
+        text.contains(&format!("in Event at byte {}", bytes.len() - 1)),
+        "{text}"
+    );
+}
+
+#[test]
+fn dangling_references_are_not_reader_errors() {
+    let space = XSpace {
+        planes: vec![XPlane {
+            name: "/host:CPU".into(),
+            lines: vec![XLine {
+                events: vec![XEvent {
+                    metadata_id: 42,
+                    data: Some(x_event::Data::OffsetPs(1)),
+                    duration_ps: -5,
+                    stats: vec![XStat {
+                        metadata_id: 7,
+                        value: Some(x_stat::Value::RefValue(99)),
+                    }],
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "dangling.xplane.pb", &space.encode_to_vec());
+    let file = FileBytes::open(&path).unwrap();
+    let view = file.checked_view().unwrap();
+    assert_eq!(view.walk_all().unwrap().events, 1);
+    assert_eq!(view.to_owned().unwrap(), space);
+    assert_eq!(read_xspace(&path).unwrap(), space);
+}
