@@ -1,0 +1,149 @@
+//! A node's clock maps, built once from its snapshot pairs and the offsets
+//! file: `P_i : Tracer → Host` and `O_i : Host → Global`.
+
+use clock_model::{OffsetAnchors, OffsetMap, SnapshotMap};
+
+use crate::error::{AlignError, Result};
+use crate::offsets::OffsetsFile;
+use crate::options::AlignOptions;
+use crate::snapshots::Snapshots;
+
+/// Everything needed to map one node's events onto the global clock.
+#[derive(Debug, Clone)]
+pub struct NodeClocks {
+    /// The node.
+    pub node_id: u32,
+    /// `P_i`, when the node has snapshot pairs.
+    pub snapshot: Option<SnapshotMap>,
+    /// The pairs behind `P_i`.
+    pub snapshots: Option<Snapshots>,
+    /// `O_i` (the identity for the reference node or a passed-through node).
+    pub offset: OffsetMap,
+    /// The anchors behind `O_i`, with the rows skipped and the warnings.
+    pub anchors: Option<OffsetAnchors>,
+    /// True when the node had no usable offsets and is passed through unaligned.
+    pub passed_through: bool,
+    /// `S_w`: REALTIME at tracer start, epoch ns.
+    pub start_walltime_ns: Option<u64>,
+    /// `S_g`: tracer clock at tracer start, ns.
+    pub start_gpu_ns: Option<u64>,
+}
+
+impl NodeClocks {
+    /// Build node `node_id`'s maps. `S_w`/`S_g` come from the offsets
+    /// header unless given (`Some`) by the caller; `S_g = 0` in the header
+    /// means unknown.
+    pub fn build(
+        node_id: u32,
+        offsets: &OffsetsFile,
+        snapshots: Option<Snapshots>,
+        start_walltime_ns: Option<u64>,
+        start_gpu_ns: Option<u64>,
+        options: &AlignOptions,
+    ) -> Result<Self> {
+        let header = offsets.nodes.get(&node_id);
+        if header.is_none() && !options.pass_through_without_offsets {
+            return Err(AlignError::invalid(
+                &offsets.path,
+                "meta header",
+                format!(
+                    "node {node_id} is not listed (nodes: {:?})",
+                    offsets.nodes.keys().collect::<Vec<_>>()
+                ),
+            ));
+        }
+        if !offsets.nodes.contains_key(&options.reference_node) {
+            return Err(AlignError::invalid(
+                &offsets.path,
+                "meta header",
+                format!(
+                    "the reference node {} is not listed",
+                    options.reference_node
+                ),
+            ));
+        }
+        let start_walltime_ns = start_walltime_ns.or(header.map(|h| h.start_walltime_ns));
+        let start_gpu_ns = start_gpu_ns.or(header.map(|h| h.start_gpu_ns).filter(|&g| g != 0));
+
+        let rows: Vec<_> = offsets.rows.iter().map(|(_, r)| *r).collect();
+        let has_rows = rows.iter().any(|r| r.node_id == node_id);
+        let anchors = if node_id == options.reference_node
+            || has_rows
+            || !options.pass_through_without_offsets
+        {
+            match OffsetAnchors::from_rows(&rows, node_id, options.reference_node) {
+                Ok(a) => Some(a),
+                Err(clock_model::ClockError::NoOffsetAnchors { .. })
+                    if options.pass_through_without_offsets =>
+                {
+                    None
+                }
+                Err(clock_model::ClockError::NoOffsetAnchors { .. }) => {
+                    return Err(AlignError::Node {
+                        node: node_id,
+                        message: format!(
+                            "no usable offsets rows in {} ({}); pass the node through unaligned to keep it",
+                            offsets.path.display(),
+                            if has_rows {
+                                "every row was skipped"
+                            } else {
+                                "the node has no rows"
+                            }
+                        ),
+                    });
+                }
+                Err(source) => {
+                    return Err(AlignError::Clock {
+                        path: offsets.path.clone(),
+                        node: node_id,
+                        what: "offset anchors",
+                        source,
+                    });
+                }
+            }
+        } else {
+            None
+        };
+        let (offset, passed_through) = match &anchors {
+            Some(a) => (
+                OffsetMap::build(a, options.offset_model, options.offset_extrapolation).map_err(
+                    |source| AlignError::Clock {
+                        path: offsets.path.clone(),
+                        node: node_id,
+                        what: "offset map",
+                        source,
+                    },
+                )?,
+                false,
+            ),
+            None => (OffsetMap::Identity, true),
+        };
+        let snapshot = match &snapshots {
+            Some(s) if !s.pairs().is_empty() => {
+                let pairs: Vec<(u64, u64)> =
+                    s.pairs().iter().map(|p| (p.tracer_ns, p.sys_ns)).collect();
+                Some(
+                    SnapshotMap::from_ns_pairs(&pairs, options.snapshot_extrapolation).map_err(
+                        |source| AlignError::Clock {
+                            path: s.source().to_path_buf(),
+                            node: node_id,
+                            what: "snapshot map",
+                            source,
+                        },
+                    )?,
+                )
+            }
+            _ => None,
+        };
+        Ok(NodeClocks {
+            node_id,
+            snapshot,
+            snapshots,
+            offset,
+            anchors,
+            passed_through,
+            start_walltime_ns,
+            start_gpu_ns,
+        })
+    }
+}

@@ -1,0 +1,249 @@
+//! What an alignment did to a node, for the user and for tools: counts of
+//! corrected, clamped and extrapolated events, the anchors used and skipped,
+//! the correction range, and the policies in force.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::line::{LineClock, OFF_AFTER, OFF_BEFORE, SNAP_AFTER, SNAP_BEFORE};
+use crate::options::AlignOptions;
+
+/// Counts over a set of events (one line, or a whole node).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    /// Events whose times were mapped.
+    pub events: u64,
+    /// Events moved by the monotonicity guard (or whose end was raised to their start).
+    pub clamped: u64,
+    /// Events with a time before the first snapshot pair.
+    pub snapshot_before: u64,
+    /// Events with a time after the last snapshot pair.
+    pub snapshot_after: u64,
+    /// Events with a time before the first offset anchor.
+    pub offset_before: u64,
+    /// Events with a time after the last offset anchor.
+    pub offset_after: u64,
+    /// Smallest correction of a start, ps.
+    pub correction_min_ps: Option<i128>,
+    /// Largest correction of a start, ps.
+    pub correction_max_ps: Option<i128>,
+    /// Sum of the corrections of starts, ps.
+    pub correction_sum_ps: i128,
+}
+
+impl LineCounts {
+    #[inline]
+    pub(crate) fn note_flags(&mut self, flags: u8) {
+        self.snapshot_before += u64::from(flags & SNAP_BEFORE != 0);
+        self.snapshot_after += u64::from(flags & SNAP_AFTER != 0);
+        self.offset_before += u64::from(flags & OFF_BEFORE != 0);
+        self.offset_after += u64::from(flags & OFF_AFTER != 0);
+    }
+
+    #[inline]
+    pub(crate) fn note_correction(&mut self, ps: i128) {
+        self.correction_min_ps = Some(self.correction_min_ps.map_or(ps, |m| m.min(ps)));
+        self.correction_max_ps = Some(self.correction_max_ps.map_or(ps, |m| m.max(ps)));
+        self.correction_sum_ps += ps;
+    }
+
+    /// Add another set of counts.
+    pub fn add(&mut self, other: &LineCounts) {
+        self.events += other.events;
+        self.clamped += other.clamped;
+        self.snapshot_before += other.snapshot_before;
+        self.snapshot_after += other.snapshot_after;
+        self.offset_before += other.offset_before;
+        self.offset_after += other.offset_after;
+        self.correction_sum_ps += other.correction_sum_ps;
+        for (mine, theirs, pick) in [
+            (
+                &mut self.correction_min_ps,
+                other.correction_min_ps,
+                i128::min as fn(i128, i128) -> i128,
+            ),
+            (
+                &mut self.correction_max_ps,
+                other.correction_max_ps,
+                i128::max,
+            ),
+        ] {
+            if let Some(t) = theirs {
+                *mine = Some(mine.map_or(t, |m| pick(m, t)));
+            }
+        }
+    }
+}
+
+/// How one line was treated.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineReport {
+    /// The plane's name.
+    pub plane: String,
+    /// The line's name.
+    pub line: String,
+    /// The line id.
+    pub line_id: i64,
+    /// The clock its times were read on.
+    pub clock: LineClock,
+    /// Events mapped.
+    pub events: u64,
+}
+
+/// An offset anchor as reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct AnchorReport {
+    /// The round.
+    pub round_id: u64,
+    /// `x_k`: host time, epoch ns (fractional).
+    pub host_ns: f64,
+    /// The measured offset, ns.
+    pub offset_ns: f64,
+    /// Which rule placed it.
+    pub source: String,
+}
+
+/// A row that gave no anchor.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedReport {
+    /// The round.
+    pub round_id: u64,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// Extrapolation counts.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct Extrapolations {
+    /// Events before the first snapshot pair.
+    pub before_first_snapshot: u64,
+    /// Events after the last snapshot pair.
+    pub after_last_snapshot: u64,
+    /// Events before the first offset anchor.
+    pub before_first_offset_anchor: u64,
+    /// Events after the last offset anchor.
+    pub after_last_offset_anchor: u64,
+}
+
+/// The correction applied to event starts, ns.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct CorrectionRange {
+    /// Smallest.
+    pub min_ns: f64,
+    /// Largest.
+    pub max_ns: f64,
+    /// Mean.
+    pub mean_ns: f64,
+}
+
+/// Snapshot pairs used.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotReport {
+    /// Where they came from.
+    pub source: String,
+    /// How many.
+    pub count: usize,
+    /// First and last host time, epoch ns.
+    pub sys_range_ns: Option<(u64, u64)>,
+}
+
+/// Everything the alignment of one node did.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeDiagnostics {
+    /// The node.
+    pub node_id: u32,
+    /// The input trace.
+    pub trace: PathBuf,
+    /// The node's session start `T_sess`, epoch ns.
+    pub session_start_ns: i128,
+    /// The output's session start (the reference node's), epoch ns.
+    pub output_session_start_ns: i128,
+    /// `S_w`, epoch ns.
+    pub start_walltime_ns: Option<u64>,
+    /// `S_g`, ns.
+    pub start_gpu_ns: Option<u64>,
+    /// True when the node had no usable offsets and was copied through unaligned.
+    pub passed_through: bool,
+    /// The snapshot pairs, when used.
+    pub snapshots: Option<SnapshotReport>,
+    /// Offset anchors used.
+    pub anchors_used: Vec<AnchorReport>,
+    /// Offsets rows skipped.
+    pub anchors_skipped: Vec<SkippedReport>,
+    /// Warnings about the offsets (unconverged rounds, jumps).
+    pub warnings: Vec<String>,
+    /// Events corrected.
+    pub events_corrected: u64,
+    /// Events clamped by the monotonicity guard.
+    pub events_clamped: u64,
+    /// Events extrapolated, by map and side.
+    pub extrapolated: Extrapolations,
+    /// Correction applied to starts.
+    pub correction: Option<CorrectionRange>,
+    /// The policies in force.
+    pub policies: AlignOptions,
+    /// How each line was treated.
+    pub lines: Vec<LineReport>,
+}
+
+impl NodeDiagnostics {
+    pub(crate) fn set_counts(&mut self, counts: &LineCounts) {
+        self.events_corrected = counts.events;
+        self.events_clamped = counts.clamped;
+        self.extrapolated = Extrapolations {
+            before_first_snapshot: counts.snapshot_before,
+            after_last_snapshot: counts.snapshot_after,
+            before_first_offset_anchor: counts.offset_before,
+            after_last_offset_anchor: counts.offset_after,
+        };
+        self.correction = match (counts.correction_min_ps, counts.correction_max_ps) {
+            (Some(min), Some(max)) if counts.events > 0 => Some(CorrectionRange {
+                min_ns: min as f64 / 1000.0,
+                max_ns: max as f64 / 1000.0,
+                mean_ns: counts.correction_sum_ps as f64 / counts.events as f64 / 1000.0,
+            }),
+            _ => None,
+        };
+    }
+
+    /// The diagnostics as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("diagnostics serialise")
+    }
+
+    /// A short human summary (a few lines).
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "node {}: {} events corrected",
+            self.node_id, self.events_corrected
+        );
+        if self.passed_through {
+            s.push_str(" — PASSED THROUGH UNALIGNED (no usable offsets)");
+        }
+        if let Some(c) = &self.correction {
+            s.push_str(&format!(
+                ", correction {:.1} .. {:.1} ns (mean {:.1})",
+                c.min_ns, c.max_ns, c.mean_ns
+            ));
+        }
+        let e = &self.extrapolated;
+        s.push_str(&format!(
+            "\n  clamped {}, extrapolated: snapshots {} before / {} after, offsets {} before / {} after",
+            self.events_clamped,
+            e.before_first_snapshot,
+            e.after_last_snapshot,
+            e.before_first_offset_anchor,
+            e.after_last_offset_anchor
+        ));
+        s.push_str(&format!(
+            "\n  anchors used {}, skipped {}",
+            self.anchors_used.len(),
+            self.anchors_skipped.len()
+        ));
+        for w in &self.warnings {
+            s.push_str(&format!("\n  warning: {w}"));
+        }
+        s
+    }
+}

@@ -1,0 +1,224 @@
+//! The per-event pipeline of one line: absolute time, clock maps, the
+//! monotonicity guard, and re-encoding.
+
+use clock_model::{Cursor, Global, Host, HostTime, Mapped, OffsetCursor, Side, Tracer, TracerTime};
+use xplane_proto::prost::Message as _;
+use xplane_proto::{
+    EventData, LineView, WireError, XLine, XStat, encode_event_retimed, encode_field, x_stat,
+};
+
+use crate::clocks::NodeClocks;
+use crate::diagnostics::LineCounts;
+
+/// Which clock a line's stored times are on, and so which maps they take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineClock {
+    /// The GPU tracer clock placed on the wall axis: `P_i` then `O_i`.
+    Tracer,
+    /// The host's REALTIME clock: `O_i`.
+    Wall,
+    /// Not a trace of the node's activity (bookkeeping planes): times are
+    /// only re-expressed against the new session start, unchanged in value.
+    Unchanged,
+}
+
+/// What every line of a node shares.
+pub(crate) struct LineContext<'a> {
+    pub clocks: &'a NodeClocks,
+    /// The node's `T_sess`, epoch ns.
+    pub session_start_ns: i128,
+    /// The output's `T_sess` (the global session start), epoch ns.
+    pub output_base_ns: i128,
+    /// Write device events on the corrected tracer timeline.
+    pub corrected_tracer: bool,
+    /// The stat metadata id of the correction stat, when requested.
+    pub correction_stat: Option<i64>,
+}
+
+/// Why a line could not be aligned (the caller adds file and plane).
+#[derive(Debug)]
+pub(crate) enum LineError {
+    Wire(WireError),
+    /// An output offset that does not fit `offset_ps` (int64).
+    Overflow {
+        event: usize,
+        offset_ps: i128,
+    },
+}
+
+impl From<WireError> for LineError {
+    fn from(e: WireError) -> Self {
+        LineError::Wire(e)
+    }
+}
+
+/// Extrapolation flags of one mapped time.
+pub(crate) const SNAP_BEFORE: u8 = 1;
+pub(crate) const SNAP_AFTER: u8 = 2;
+pub(crate) const OFF_BEFORE: u8 = 4;
+pub(crate) const OFF_AFTER: u8 = 8;
+
+fn side_flag(outside: Option<Side>, before: u8, after: u8) -> u8 {
+    match outside {
+        None => 0,
+        Some(Side::Before) => before,
+        Some(Side::After) => after,
+    }
+}
+
+/// Maps absolute stored times of one line, keeping cursors for locality.
+struct Mapper<'a> {
+    clock: LineClock,
+    snap: Option<Cursor<'a, Tracer, Host>>,
+    inverse: Option<Cursor<'a, Host, Tracer>>,
+    offset: OffsetCursor<'a>,
+    /// `(S_w − S_g)` in ps: stored wall-axis time minus tracer time.
+    tracer_shift_ps: i128,
+}
+
+impl<'a> Mapper<'a> {
+    fn new(ctx: &LineContext<'a>, clock: LineClock) -> Self {
+        let clocks = ctx.clocks;
+        let snap = clocks.snapshot.as_ref();
+        let shift = match (clocks.start_walltime_ns, clocks.start_gpu_ns) {
+            (Some(sw), Some(sg)) => (sw as i128 - sg as i128) * 1000,
+            _ => 0,
+        };
+        Mapper {
+            clock,
+            snap: snap.map(|s| s.cursor()),
+            inverse: snap
+                .filter(|_| ctx.corrected_tracer)
+                .map(|s| s.inverse_cursor()),
+            offset: clocks.offset.cursor(),
+            tracer_shift_ps: shift,
+        }
+    }
+
+    /// The output absolute time (ps) of a stored absolute time, with flags.
+    #[inline]
+    fn map(&mut self, abs_ps: i128) -> (i128, u8) {
+        match self.clock {
+            LineClock::Unchanged => (abs_ps, 0),
+            LineClock::Wall => {
+                let g = self.offset.map(HostTime::from_ps(abs_ps));
+                (g.time.as_ps(), side_flag(g.outside, OFF_BEFORE, OFF_AFTER))
+            }
+            LineClock::Tracer => {
+                let snap = self
+                    .snap
+                    .as_mut()
+                    .expect("tracer lines need a snapshot map");
+                let h: Mapped<Host> = snap.map(TracerTime::from_ps(abs_ps - self.tracer_shift_ps));
+                let g: Mapped<Global> = self.offset.map(h.time);
+                let mut flags = side_flag(h.outside, SNAP_BEFORE, SNAP_AFTER)
+                    | side_flag(g.outside, OFF_BEFORE, OFF_AFTER);
+                let out = match self.inverse.as_mut() {
+                    None => g.time.as_ps(),
+                    Some(inverse) => {
+                        // Re-bisect on the host side: the corrected time may
+                        // have left the bracket of the original pair.
+                        let r = inverse.map(g.time.relabel());
+                        flags |= side_flag(r.outside, SNAP_BEFORE, SNAP_AFTER);
+                        r.time.as_ps() + self.tracer_shift_ps
+                    }
+                };
+                (out, flags)
+            }
+        }
+    }
+}
+
+/// Align one line, appending its encoded `XLine` body to `out`.
+pub(crate) fn align_line(
+    ctx: &LineContext<'_>,
+    line: &LineView<'_>,
+    clock: LineClock,
+    out: &mut Vec<u8>,
+) -> Result<LineCounts, LineError> {
+    let mut counts = LineCounts::default();
+    let mut starts = Mapper::new(ctx, clock);
+    let mut ends = Mapper::new(ctx, clock);
+    let base_ps = ctx.output_base_ns * 1000;
+
+    let line_start = (ctx.session_start_ns + line.timestamp_ns as i128) * 1000;
+    let (line_start_out, _) = starts.map(line_start);
+    let new_ts_ns = if clock == LineClock::Unchanged {
+        ctx.session_start_ns + line.timestamp_ns as i128 - ctx.output_base_ns
+    } else {
+        (line_start_out - base_ps).div_euclid(1000)
+    };
+    let line_zero_ps = base_ps + new_ts_ns * 1000;
+    let duration_ps = if line.duration_ps != 0 && clock != LineClock::Unchanged {
+        let (end, _) = ends.map(line_start + line.duration_ps as i128);
+        i64::try_from(end - line_start_out).unwrap_or(line.duration_ps)
+    } else {
+        line.duration_ps
+    };
+    let mut header = line.header();
+    header.timestamp_ns = i64::try_from(new_ts_ns).map_err(|_| LineError::Overflow {
+        event: 0,
+        offset_ps: new_ts_ns,
+    })?;
+    header.duration_ps = duration_ps;
+    encode_header(&header, out);
+
+    let mut scratch = Vec::with_capacity(128);
+    let mut extra: Vec<XStat> = Vec::new();
+    let mut prev: Option<(i128, i128)> = None; // (stored start, output start)
+    for (i, event) in line.events().enumerate() {
+        let event = event?;
+        if matches!(event.data, Some(EventData::NumOccurrences(_))) {
+            scratch.clear();
+            encode_event_retimed(&event, 0, event.duration_ps, &[], &mut scratch);
+            encode_field(4, &scratch, out);
+            continue;
+        }
+        let stored_start = line_start + event.offset_ps() as i128;
+        let stored_end = stored_start + event.duration_ps as i128;
+        let (mut start, start_flags) = starts.map(stored_start);
+        let (mut end, end_flags) = ends.map(stored_end);
+        counts.note_flags(start_flags | end_flags);
+        if let Some((prev_stored, prev_out)) = prev {
+            if start < prev_out && stored_start >= prev_stored {
+                start = prev_out;
+                counts.clamped += 1;
+            }
+        }
+        if end < start {
+            end = start;
+            counts.clamped += 1;
+        }
+        prev = Some((stored_start, start));
+        let correction_ps = start - stored_start;
+        counts.note_correction(correction_ps);
+        let offset_ps = start - line_zero_ps;
+        let offset_ps = i64::try_from(offset_ps).map_err(|_| LineError::Overflow {
+            event: i,
+            offset_ps,
+        })?;
+        let duration = i64::try_from(end - start).map_err(|_| LineError::Overflow {
+            event: i,
+            offset_ps: end - start,
+        })?;
+        extra.clear();
+        if let Some(id) = ctx.correction_stat {
+            extra.push(XStat {
+                metadata_id: id,
+                value: Some(x_stat::Value::Int64Value(
+                    correction_ps.div_euclid(1000) as i64
+                )),
+            });
+        }
+        scratch.clear();
+        encode_event_retimed(&event, offset_ps, duration, &extra, &mut scratch);
+        encode_field(4, &scratch, out);
+        counts.events += 1;
+    }
+    Ok(counts)
+}
+
+fn encode_header(header: &XLine, out: &mut Vec<u8>) {
+    header.encode(out).expect("Vec grows");
+}

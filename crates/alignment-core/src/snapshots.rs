@@ -1,0 +1,186 @@
+//! Clock snapshot pairs `(sys, tracer)` from any of their three carriers:
+//! the embedded `/host:snapshots` plane, a `SnapshotPairs` protobuf file, or
+//! JSONL (`{"sys_ns": U, "tracer_ns": U}`, `rocm_ns` accepted for `tracer_ns`).
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use prost::Message as _;
+use serde::Deserialize;
+use xplane_proto::{PlaneIndex, SNAPSHOT_PLANE, SpaceView, StatValue};
+
+use crate::error::{AlignError, Result};
+
+/// One pair read back to back: host REALTIME and the tracer clock, absolute ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SnapshotPair {
+    /// Host REALTIME, epoch ns.
+    pub sys_ns: u64,
+    /// Tracer clock (CLOCK_BOOTTIME on ROCm), ns.
+    pub tracer_ns: u64,
+}
+
+/// A node's snapshot pairs, in recorded order, with where they came from.
+///
+/// Invariant (checked by [`Snapshots::new`]): neither clock goes backwards
+/// from one pair to the next.
+#[derive(Debug, Clone)]
+pub struct Snapshots {
+    source: PathBuf,
+    pairs: Vec<SnapshotPair>,
+}
+
+impl Snapshots {
+    /// Check the pairs read from `source`.
+    pub fn new(source: impl Into<PathBuf>, pairs: Vec<SnapshotPair>) -> Result<Self> {
+        let source = source.into();
+        for (i, w) in pairs.windows(2).enumerate() {
+            let (a, b) = (w[0], w[1]);
+            let which = if b.sys_ns < a.sys_ns {
+                Some(("sys", a.sys_ns, b.sys_ns))
+            } else if b.tracer_ns < a.tracer_ns {
+                Some(("tracer", a.tracer_ns, b.tracer_ns))
+            } else {
+                None
+            };
+            if let Some((clock, before, after)) = which {
+                return Err(AlignError::invalid(
+                    &source,
+                    format!("snapshot pair {}", i + 1),
+                    format!(
+                        "{clock} clock goes backwards: {after} ns after {before} ns in pair {i}"
+                    ),
+                ));
+            }
+        }
+        Ok(Snapshots { source, pairs })
+    }
+
+    /// The pairs.
+    pub fn pairs(&self) -> &[SnapshotPair] {
+        &self.pairs
+    }
+
+    /// The file they came from.
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    /// Pairs embedded in a trace's `/host:snapshots` plane; `None` when the
+    /// trace has no such plane. `session_start_ns` is the trace's `T_sess`.
+    pub fn from_trace(
+        path: &Path,
+        space: &SpaceView<'_>,
+        session_start_ns: i128,
+    ) -> Result<Option<Self>> {
+        let wire = |e| {
+            AlignError::Trace(xplane_proto::Error::Wire {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        };
+        for plane in space.planes() {
+            let plane = plane.map_err(wire)?;
+            if plane.name != SNAPSHOT_PLANE {
+                continue;
+            }
+            let index = PlaneIndex::new(&plane).map_err(wire)?;
+            let rocm_ns = index.stat_id("rocm_ns");
+            let mut pairs = Vec::new();
+            for line in plane.lines() {
+                let line = line.map_err(wire)?;
+                for (i, event) in line.events().enumerate() {
+                    let event = event.map_err(wire)?;
+                    let place =
+                        || format!("plane {SNAPSHOT_PLANE}, line '{}', event {i}", line.name);
+                    let mut tracer = None;
+                    for stat in event.stats() {
+                        let stat = stat.map_err(wire)?;
+                        if Some(stat.metadata_id) == rocm_ns {
+                            tracer = match stat.value {
+                                Some(StatValue::Uint64(v)) => Some(v),
+                                Some(StatValue::Int64(v)) if v >= 0 => Some(v as u64),
+                                _ => None,
+                            };
+                        }
+                    }
+                    let tracer = tracer.ok_or_else(|| {
+                        AlignError::invalid(path, place(), "snapshot event without a rocm_ns stat")
+                    })?;
+                    let sys = xplane_proto::absolute_ps(
+                        session_start_ns,
+                        line.timestamp_ns,
+                        event.offset_ps(),
+                    )
+                    .div_euclid(1000);
+                    let sys = u64::try_from(sys).map_err(|_| {
+                        AlignError::invalid(path, place(), format!("negative sys time {sys} ns"))
+                    })?;
+                    pairs.push(SnapshotPair {
+                        sys_ns: sys,
+                        tracer_ns: tracer,
+                    });
+                }
+            }
+            return Self::new(format!("{} ({SNAPSHOT_PLANE})", path.display()), pairs).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// Read a `SnapshotPairs` protobuf file or a JSONL file (chosen by the
+    /// `.jsonl`/`.json` extension).
+    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let jsonl = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("json"));
+        if jsonl {
+            let file = std::fs::File::open(path).map_err(AlignError::io(path))?;
+            return Self::parse_jsonl(std::io::BufReader::new(file), path);
+        }
+        let bytes = std::fs::read(path).map_err(AlignError::io(path))?;
+        let message = xplane_proto::SnapshotPairs::decode(bytes.as_slice()).map_err(|e| {
+            AlignError::invalid(
+                path,
+                "SnapshotPairs",
+                format!("not a SnapshotPairs protobuf: {e}"),
+            )
+        })?;
+        let pairs = message
+            .pairs
+            .iter()
+            .map(|p| SnapshotPair {
+                sys_ns: p.sys_clock_ns,
+                tracer_ns: p.tracer_clock_ns,
+            })
+            .collect();
+        Self::new(path, pairs)
+    }
+
+    /// Parse JSONL pairs; `path` names the source in errors.
+    pub fn parse_jsonl(reader: impl BufRead, path: &Path) -> Result<Self> {
+        #[derive(Deserialize)]
+        struct Line {
+            sys_ns: u64,
+            #[serde(alias = "rocm_ns")]
+            tracer_ns: u64,
+        }
+        let mut pairs = Vec::new();
+        for (i, text) in reader.lines().enumerate() {
+            let text = text.map_err(AlignError::io(path))?;
+            if text.trim().is_empty() {
+                continue;
+            }
+            let line: Line = serde_json::from_str(&text).map_err(|e| AlignError::Json {
+                path: path.to_path_buf(),
+                line: i + 1,
+                message: format!("expected {{\"sys_ns\": U, \"tracer_ns\": U}}: {e}"),
+            })?;
+            pairs.push(SnapshotPair {
+                sys_ns: line.sys_ns,
+                tracer_ns: line.tracer_ns,
+            });
+        }
+        Self::new(path, pairs)
+    }
+}
