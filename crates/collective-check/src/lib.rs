@@ -1,1 +1,69 @@
-//! collective-check (under construction)
+//! Happens-before validation of collectives across the nodes of a profiled
+//! training run: did the timeline put every participant's start before any
+//! participant's end?
+//!
+//! - [`extract_file`] / [`extract_bytes`] read collective events (XLA ops by
+//!   `hlo_op` or name, NCCL/RCCL kernels; see [`classify_name`]) from one
+//!   merged file ([`NodeSource::PlaneStat`]) or from per-node files
+//!   ([`NodeSource::Given`]) into an [`Extraction`] of [`Occurrence`]s.
+//! - [`check`] matches them into instances by `(hlo_module, op, run_id)`, or
+//!   by occurrence order, and applies the rules, giving a [`Report`]:
+//!   [`Instance`]s with start/end spread, [`Violation`]s with their size,
+//!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
+//! - [`check_files`] and [`check_merged`] do both for files;
+//!   [`Report::write_json`], [`Report::write_csv`] and
+//!   [`Report::summary_text`] write it out.
+//!
+//! Times are absolute epoch picoseconds ([`TimePs`], `i128`); participants
+//! are `(node, device)` ([`Participant`]).
+//!
+//! ```
+//! use collective_check::*;
+//!
+//! // Two nodes run one all-reduce; node 1's clock is 5 µs ahead, so it seems
+//! // to start after node 0 has already finished.
+//! let mut ex = Extraction::new();
+//! let op = ex.intern("all-reduce.1");
+//! for (node, begin, end) in [(0, 1_000_000, 4_000_000), (1, 6_000_000, 9_000_000)] {
+//!     ex.push(Occurrence {
+//!         participant: Participant { node: NodeId(node), device: None },
+//!         kind: CollectiveKind::AllReduce,
+//!         op,
+//!         module: None,
+//!         run_id: Some(7),
+//!         correlation: None,
+//!         begin: TimePs(begin),
+//!         end: TimePs(end),
+//!         on_device: false,
+//!     });
+//! }
+//! let report = check(&ex, &Options::default());
+//! assert_eq!(report.summary.instances, 1);
+//! assert_eq!(report.violations[0].size_ns, 2_000.0);
+//! assert!(!report.passes(0));
+//! ```
+#![deny(missing_docs)]
+
+mod check;
+mod classify;
+mod error;
+mod extract;
+mod input;
+mod matching;
+mod occurrence;
+mod output;
+mod report;
+mod units;
+
+pub use check::check;
+pub use classify::{CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name};
+pub use error::{Error, Result};
+pub use extract::{NodeSource, Options, PlaneChoice, extract_bytes, extract_file};
+pub use input::{check_files, check_merged, node_id_from_path};
+pub use matching::MatchKey;
+pub use occurrence::{ExtractStats, Extraction, NodeInfo, Occurrence, Sym};
+pub use output::CSV_COLUMNS;
+pub use report::{
+    Instance, Report, Slot, Spread, Straggler, Summary, Violation, Warning, WarningKind,
+};
+pub use units::{DurationPs, NodeId, Participant, TimePs};

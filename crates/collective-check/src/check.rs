@@ -1,0 +1,173 @@
+//! The rules: happens-before, overlap, spreads, stragglers.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::extract::Options;
+use crate::matching::group;
+use crate::occurrence::Extraction;
+use crate::report::{
+    Instance, Report, Slot, Spread, Straggler, Summary, Violation, Warning, WarningKind,
+};
+use crate::units::{DurationPs, NodeId, Participant};
+
+/// Match the occurrences of `extraction` into instances and apply the rules.
+///
+/// Happens-before, for all-to-all style kinds (all-reduce, all-gather,
+/// reduce-scatter, all-to-all) with at least two participants: no participant
+/// can finish before every participant has started, so an instance violates
+/// the rule when `end_i < max_j begin_j` for some `i`; its size is
+/// `max_j begin_j - min_i end_i`. Touching (`end == begin`) is not a
+/// violation. For closed intervals this is the same as "the intervals do not
+/// all share a point" ([`Instance::overlap`] is false), which is also
+/// reported for the other kinds without counting as a violation.
+pub fn check(extraction: &Extraction, options: &Options) -> Report {
+    let mut warnings: Vec<Warning> = Vec::new();
+    let groups = group(extraction, options.planes, &mut warnings);
+    let tolerance = DurationPs::from_ns_f64(options.tolerance_ns.max(0.0));
+
+    let mut participants: BTreeSet<Participant> = BTreeSet::new();
+    let mut instances = Vec::with_capacity(groups.len());
+    let mut violations = Vec::new();
+    let mut last: BTreeMap<NodeId, (usize, i128)> = BTreeMap::new();
+    let mut multi = 0usize;
+    let (mut starts, mut ends) = (Vec::new(), Vec::new());
+    for (index, g) in groups.into_iter().enumerate() {
+        let m = &g.members;
+        participants.extend(m.iter().map(|o| o.participant));
+        let max_begin = m
+            .iter()
+            .map(|o| o.begin)
+            .max()
+            .expect("a group has members");
+        let min_begin = m
+            .iter()
+            .map(|o| o.begin)
+            .min()
+            .expect("a group has members");
+        let max_end = m.iter().map(|o| o.end).max().expect("a group has members");
+        let min_end = m.iter().map(|o| o.end).min().expect("a group has members");
+        let last_to_start = m
+            .iter()
+            .find(|o| o.begin == max_begin)
+            .expect("the max is a member")
+            .participant;
+        let start_spread = max_begin.since(min_begin);
+        let end_spread = max_end.since(min_end);
+        let overlap = max_begin <= min_end;
+        let checked = g.kind.is_all_to_all_style() && m.len() >= 2;
+        let gap = max_begin.since(min_end);
+        let violation = (checked && gap.0 > 0 && gap > tolerance).then_some(gap);
+        if m.len() >= 2 {
+            multi += 1;
+            starts.push(start_spread.as_ns_f64());
+            ends.push(end_spread.as_ns_f64());
+            let second = m
+                .iter()
+                .filter(|o| o.participant != last_to_start)
+                .map(|o| o.begin)
+                .max()
+                .expect("two members");
+            let e = last.entry(last_to_start.node).or_default();
+            e.0 += 1;
+            e.1 += max_begin.since(second).0;
+        }
+        let op = extraction.name(g.op).to_owned();
+        if let Some(size) = violation {
+            violations.push(Violation {
+                instance: index,
+                op: op.clone(),
+                key: g.key.clone(),
+                size_ns: size.as_ns_f64(),
+                last_to_start,
+                finished_early: m
+                    .iter()
+                    .filter(|o| o.end < max_begin)
+                    .map(|o| o.participant)
+                    .collect(),
+            });
+        }
+        instances.push(Instance {
+            index,
+            op,
+            module: g.module.map(|s| extraction.name(s).to_owned()),
+            kind: g.kind,
+            key: g.key,
+            slots: m
+                .iter()
+                .map(|o| Slot {
+                    participant: o.participant,
+                    begin_ps: o.begin,
+                    end_ps: o.end,
+                    correlation: o.correlation,
+                })
+                .collect(),
+            complete: g.complete,
+            start_spread_ns: start_spread.as_ns_f64(),
+            end_spread_ns: end_spread.as_ns_f64(),
+            last_to_start,
+            overlap,
+            checked,
+            violation_ns: violation.map(DurationPs::as_ns_f64),
+        });
+    }
+    if instances.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::NoCollectives,
+            None,
+            0,
+            "no collective found: nothing was checked".to_owned(),
+        ));
+    }
+
+    let mut stragglers: Vec<Straggler> = last
+        .into_iter()
+        .map(|(node, (n, lead))| Straggler {
+            node,
+            times_last: n,
+            share: n as f64 / multi as f64,
+            mean_lead_ns: lead as f64 / n as f64 / 1000.0,
+        })
+        .collect();
+    stragglers.sort_by(|a, b| b.times_last.cmp(&a.times_last).then(a.node.cmp(&b.node)));
+
+    let summary = Summary {
+        nodes: extraction.nodes.len(),
+        participants: participants.len(),
+        instances: instances.len(),
+        checked: instances.iter().filter(|i| i.checked).count(),
+        violations: violations.len(),
+        max_violation_ns: violations.iter().map(|v| v.size_ns).fold(0.0, f64::max),
+        overlap_failures: instances
+            .iter()
+            .filter(|i| i.slots.len() >= 2 && !i.overlap)
+            .count(),
+        incomplete: instances.iter().filter(|i| !i.complete).count(),
+        unmatched: instances.iter().filter(|i| i.slots.len() < 2).count(),
+        warnings: warnings.len(),
+        start_spread: spread(starts),
+        end_spread: spread(ends),
+    };
+    Report {
+        summary,
+        nodes: extraction.nodes.clone(),
+        participants: participants.into_iter().collect(),
+        extraction: extraction.stats.clone(),
+        instances,
+        violations,
+        warnings,
+        stragglers,
+    }
+}
+
+fn spread(mut v: Vec<f64>) -> Spread {
+    if v.is_empty() {
+        return Spread::default();
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    Spread {
+        median_ns: rank(0.5),
+        p90_ns: rank(0.9),
+        max_ns: v[v.len() - 1],
+    }
+}

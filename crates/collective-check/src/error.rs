@@ -1,0 +1,54 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// What went wrong while extracting or checking collectives.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The trace file could not be opened or read.
+    #[error(transparent)]
+    Read(#[from] xplane_proto::Error),
+    /// The bytes of a plane are malformed.
+    #[error("{path}: plane {plane:?}: {source}")]
+    Wire {
+        /// The file.
+        path: PathBuf,
+        /// The plane being read (empty when the plane header itself failed).
+        plane: String,
+        /// Where and what.
+        source: xplane_proto::WireError,
+    },
+    /// A plane of a merged file holds collectives but has no `node_id` stat.
+    #[error(
+        "{path}: plane {plane:?} holds collectives but has no integer `node_id` plane stat; \
+         is this a merged file? (give per-node files with their node ids instead)"
+    )]
+    MissingNodeId {
+        /// The file.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+    },
+    /// Two input files were given the same node id.
+    #[error("node {node} given twice: {first} and {second}")]
+    DuplicateNode {
+        /// The node id.
+        node: i64,
+        /// The first file.
+        first: PathBuf,
+        /// The second file.
+        second: PathBuf,
+    },
+    /// Writing a report failed.
+    #[error("writing the {what} report: {source}")]
+    Write {
+        /// Which output (`json`, `csv`, `summary`).
+        what: &'static str,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

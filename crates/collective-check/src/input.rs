@@ -1,0 +1,65 @@
+//! Convenience entry points over files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::check::check;
+use crate::error::{Error, Result};
+use crate::extract::{NodeSource, Options, extract_file};
+use crate::occurrence::Extraction;
+use crate::report::Report;
+use crate::units::NodeId;
+
+/// Extract and check several per-node files, each with its node id.
+/// The same node id twice is an error.
+pub fn check_files(files: &[(NodeId, PathBuf)], options: &Options) -> Result<Report> {
+    let mut seen: BTreeMap<NodeId, &Path> = BTreeMap::new();
+    let mut all = Extraction::new();
+    for (node, path) in files {
+        if let Some(first) = seen.insert(*node, path) {
+            return Err(Error::DuplicateNode {
+                node: node.0,
+                first: first.to_path_buf(),
+                second: path.clone(),
+            });
+        }
+        extract_file(path, NodeSource::Given(*node), options, &mut all)?;
+    }
+    Ok(check(&all, options))
+}
+
+/// Extract and check one merged file (node identity from each plane's
+/// `node_id` stat).
+pub fn check_merged(path: impl AsRef<Path>, options: &Options) -> Result<Report> {
+    let mut all = Extraction::new();
+    extract_file(path, NodeSource::PlaneStat, options, &mut all)?;
+    Ok(check(&all, options))
+}
+
+/// The node id in a file name: the digits after `node` or `rank` (ASCII
+/// case-insensitive) in the file's name, e.g. `rank3.xplane.pb`,
+/// `job_node12_host.xplane.pb`, else `None`.
+///
+/// ```
+/// use collective_check::{NodeId, node_id_from_path};
+/// assert_eq!(node_id_from_path("runs/x/rank3.xplane.pb"), Some(NodeId(3)));
+/// assert_eq!(node_id_from_path("Node12-host.xplane.pb"), Some(NodeId(12)));
+/// assert_eq!(node_id_from_path("trace.xplane.pb"), None);
+/// ```
+pub fn node_id_from_path(path: impl AsRef<Path>) -> Option<NodeId> {
+    let name = path.as_ref().file_name()?.to_str()?.to_ascii_lowercase();
+    for word in ["node", "rank"] {
+        let mut from = 0;
+        while let Some(at) = name[from..].find(word) {
+            let digits: String = name[from + at + word.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let Ok(n) = digits.parse::<i64>() {
+                return Some(NodeId(n));
+            }
+            from += at + word.len();
+        }
+    }
+    None
+}

@@ -1,0 +1,233 @@
+//! Grouping occurrences into collective instances across participants.
+//!
+//! An occurrence with a `run_id` is keyed by `(hlo_module, op, run_id)`: XLA
+//! gives every participant of one execution the same `run_id`, and in the
+//! recorded 2-process × 2-device trace all four devices (`device_ordinal` 0,
+//! 1, 2048, 2049) share it and overlap — one four-way all-reduce. So the
+//! device is not part of the key: it identifies the participant within the
+//! instance. Occurrences without a `run_id` are matched by order: the k-th
+//! occurrence (by start time) of an op on each participant forms instance k.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use crate::classify::CollectiveKind;
+use crate::extract::PlaneChoice;
+use crate::occurrence::{Extraction, Occurrence, Sym};
+use crate::report::{Warning, WarningKind};
+use crate::units::{NodeId, Participant};
+
+/// How an instance's occurrences were matched across participants.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchKey {
+    /// By XLA's `run_id` (with `hlo_module` and op).
+    RunId(i64),
+    /// By occurrence order per participant and op (0-based).
+    Occurrence(usize),
+}
+
+impl std::fmt::Display for MatchKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatchKey::RunId(r) => write!(f, "run_id={r}"),
+            MatchKey::Occurrence(k) => write!(f, "occurrence={k}"),
+        }
+    }
+}
+
+/// The occurrences of one instance, before any rule is applied.
+pub(crate) struct Group {
+    pub module: Option<Sym>,
+    pub op: Sym,
+    pub kind: CollectiveKind,
+    pub key: MatchKey,
+    /// One occurrence per participant, sorted by participant.
+    pub members: Vec<Occurrence>,
+    /// False when some participant seen for this op elsewhere is missing.
+    pub complete: bool,
+}
+
+type OpKey = (Option<Sym>, Sym);
+
+/// Group `ex`'s occurrences into instances, sorted by earliest start;
+/// everything not matched cleanly is reported in `warnings`.
+pub(crate) fn group(
+    ex: &Extraction,
+    planes: PlaneChoice,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Group> {
+    let occs = select_planes(ex, planes, warnings);
+
+    let mut by_key: BTreeMap<(OpKey, MatchKey), Vec<Occurrence>> = BTreeMap::new();
+    let mut by_order: BTreeMap<(Sym, Participant), Vec<Occurrence>> = BTreeMap::new();
+    for o in occs {
+        match o.run_id {
+            Some(r) => by_key
+                .entry(((o.module, o.op), MatchKey::RunId(r)))
+                .or_default()
+                .push(o),
+            None => by_order.entry((o.op, o.participant)).or_default().push(o),
+        }
+    }
+
+    // Occurrence order: the k-th of each participant; counts must agree.
+    let mut counts: BTreeMap<Sym, Vec<(Participant, usize)>> = BTreeMap::new();
+    for ((op, participant), mut list) in by_order {
+        list.sort_by_key(|o| (o.begin, o.end));
+        counts
+            .entry(op)
+            .or_default()
+            .push((participant, list.len()));
+        for (k, o) in list.into_iter().enumerate() {
+            by_key
+                .entry(((None, op), MatchKey::Occurrence(k)))
+                .or_default()
+                .push(o);
+        }
+    }
+    for (op, counts) in &counts {
+        let first = counts[0].1;
+        if counts.iter().any(|&(_, n)| n != first) {
+            let list: Vec<String> = counts.iter().map(|(p, n)| format!("{p}: {n}")).collect();
+            warnings.push(Warning::new(
+                WarningKind::CountMismatch,
+                Some(ex.name(*op)),
+                counts.iter().map(|&(_, n)| n).max().unwrap_or(0) - counts.iter().map(|&(_, n)| n).min().unwrap_or(0),
+                format!(
+                    "op {:?} matched by occurrence order, but participants ran it a different number of times ({}); instances after the first missing one may pair the wrong occurrences",
+                    ex.name(*op),
+                    list.join(", ")
+                ),
+            ));
+        }
+    }
+
+    // Participants expected for each op: every one that ran it at all.
+    let mut expected: HashMap<OpKey, BTreeSet<Participant>> = HashMap::new();
+    for ((op, _), list) in &by_key {
+        expected
+            .entry(*op)
+            .or_default()
+            .extend(list.iter().map(|o| o.participant));
+    }
+
+    let mut groups = Vec::with_capacity(by_key.len());
+    let mut duplicates: BTreeMap<OpKey, usize> = BTreeMap::new();
+    let mut incomplete: BTreeMap<OpKey, (usize, String)> = BTreeMap::new();
+    let mut single: BTreeMap<OpKey, usize> = BTreeMap::new();
+    let mut mixed: BTreeMap<OpKey, usize> = BTreeMap::new();
+    for ((op_key, key), mut list) in by_key {
+        list.sort_by_key(|o| (o.participant, o.begin));
+        let before = list.len();
+        list.dedup_by_key(|o| o.participant);
+        if list.len() < before {
+            *duplicates.entry(op_key).or_default() += before - list.len();
+        }
+        let kind = list[0].kind;
+        if list.iter().any(|o| o.kind != kind) {
+            *mixed.entry(op_key).or_default() += 1;
+        }
+        let want = &expected[&op_key];
+        let complete = list.len() == want.len();
+        if !complete {
+            let e = incomplete.entry(op_key).or_insert((0, String::new()));
+            e.0 += 1;
+            if e.1.is_empty() {
+                let have: BTreeSet<Participant> = list.iter().map(|o| o.participant).collect();
+                let missing: Vec<String> = want.difference(&have).map(|p| p.to_string()).collect();
+                e.1 = format!("{key} misses {}", missing.join(", "));
+            }
+        }
+        if list.len() < 2 && want.len() >= 2 {
+            *single.entry(op_key).or_default() += 1;
+        }
+        groups.push(Group {
+            module: op_key.0,
+            op: op_key.1,
+            kind,
+            key,
+            members: list,
+            complete,
+        });
+    }
+    let op_name = |k: &OpKey| ex.name(k.1).to_owned();
+    for (k, n) in duplicates {
+        warnings.push(Warning::new(
+            WarningKind::DuplicateParticipant,
+            Some(&op_name(&k)),
+            n,
+            format!("{n} extra occurrence(s) of op {:?} on a participant that already had one in the same instance (the earliest was kept)", op_name(&k)),
+        ));
+    }
+    for (k, (n, example)) in incomplete {
+        warnings.push(Warning::new(
+            WarningKind::Incomplete,
+            Some(&op_name(&k)),
+            n,
+            format!("{n} instance(s) of op {:?} lack some participant that ran the op elsewhere (e.g. {example}); they are checked on the participants present", op_name(&k)),
+        ));
+    }
+    for (k, n) in single {
+        warnings.push(Warning::new(
+            WarningKind::Unmatched,
+            Some(&op_name(&k)),
+            n,
+            format!("{n} instance(s) of op {:?} found on one participant only: nothing to check them against", op_name(&k)),
+        ));
+    }
+    for (k, n) in mixed {
+        warnings.push(Warning::new(
+            WarningKind::MixedKinds,
+            Some(&op_name(&k)),
+            n,
+            format!("{n} instance(s) of op {:?} group events of different collective kinds; the first participant's kind is used", op_name(&k)),
+        ));
+    }
+    groups.sort_by_key(|g| (g.members.iter().map(|o| o.begin).min(), g.op, g.key.clone()));
+    groups
+}
+
+/// Apply the plane choice; in `Auto`, a node with device collectives
+/// contributes only those.
+fn select_planes(
+    ex: &Extraction,
+    planes: PlaneChoice,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Occurrence> {
+    let all = ex.occurrences();
+    let keep_device: BTreeSet<NodeId> = match planes {
+        PlaneChoice::Auto => all
+            .iter()
+            .filter(|o| o.on_device)
+            .map(|o| o.participant.node)
+            .collect(),
+        _ => BTreeSet::new(),
+    };
+    let mut ignored: BTreeMap<NodeId, usize> = BTreeMap::new();
+    let kept = all
+        .iter()
+        .filter(|o| {
+            let keep = match planes {
+                PlaneChoice::Host => !o.on_device,
+                PlaneChoice::Device => o.on_device,
+                _ => o.on_device || !keep_device.contains(&o.participant.node),
+            };
+            if !keep {
+                *ignored.entry(o.participant.node).or_default() += 1;
+            }
+            keep
+        })
+        .copied()
+        .collect();
+    for (node, n) in ignored {
+        warnings.push(Warning::new(
+            WarningKind::PlanesIgnored,
+            None,
+            n,
+            format!("node {node}: {n} collective event(s) on {} planes ignored (plane choice {planes:?})", if planes == PlaneChoice::Host { "device" } else { "host" }),
+        ));
+    }
+    kept
+}

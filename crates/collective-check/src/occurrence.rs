@@ -1,0 +1,155 @@
+//! Extracted collective events (one per participant per instance) and the
+//! string table they share.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::classify::CollectiveKind;
+use crate::units::{NodeId, Participant, TimePs};
+
+/// An interned string (op or module name) of an [`Extraction`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Sym(u32);
+
+/// One participant's event of one collective.
+///
+/// Invariant: `begin <= end` (checked by [`Extraction::push`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occurrence {
+    /// Who ran it.
+    pub participant: Participant,
+    /// The collective kind.
+    pub kind: CollectiveKind,
+    /// `hlo_op` when present, else the event name.
+    pub op: Sym,
+    /// `hlo_module`, when present.
+    pub module: Option<Sym>,
+    /// XLA's `run_id` (the same on every participant of one execution).
+    pub run_id: Option<i64>,
+    /// `correlation_id`, else the TraceMe producer id `_p`, when present.
+    pub correlation: Option<u64>,
+    /// Absolute start.
+    pub begin: TimePs,
+    /// Absolute end (extended to a linked `end:` marker if that ends later).
+    pub end: TimePs,
+    /// True when read from a device plane, false from a host plane.
+    pub on_device: bool,
+}
+
+/// What the reader saw, beyond the occurrences themselves.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ExtractStats {
+    /// Events looked at, on every plane scanned.
+    pub events_scanned: u64,
+    /// Collective events kept.
+    pub collectives: u64,
+    /// Of those, recognised by their `hlo_op` stat only (the event name is not a collective's).
+    pub by_hlo_op_only: u64,
+    /// Send/recv events left out (point-to-point is not checked unless asked).
+    pub point_to_point_skipped: u64,
+    /// `end: <op>` markers linked to their op by `_c` == the op's `_p`.
+    pub end_markers_linked: u64,
+    /// Linked markers that ended after their op's event (the interval was extended).
+    pub end_markers_extending: u64,
+    /// `end:` markers of collectives with no op to link to (ignored).
+    pub end_markers_unlinked: u64,
+}
+
+impl ExtractStats {
+    pub(crate) fn add(&mut self, o: &ExtractStats) {
+        self.events_scanned += o.events_scanned;
+        self.collectives += o.collectives;
+        self.by_hlo_op_only += o.by_hlo_op_only;
+        self.point_to_point_skipped += o.point_to_point_skipped;
+        self.end_markers_linked += o.end_markers_linked;
+        self.end_markers_extending += o.end_markers_extending;
+        self.end_markers_unlinked += o.end_markers_unlinked;
+    }
+}
+
+/// What is known about a node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NodeInfo {
+    /// The `hostname` plane stat, if any.
+    pub hostname: Option<String>,
+    /// The file(s) the node's planes came from.
+    pub files: Vec<String>,
+}
+
+/// Collective occurrences of one run, from one merged file or several
+/// per-node files, with the strings they refer to.
+#[derive(Clone, Debug, Default)]
+pub struct Extraction {
+    occurrences: Vec<Occurrence>,
+    names: Vec<String>,
+    ids: HashMap<String, Sym>,
+    /// Reader statistics, summed over every file.
+    pub stats: ExtractStats,
+    /// The nodes seen.
+    pub nodes: BTreeMap<NodeId, NodeInfo>,
+}
+
+impl Extraction {
+    /// An empty extraction.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The occurrences, in the order they were read.
+    pub fn occurrences(&self) -> &[Occurrence] {
+        &self.occurrences
+    }
+
+    pub(crate) fn occurrences_mut(&mut self) -> &mut Vec<Occurrence> {
+        &mut self.occurrences
+    }
+
+    /// The id of `name`, adding it if new.
+    pub fn intern(&mut self, name: &str) -> Sym {
+        if let Some(&s) = self.ids.get(name) {
+            return s;
+        }
+        let s = Sym(u32::try_from(self.names.len()).expect("fewer than 2^32 distinct names"));
+        self.names.push(name.to_owned());
+        self.ids.insert(name.to_owned(), s);
+        s
+    }
+
+    /// The text of `sym`.
+    pub fn name(&self, sym: Sym) -> &str {
+        &self.names[sym.0 as usize]
+    }
+
+    /// Add one occurrence.
+    ///
+    /// # Panics
+    /// If `occurrence.end < occurrence.begin`, or its symbols are not from this extraction.
+    pub fn push(&mut self, occurrence: Occurrence) {
+        assert!(
+            occurrence.begin <= occurrence.end,
+            "occurrence ends before it begins: {occurrence:?}"
+        );
+        assert!((occurrence.op.0 as usize) < self.names.len());
+        self.occurrences.push(occurrence);
+    }
+
+    /// Append another extraction (another node's file), re-interning its strings.
+    pub fn append(&mut self, other: Extraction) {
+        let map: Vec<Sym> = other.names.iter().map(|n| self.intern(n)).collect();
+        self.occurrences
+            .extend(other.occurrences.into_iter().map(|mut o| {
+                o.op = map[o.op.0 as usize];
+                o.module = o.module.map(|m| map[m.0 as usize]);
+                o
+            }));
+        self.stats.add(&other.stats);
+        for (node, info) in other.nodes {
+            let mine = self.nodes.entry(node).or_default();
+            if mine.hostname.is_none() {
+                mine.hostname = info.hostname;
+            }
+            mine.files.extend(info.files);
+        }
+    }
+}
