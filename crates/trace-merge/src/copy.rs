@@ -1,0 +1,167 @@
+//! Copying one input plane into the merged trace, line by line, with the
+//! line times moved onto the reference session start.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Seek, Write};
+use std::path::Path;
+
+use xplane_proto::{PlaneView, XSpaceWriter, XStat, x_stat};
+
+use crate::error::MergeError;
+use crate::remap::PlaneMetadata;
+use crate::report::SnapshotSummary;
+
+/// One plane stat the merge adds (replacing any stat of the same name).
+pub(crate) struct AddedStat<'s> {
+    pub name: &'s str,
+    pub value: x_stat::Value,
+}
+
+/// Where and how a plane is copied.
+pub(crate) struct PlaneJob<'a> {
+    /// The input file, for errors.
+    pub path: &'a Path,
+    /// The merged plane's id and name.
+    pub id: i64,
+    pub name: &'a str,
+    /// Added to every line's `timestamp_ns`.
+    pub rebase_ns: i128,
+    /// Make viewer row ids unique (drawn planes).
+    pub unique_rows: bool,
+    /// For the snapshot plane: the node's own session start, to read the
+    /// snapshots' host times.
+    pub snapshot_base_ns: Option<i128>,
+    /// Plane stats to add.
+    pub added: Vec<AddedStat<'a>>,
+}
+
+/// What a copy did.
+#[derive(Debug, Default)]
+pub(crate) struct Copied {
+    pub lines: u64,
+    pub events: u64,
+    pub rows_renumbered: u64,
+    pub ids_remapped: bool,
+    pub snapshots: Option<SnapshotSummary>,
+}
+
+/// The viewer's row id of a line: `display_id` if non-zero, else `id`,
+/// as the 32-bit resource id it becomes.
+fn row_key(display_id: i64, id: i64) -> u32 {
+    (if display_id != 0 { display_id } else { id }) as u32
+}
+
+/// New `display_id`s for lines whose row id repeats an earlier line's,
+/// by line index; ids are the smallest unused positive row ids.
+fn renumbered_rows(plane: &PlaneView<'_>) -> Result<HashMap<usize, i64>, xplane_proto::WireError> {
+    let mut keys = Vec::new();
+    for line in plane.lines() {
+        let line = line?;
+        keys.push(row_key(line.display_id, line.id));
+    }
+    let used: HashSet<u32> = keys.iter().copied().collect();
+    let mut seen = HashSet::with_capacity(keys.len());
+    let mut fresh = 1u32;
+    let mut out = HashMap::new();
+    for (index, key) in keys.into_iter().enumerate() {
+        if seen.insert(key) {
+            continue;
+        }
+        while used.contains(&fresh) || seen.contains(&fresh) {
+            fresh += 1;
+        }
+        seen.insert(fresh);
+        out.insert(index, fresh as i64);
+    }
+    Ok(out)
+}
+
+/// Copy `plane` as described by `job`.
+pub(crate) fn copy_plane<W: Write + Seek>(
+    w: &mut XSpaceWriter<W>,
+    plane: &PlaneView<'_>,
+    job: &PlaneJob<'_>,
+) -> Result<Copied, MergeError> {
+    let corrupt = |e| MergeError::corrupt(job.path, Some(plane.name), e);
+    let io = MergeError::Io;
+
+    let mut meta = PlaneMetadata::new();
+    let remap = meta.absorb(plane).map_err(corrupt)?;
+    let mut stats = Vec::new();
+    for stat in plane.stats() {
+        let mut stat = stat.map_err(corrupt)?.to_owned();
+        remap.remap_stat(&mut stat);
+        stats.push(stat);
+    }
+    for added in &job.added {
+        let id = meta.intern_stat(added.name);
+        stats.retain(|s| s.metadata_id != id);
+        stats.push(XStat {
+            metadata_id: id,
+            value: Some(added.value.clone()),
+        });
+    }
+
+    let renumber = if job.unique_rows {
+        renumbered_rows(plane).map_err(corrupt)?
+    } else {
+        HashMap::new()
+    };
+    let mut copied = Copied {
+        rows_renumbered: renumber.len() as u64,
+        ids_remapped: !remap.is_identity(),
+        ..Copied::default()
+    };
+    let mut snapshots: Option<SnapshotSummary> = None;
+
+    w.begin_plane(job.id, job.name).map_err(io)?;
+    for (index, line) in plane.lines().enumerate() {
+        let line = line.map_err(corrupt)?;
+        let mut header = line.header();
+        header.timestamp_ns =
+            i64::try_from(line.timestamp_ns as i128 + job.rebase_ns).map_err(|_| {
+                MergeError::TimestampOverflow {
+                    path: job.path.to_path_buf(),
+                    plane: plane.name.to_owned(),
+                    line_id: line.id,
+                    timestamp_ns: line.timestamp_ns,
+                    rebase_ns: job.rebase_ns,
+                }
+            })?;
+        if let Some(&display_id) = renumber.get(&index) {
+            header.display_id = display_id;
+        }
+        w.begin_line(&header).map_err(io)?;
+        for event in line.events() {
+            let event = event.map_err(corrupt)?;
+            if let Some(base) = job.snapshot_base_ns {
+                let sys =
+                    base + line.timestamp_ns as i128 + event.offset_ps().div_euclid(1000) as i128;
+                let s = snapshots.get_or_insert(SnapshotSummary {
+                    count: 0,
+                    first_sys_ns: sys,
+                    last_sys_ns: sys,
+                });
+                s.count += 1;
+                s.first_sys_ns = s.first_sys_ns.min(sys);
+                s.last_sys_ns = s.last_sys_ns.max(sys);
+            }
+            if remap.is_identity() {
+                // Same ids: every field after the timing copied byte for byte.
+                w.event_retimed(&event, event.offset_ps(), event.duration_ps, &[])
+                    .map_err(io)?;
+            } else {
+                let mut owned = event.to_owned().map_err(corrupt)?;
+                remap.remap_event(&mut owned);
+                w.event(&owned).map_err(io)?;
+            }
+            copied.events += 1;
+        }
+        w.end_line().map_err(io)?;
+        copied.lines += 1;
+    }
+    w.end_plane(meta.event_metadata(), meta.stat_metadata(), &stats)
+        .map_err(io)?;
+    copied.snapshots = snapshots;
+    Ok(copied)
+}

@@ -1,0 +1,111 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// Why a merge failed. Every variant names the file (and where it applies the
+/// plane, line or byte offset); a failed merge leaves no output behind.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MergeError {
+    /// No inputs were given.
+    #[error("nothing to merge: no input traces given")]
+    NoInputs,
+    /// Two inputs claim the same node id.
+    #[error("node id {node_id} given twice: {first} and {second}")]
+    DuplicateNode {
+        /// The node id.
+        node_id: u32,
+        /// The first file given for it.
+        first: PathBuf,
+        /// The second file given for it.
+        second: PathBuf,
+    },
+    /// The reference node is not among the inputs.
+    #[error("reference node {node_id} is not among the inputs (nodes: {known:?})")]
+    UnknownReference {
+        /// The requested reference node.
+        node_id: u32,
+        /// The node ids that were given.
+        known: Vec<u32>,
+    },
+    /// An option is out of range.
+    #[error("invalid merge option: {0}")]
+    InvalidOption(String),
+    /// A file could not be opened, mapped or written.
+    #[error("{0}")]
+    Io(#[source] xplane_proto::Error),
+    /// A file's bytes are not a valid XSpace.
+    #[error("{path}: corrupt XSpace{}: {source}", plane_context(plane))]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// The plane being read, when known.
+        plane: Option<String>,
+        /// What was wrong and at which byte offset of the file.
+        source: xplane_proto::WireError,
+    },
+    /// A GPU plane whose local ordinal cannot be placed in the merged id scheme.
+    #[error(
+        "{path}: plane {plane:?} of node {node_id}: {reason} (GPU planes need a name \
+         `/device:GPU:<k>` with k < gpu_id_stride - 1 = {max_ordinal_plus_one})"
+    )]
+    GpuOrdinal {
+        /// The file.
+        path: PathBuf,
+        /// The node.
+        node_id: u32,
+        /// The plane name.
+        plane: String,
+        /// What is wrong with the ordinal.
+        reason: String,
+        /// `gpu_id_stride - 1`: ordinals must be below this.
+        max_ordinal_plus_one: u64,
+    },
+    /// Moving a line onto the reference session start overflows `i64`.
+    #[error(
+        "{path}: plane {plane:?}, line {line_id}: timestamp_ns {timestamp_ns} + rebase \
+         {rebase_ns} ns overflows int64"
+    )]
+    TimestampOverflow {
+        /// The file.
+        path: PathBuf,
+        /// The plane name.
+        plane: String,
+        /// The line id.
+        line_id: i64,
+        /// The stored `timestamp_ns`.
+        timestamp_ns: i64,
+        /// The shift onto the reference session start.
+        rebase_ns: i128,
+    },
+    /// The merge summary could not be written.
+    #[error("{path}: writing merge summary: {source}")]
+    Summary {
+        /// The summary file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+fn plane_context(plane: &Option<String>) -> String {
+    match plane {
+        Some(p) => format!(" (plane {p:?})"),
+        None => String::new(),
+    }
+}
+
+impl MergeError {
+    /// Attach the file and plane to an error of the zero-copy reader.
+    pub(crate) fn corrupt(
+        path: &std::path::Path,
+        plane: Option<&str>,
+        source: xplane_proto::WireError,
+    ) -> Self {
+        MergeError::Corrupt {
+            path: path.to_path_buf(),
+            plane: plane.map(str::to_owned),
+            source,
+        }
+    }
+}

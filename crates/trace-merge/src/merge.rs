@@ -1,0 +1,310 @@
+//! The merge: survey every input, then stream plane by plane into one
+//! XSpace that appears only when complete, then write the summary.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use xplane_proto::{
+    FileBytes, HOST_PLANE, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PROFILE_START_TIME,
+    PROFILE_STOP_TIME, TASK_ENV_PLANE, XPlane, XSpaceFile, XStat, write_atomically, x_stat,
+};
+
+use crate::copy::{AddedStat, PlaneJob, copy_plane};
+use crate::error::MergeError;
+use crate::naming::{IdScheme, PlaneKind, VIEWER_LAST_DEVICE_PID};
+use crate::options::{MergeInput, MergeOptions};
+use crate::remap::PlaneMetadata;
+use crate::report::{MergeReport, NodeReport, PlaneReport};
+use crate::survey::{NodePlan, survey};
+
+/// The summary file written beside the merged trace unless
+/// [`MergeOptions::summary_path`] says otherwise.
+pub const SUMMARY_FILE_NAME: &str = "combined.metadata.json";
+
+/// Merge per-node traces into one XSpace at `output`, and write the
+/// [`MergeReport`] as JSON beside it (see [`SUMMARY_FILE_NAME`]).
+///
+/// The inputs are memory-mapped one at a time and copied line by line, so
+/// memory stays far below the inputs' size. Every line is moved onto the
+/// reference node's session start (`timestamp_ns += T_node − T_ref`), which
+/// is a no-op for traces already aligned onto the reference. On any error
+/// nothing is left at `output` or at the summary path.
+pub fn merge(
+    inputs: &[MergeInput],
+    options: &MergeOptions,
+    output: impl AsRef<Path>,
+) -> Result<MergeReport, MergeError> {
+    let output = output.as_ref();
+    let scheme = IdScheme::new(options.gpu_id_stride).ok_or_else(|| {
+        MergeError::InvalidOption(format!(
+            "gpu_id_stride must be at least 2 (one GPU and the host plane), got {}",
+            options.gpu_id_stride
+        ))
+    })?;
+    let reference = check_nodes(inputs, options.reference_node)?;
+
+    // Reference first, then by node id.
+    let mut order: Vec<&MergeInput> = inputs.iter().collect();
+    order.sort_by_key(|i| (i.node_id != reference, i.node_id));
+    let plans = order
+        .iter()
+        .map(|i| survey(i, i.node_id == reference, scheme))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ref_plan = &plans[0];
+    let t_ref = ref_plan.session_start_ns;
+    let stop = plans.iter().filter_map(|p| p.session_stop_ns).max();
+
+    let mut file = XSpaceFile::create(output).map_err(MergeError::Io)?;
+    let w = file.writer();
+    w.plane(&combined_task_env(ref_plan, t_ref, stop))
+        .map_err(MergeError::Io)?;
+    let mut report = MergeReport {
+        output: output.to_path_buf(),
+        reference_node: reference,
+        session_start_ns: t_ref,
+        session_stop_ns: stop,
+        gpu_id_stride: scheme.stride(),
+        hostnames: Vec::new(),
+        planes: 1,
+        lines: 0,
+        events: 0,
+        warnings: Vec::new(),
+        nodes: Vec::new(),
+    };
+    for (plan, input) in plans.iter().zip(&order) {
+        let node = copy_node(w, plan, input, t_ref)?;
+        report.planes += node.planes.len();
+        report.lines += node.planes.iter().map(|p| p.lines).sum::<u64>();
+        report.events += node.planes.iter().map(|p| p.events).sum::<u64>();
+        if let Some(h) = &node.hostname {
+            if !report.hostnames.contains(h) {
+                report.hostnames.push(h.clone());
+            }
+        }
+        report.nodes.push(node);
+    }
+    report.warnings = warnings(&report);
+
+    let summary = options
+        .summary_path
+        .clone()
+        .unwrap_or_else(|| summary_beside(output));
+    let json = serde_json::to_vec_pretty(&report).expect("the report serialises");
+    file.commit(&report.hostnames, &[], &report.warnings)
+        .map_err(MergeError::Io)?;
+    let written = write_atomically(&summary, |f| std::io::Write::write_all(f, &json));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(output);
+        return Err(MergeError::Summary {
+            path: summary,
+            source: std::io::Error::other(e.to_string()),
+        });
+    }
+    Ok(report)
+}
+
+/// `combined.metadata.json` in the folder of `output`.
+pub fn summary_beside(output: &Path) -> PathBuf {
+    match output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(SUMMARY_FILE_NAME),
+        _ => PathBuf::from(SUMMARY_FILE_NAME),
+    }
+}
+
+/// Check node ids and pick the reference.
+fn check_nodes(inputs: &[MergeInput], wanted: Option<u32>) -> Result<u32, MergeError> {
+    let mut seen: HashMap<u32, &Path> = HashMap::new();
+    for input in inputs {
+        if let Some(first) = seen.insert(input.node_id, &input.path) {
+            return Err(MergeError::DuplicateNode {
+                node_id: input.node_id,
+                first: first.to_path_buf(),
+                second: input.path.clone(),
+            });
+        }
+    }
+    let smallest = inputs
+        .iter()
+        .map(|i| i.node_id)
+        .min()
+        .ok_or(MergeError::NoInputs)?;
+    let reference = wanted.unwrap_or(smallest);
+    if !seen.contains_key(&reference) {
+        let mut known: Vec<u32> = seen.keys().copied().collect();
+        known.sort_unstable();
+        return Err(MergeError::UnknownReference {
+            node_id: reference,
+            known,
+        });
+    }
+    Ok(reference)
+}
+
+fn time_value(ns: i128) -> x_stat::Value {
+    match u64::try_from(ns) {
+        Ok(v) => x_stat::Value::Uint64Value(v),
+        Err(_) => x_stat::Value::Int64Value(ns as i64),
+    }
+}
+
+/// The one `Task Environment` of the merged trace: the reference's plane
+/// with the reference's start and the latest stop of any node.
+fn combined_task_env(reference: &NodePlan, t_ref: i128, stop: Option<i128>) -> XPlane {
+    let source = reference.task_env.clone().unwrap_or_default();
+    let mut meta = PlaneMetadata::new();
+    let remap = meta.absorb_owned(&source.event_metadata, &source.stat_metadata);
+    let mut stats: Vec<XStat> = source
+        .stats
+        .into_iter()
+        .map(|mut s| {
+            remap.remap_stat(&mut s);
+            s
+        })
+        .collect();
+    let mut set = |name: &str, value: x_stat::Value| {
+        let id = meta.intern_stat(name);
+        stats.retain(|s| s.metadata_id != id);
+        stats.push(XStat {
+            metadata_id: id,
+            value: Some(value),
+        });
+    };
+    set(PROFILE_START_TIME, time_value(t_ref));
+    if let Some(stop) = stop {
+        set(PROFILE_STOP_TIME, time_value(stop));
+    }
+    set(
+        NODE_ID_STAT,
+        x_stat::Value::Int64Value(reference.node_id as i64),
+    );
+    if let Some(h) = &reference.hostname {
+        set(HOSTNAME_STAT, x_stat::Value::StrValue(h.clone()));
+    }
+    set(
+        ORIGINAL_PLANE_STAT,
+        x_stat::Value::StrValue(TASK_ENV_PLANE.to_owned()),
+    );
+    XPlane {
+        id: source.id,
+        name: TASK_ENV_PLANE.to_owned(),
+        lines: Vec::new(),
+        event_metadata: meta.event_metadata().clone(),
+        stat_metadata: meta.stat_metadata().clone(),
+        stats,
+    }
+}
+
+/// Copy every plane of one node.
+fn copy_node<W: std::io::Write + std::io::Seek>(
+    w: &mut xplane_proto::XSpaceWriter<W>,
+    plan: &NodePlan,
+    input: &MergeInput,
+    t_ref: i128,
+) -> Result<NodeReport, MergeError> {
+    let bytes = FileBytes::open(&plan.path).map_err(MergeError::Io)?;
+    let view = bytes.view();
+    let rebase_ns = plan.session_start_ns - t_ref;
+    let mut node = NodeReport {
+        node_id: plan.node_id,
+        path: plan.path.clone(),
+        hostname: plan.hostname.clone(),
+        session_start_ns: plan.session_start_ns,
+        session_stop_ns: plan.session_stop_ns,
+        rebase_ns,
+        snapshots: None,
+        planes: Vec::new(),
+        diagnostics: input.diagnostics.clone(),
+    };
+    let mut planes = view.planes();
+    for planned in &plan.planes {
+        let plane = match planes.next() {
+            Some(p) => p.map_err(|e| MergeError::corrupt(&plan.path, None, e))?,
+            None => return Err(changed(&plan.path)),
+        };
+        if plane.name != planned.original_name {
+            return Err(changed(&plan.path));
+        }
+        let mut added = vec![AddedStat {
+            name: NODE_ID_STAT,
+            value: x_stat::Value::Int64Value(plan.node_id as i64),
+        }];
+        if let Some(h) = &plan.hostname {
+            added.push(AddedStat {
+                name: HOSTNAME_STAT,
+                value: x_stat::Value::StrValue(h.clone()),
+            });
+        }
+        added.push(AddedStat {
+            name: ORIGINAL_PLANE_STAT,
+            value: x_stat::Value::StrValue(planned.original_name.clone()),
+        });
+        let job = PlaneJob {
+            path: &plan.path,
+            id: planned.placement.id,
+            name: &planned.placement.name,
+            rebase_ns,
+            unique_rows: planned.placement.drawn,
+            snapshot_base_ns: (planned.kind == PlaneKind::Snapshots)
+                .then_some(plan.session_start_ns),
+            added,
+        };
+        let copied = copy_plane(w, &plane, &job)?;
+        if copied.snapshots.is_some() && node.snapshots.is_none() {
+            node.snapshots = copied.snapshots;
+        }
+        node.planes.push(PlaneReport {
+            original_name: planned.original_name.clone(),
+            original_id: planned.original_id,
+            kind: planned.kind,
+            merged_name: planned.placement.name.clone(),
+            merged_id: planned.placement.id,
+            drawn: planned.placement.drawn,
+            lines: copied.lines,
+            events: copied.events,
+            rows_renumbered: copied.rows_renumbered,
+            ids_remapped: copied.ids_remapped,
+        });
+    }
+    if planes.next().is_some() {
+        return Err(changed(&plan.path));
+    }
+    Ok(node)
+}
+
+fn changed(path: &Path) -> MergeError {
+    MergeError::Io(xplane_proto::Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other("file changed while it was being merged"),
+    })
+}
+
+fn warnings(report: &MergeReport) -> Vec<String> {
+    let mut out = Vec::new();
+    let high: Vec<&PlaneReport> = report
+        .nodes
+        .iter()
+        .flat_map(|n| &n.planes)
+        .filter(|p| p.drawn && p.merged_name != HOST_PLANE)
+        .filter(|p| p.merged_id + 1 > VIEWER_LAST_DEVICE_PID)
+        .collect();
+    if let Some(first) = high.first() {
+        out.push(format!(
+            "{} drawn planes (first {:?}) have ids of {} or more: xprof versions that \
+             cap device process ids at {} show them all as one process; a smaller \
+             gpu_id_stride (GPUs per node + 1) keeps ids low",
+            high.len(),
+            first.merged_name,
+            VIEWER_LAST_DEVICE_PID,
+            VIEWER_LAST_DEVICE_PID
+        ));
+    }
+    if let Some(reference) = report.nodes.first() {
+        if !reference.planes.iter().any(|p| p.kind == PlaneKind::Host) {
+            out.push(format!(
+                "reference node {} has no {HOST_PLANE} plane: the merged trace has no host plane",
+                reference.node_id
+            ));
+        }
+    }
+    out
+}
