@@ -14,6 +14,9 @@ use crate::options::AlignOptions;
 pub struct LineCounts {
     /// Events whose times were mapped.
     pub events: u64,
+    /// Events copied with their times unchanged (bookkeeping planes,
+    /// aggregated events).
+    pub copied: u64,
     /// Events moved by the monotonicity guard (or whose end was raised to their start).
     pub clamped: u64,
     /// Events with a time before the first snapshot pair.
@@ -51,6 +54,7 @@ impl LineCounts {
     /// Add another set of counts.
     pub fn add(&mut self, other: &LineCounts) {
         self.events += other.events;
+        self.copied += other.copied;
         self.clamped += other.clamped;
         self.snapshot_before += other.snapshot_before;
         self.snapshot_after += other.snapshot_after;
@@ -89,6 +93,8 @@ pub struct LineReport {
     pub clock: LineClock,
     /// Events mapped.
     pub events: u64,
+    /// Events copied with unchanged times.
+    pub copied: u64,
 }
 
 /// An offset anchor as reported.

@@ -173,9 +173,22 @@ pub(crate) fn align_line(
             scratch.clear();
             encode_event_retimed(&event, 0, event.duration_ps, &[], &mut scratch);
             encode_field(4, &scratch, out);
+            counts.copied += 1;
             continue;
         }
         let stored_start = line_start + event.offset_ps() as i128;
+        if clock == LineClock::Unchanged {
+            let offset_ps = stored_start - line_zero_ps;
+            let offset_ps = i64::try_from(offset_ps).map_err(|_| LineError::Overflow {
+                event: i,
+                offset_ps,
+            })?;
+            scratch.clear();
+            encode_event_retimed(&event, offset_ps, event.duration_ps, &[], &mut scratch);
+            encode_field(4, &scratch, out);
+            counts.copied += 1;
+            continue;
+        }
         let stored_end = stored_start + event.duration_ps as i128;
         let (mut start, start_flags) = starts.map(stored_start);
         let (mut end, end_flags) = ends.map(stored_end);

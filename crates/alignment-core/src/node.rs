@@ -303,6 +303,7 @@ impl<'a> NodeAligner<'a> {
                     line_id: line.id,
                     clock: *clock,
                     events: line_counts.events,
+                    copied: line_counts.copied,
                 });
             }
         }
