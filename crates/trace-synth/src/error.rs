@@ -1,0 +1,62 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// What went wrong while synthesising a run or scoring a trace against it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SynthError {
+    /// A configuration value is out of range or inconsistent.
+    #[error("invalid synth configuration: {field}: {reason}")]
+    InvalidConfig {
+        /// The offending field of [`crate::SynthConfig`].
+        field: &'static str,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// A file could not be created, read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Writing or reading an XSpace failed.
+    #[error(transparent)]
+    Xspace(#[from] xplane_proto::Error),
+    /// A truth file is malformed.
+    #[error("{path}: bad truth file: {reason}")]
+    BadTruth {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (with the byte offset where it applies).
+        reason: String,
+    },
+    /// A scored trace is malformed.
+    #[error("{path}: plane {plane:?}, line {line:?}: {reason}")]
+    BadTrace {
+        /// The file.
+        path: PathBuf,
+        /// The plane's name.
+        plane: String,
+        /// The line's name (empty for plane-level problems).
+        line: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl SynthError {
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SynthError {
+        let path = path.into();
+        move |source| SynthError::Io { path, source }
+    }
+
+    pub(crate) fn config(field: &'static str, reason: impl Into<String>) -> SynthError {
+        SynthError::InvalidConfig {
+            field,
+            reason: reason.into(),
+        }
+    }
+}
