@@ -1,6 +1,68 @@
 //! Put one node's XSpace trace onto the global timeline.
 //!
-//! placeholder overview
+//! Every event's stored time is made absolute (`T_sess + line.timestamp_ns`
+//! and `offset_ps`, in `i128` picoseconds), then mapped:
+//! device-plane events and the GPU runtime's callback lines (recognised by
+//! their line base `S_w`) go tracer → host through the node's snapshot map
+//! `P_i` and host → global through its offset map `O_i`; wall-clock host
+//! lines go through `O_i` only. Starts and ends are both mapped, a
+//! non-strict per-line monotonicity guard counts what it clamps, and
+//! everything that is not a timestamp (metadata, stats, ids, names) is
+//! copied byte for byte. The output's session start is the reference
+//! node's; bookkeeping planes keep their absolute times so the output can be
+//! re-aligned.
+//!
+//! - [`OffsetsFile`] parses `round_offsets.jsonl`; [`Snapshots`] reads pairs
+//!   from any carrier; [`NodeClocks`] builds the two maps.
+//! - [`align_node`] aligns a file into a file (atomically);
+//!   [`NodeAligner`] streams the aligned planes into any
+//!   [`xplane_proto::XSpaceWriter`] (the merge uses this).
+//! - [`AlignOptions`] holds the policies; [`NodeDiagnostics`] reports what
+//!   was done (JSON and a human summary). Errors are [`AlignError`], naming
+//!   the file and place; on error nothing is written.
+//!
+//! ```
+//! use alignment_core::{align_node, AlignOptions, NodeInput, OffsetsFile};
+//! use xplane_proto::{XEvent, XEventMetadata, XLine, XPlane, XSpace, x_event};
+//!
+//! // Node 1's host clock runs 1 ms ahead of node 0's; one wall-clock event.
+//! let t0: i64 = 1_765_432_100_000_000_000;
+//! let trace = XSpace {
+//!     planes: vec![XPlane {
+//!         name: "/host:CPU".into(),
+//!         event_metadata: [(1, XEventMetadata { id: 1, name: "step".into(), ..Default::default() })].into(),
+//!         lines: vec![XLine {
+//!             name: "python".into(),
+//!             timestamp_ns: t0 + 1_000_000 + 5_000_000_000, // absolute: no Task Environment
+//!             events: vec![XEvent { metadata_id: 1, data: Some(x_event::Data::OffsetPs(0)), duration_ps: 1_000, stats: vec![] }],
+//!             ..Default::default()
+//!         }],
+//!         ..Default::default()
+//!     }],
+//!     ..Default::default()
+//! };
+//! let dir = tempfile::tempdir()?;
+//! xplane_proto::write_xspace(dir.path().join("node1.xplane.pb"), &trace)?;
+//! let offsets = format!(
+//!     "{{\"meta\":true,\"nodes\":[{{\"node_id\":0,\"start_walltime_ns\":{t0}}},{{\"node_id\":1,\"start_walltime_ns\":{t0}}}]}}\n\
+//!      {{\"round_id\":1,\"window_start_ns\":{t0},\"window_end_ns\":{},\"node_id\":0,\"offset_ns\":0}}\n\
+//!      {{\"round_id\":1,\"window_start_ns\":{t0},\"window_end_ns\":{},\"node_id\":1,\"offset_ns\":1e+06}}\n",
+//!     t0 + 4_000_000_000, t0 + 4_000_000_000);
+//! std::fs::write(dir.path().join("round_offsets.jsonl"), offsets)?;
+//!
+//! let offsets = OffsetsFile::read(dir.path().join("round_offsets.jsonl"))?;
+//! let input = NodeInput { node_id: 1, trace: dir.path().join("node1.xplane.pb"), ..Default::default() };
+//! let out = dir.path().join("node1.aligned.xplane.pb");
+//! let diagnostics = align_node(&input, &offsets, &AlignOptions::default(), Some(0), &out)?;
+//! assert_eq!(diagnostics.events_corrected, 1);
+//!
+//! let aligned = xplane_proto::read_xspace(&out)?;
+//! let line = &aligned.planes[0].lines[0];
+//! let start = xplane_proto::absolute_ps(0, line.timestamp_ns, 0)
+//!     + match line.events[0].data { Some(x_event::Data::OffsetPs(o)) => o as i128, _ => 0 };
+//! assert_eq!(start, (t0 as i128 + 5_000_000_000) * 1000); // on node 0's clock
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![deny(missing_docs)]
 
 mod clocks;
