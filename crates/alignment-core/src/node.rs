@@ -165,9 +165,11 @@ impl<'a> NodeAligner<'a> {
                     continue;
                 }
                 let missing = if self.clocks.snapshot.is_none() {
-                    Some("no clock snapshot pairs (no /host:snapshots plane and no snapshots file)")
+                    Some(
+                        "the node has no clock snapshot pairs (no /host:snapshots plane with pairs, and no snapshots file)",
+                    )
                 } else if self.clocks.start_walltime_ns.is_none() {
-                    Some("no start_walltime_ns (S_w) for the node")
+                    Some("the node has no start_walltime_ns (S_w)")
                 } else if self.clocks.start_gpu_ns.is_none() {
                     Some(
                         "start_gpu_ns (S_g) is unknown (0 in the offsets header); give it explicitly",
@@ -179,7 +181,7 @@ impl<'a> NodeAligner<'a> {
                     return Err(AlignError::invalid(
                         &self.path,
                         format!("plane '{}', line '{}'", plane.name, line.name),
-                        format!("events on the tracer clock need {missing}"),
+                        format!("events on the tracer clock, but {missing}"),
                     ));
                 }
             }

@@ -414,7 +414,11 @@ fn tracer_events_without_snapshots_are_an_error() {
     let mut space = node1_trace(&true_pairs());
     space.planes.retain(|p| p.name != "/host:snapshots");
     let case = Case::new(&space, &offsets_text("1e+06"));
-    assert_fails_without_output(&case, &AlignOptions::default(), "no clock snapshot pairs");
+    assert_fails_without_output(
+        &case,
+        &AlignOptions::default(),
+        "has no clock snapshot pairs",
+    );
 }
 
 #[test]
