@@ -147,7 +147,11 @@ pub(crate) fn copy_plane<W: Write + Seek>(
                 s.last_sys_ns = s.last_sys_ns.max(sys);
             }
             if remap.is_identity() {
-                // Same ids: every field after the timing copied byte for byte.
+                // Same ids: every field after the timing copied byte for byte,
+                // once the stats are known to be well-formed.
+                for stat in event.stats() {
+                    stat.map_err(corrupt)?;
+                }
                 w.event_retimed(&event, event.offset_ps(), event.duration_ps, &[])
                     .map_err(io)?;
             } else {
