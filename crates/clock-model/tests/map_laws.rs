@@ -300,3 +300,14 @@ fn hold_keeps_the_end_offset() {
     let inv = hold.inverse().unwrap();
     assert_eq!(inv.map(h(2_002_000)).time, t(2_000_000));
 }
+
+#[test]
+fn maps_are_clone_send_sync() {
+    fn check<T: Clone + Send + Sync>() {}
+    check::<PiecewiseLinear<clock_model::Tracer, clock_model::Host>>();
+    check::<SnapshotMap>();
+    check::<clock_model::OffsetMap>();
+    check::<clock_model::DriftMap>();
+    check::<clock_model::Cursor<'static, clock_model::Host, clock_model::Global>>();
+    check::<clock_model::OffsetCursor<'static>>();
+}

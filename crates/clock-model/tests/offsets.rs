@@ -337,3 +337,32 @@ fn drift_model_rejects_non_finite_drift() {
     // The interpolating model ignores drift.
     assert!(OffsetMap::build(&a, OffsetModel::Interpolate, Extrapolation::Extrapolate).is_ok());
 }
+
+/// The worked example of docs/clock-model.md.
+#[test]
+fn documented_worked_example() {
+    let rows = [
+        row(3, 0, win(1000, 5000), 0.0),
+        row(3, 1, win(1100, 5101), -750.8),
+        row(4, 0, win(9000, 13000), 0.0),
+        row(4, 1, win(9000, 13000), 1.23457e6),
+    ];
+    let a = OffsetAnchors::from_rows(&rows, 1, 0).unwrap();
+    let pts: Vec<(i128, i128)> = a
+        .anchors
+        .iter()
+        .map(|a| (a.host.as_ps(), a.global.as_ps()))
+        .collect();
+    assert_eq!(
+        pts,
+        vec![(3_100_500, 3_851_300), (1_245_570_000, 11_000_000)]
+    );
+    assert!(matches!(
+        a.warnings[..],
+        [OffsetWarning::OffsetJump {
+            from_round: 3,
+            to_round: 4,
+            ..
+        }]
+    ));
+}
