@@ -1,1 +1,75 @@
-fn main() {}
+//! `align-cli`: align, merge and validate the XSpace profiler traces of a
+//! multi-node job.
+//!
+//! Exit codes: 0 success (a closed stdout pipe counts as success), 1 a
+//! validation exceeded its threshold ([`exit::ValidationFailed`]), 2 bad
+//! input or usage.
+//!
+//! To add a subcommand: write `src/cmd/<name>.rs` (or `src/cmd/<name>/mod.rs`)
+//! with a clap `Args` struct and `pub fn run(args: Args, global: &Global) ->
+//! anyhow::Result<()>`, declare it in `src/cmd/mod.rs`, and add one variant
+//! to [`Command`] and one arm to [`Command::run`].
+
+mod cmd;
+mod exit;
+mod utc;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Align, merge and validate multi-node XSpace (`*.xplane.pb`) profiler traces.
+#[derive(Debug, Parser)]
+#[command(name = "align-cli", version, about)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every subcommand accepts.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Global {
+    /// Print only the essentials.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print more detail (repeat for even more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// The subcommands, one module each under `src/cmd/`.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Summarise XSpace files: planes, lines, events, time spans, stats and problems.
+    Inspect(cmd::inspect::Args),
+    /// Align one node's trace onto the global timeline.
+    Align(cmd::align::Args),
+    /// Align every node of a run and merge them into one trace, validating collectives.
+    Merge(cmd::merge::Args),
+    /// Synthesise a 4-node run, align, merge, validate and score it: the whole job on a demo.
+    Demo(cmd::demo::Args),
+}
+
+impl Command {
+    fn run(self, global: &Global) -> anyhow::Result<()> {
+        match self {
+            Command::Inspect(args) => cmd::inspect::run(args, global),
+            Command::Align(args) => cmd::align::run(args, global),
+            Command::Merge(args) => cmd::merge::run(args, global),
+            Command::Demo(args) => cmd::demo::run(args, global),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return exit::usage(&e),
+    };
+    match cli.command.run(&cli.global) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => exit::report(&e),
+    }
+}

@@ -1,0 +1,98 @@
+//! `align-cli demo`: synthesise a 4-node run, align and merge it, validate
+//! collectives before and after, and score the result against the truth.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use trace_synth::{SynthConfig, score_files, synthesize};
+
+use super::merge::{discover, execute, summary};
+use crate::Global;
+
+/// Run the whole job on a simulated cluster.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Keep everything in this folder (default: a temporary folder, removed at the end).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Nodes in the simulated cluster.
+    #[arg(long, default_value_t = 4)]
+    pub nodes: u32,
+    /// GPUs per node.
+    #[arg(long, default_value_t = 2)]
+    pub gpus: u32,
+    /// Training steps (about 100 ms each).
+    #[arg(long, default_value_t = 150)]
+    pub steps: u32,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the outcome as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    let tmp;
+    let dir = match &args.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            dir.clone()
+        }
+        None => {
+            tmp = tempfile::tempdir().context("creating a temporary folder")?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let config = SynthConfig {
+        seed: args.seed,
+        nodes: args.nodes,
+        gpus_per_node: args.gpus,
+        steps: args.steps,
+        step_min_ms: 90.0,
+        step_max_ms: 110.0,
+        ..SynthConfig::default()
+    };
+    let run_dir = dir.join("run");
+    let run = synthesize(&config, &run_dir).context("synthesising the demo run")?;
+    let say = |s: String| {
+        if !global.quiet && !args.json {
+            println!("{s}");
+        }
+    };
+    say(format!(
+        "synthesised {} nodes x {} GPUs, {} steps, {} events in {}",
+        args.nodes,
+        args.gpus,
+        args.steps,
+        run.events,
+        run_dir.display()
+    ));
+    let plan = discover(&run_dir)?;
+    let output = dir.join("combined.xplane.pb");
+    let progress = !global.quiet && !args.json;
+    let outcome = execute(
+        &plan,
+        &Default::default(),
+        &output,
+        trace_merge::DEFAULT_GPU_ID_STRIDE,
+        true,
+        progress,
+    )?;
+    let mut score =
+        score_files(&[&output], &run.truth_path).context("scoring against the truth")?;
+    score.collective_violations = outcome.after.as_ref().map(|a| a.summary.violations as u64);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "merge": outcome, "score": score }))?
+        );
+        return Ok(());
+    }
+    say(summary(&outcome));
+    say(format!("error against the truth (ns):\n{}", score.table()));
+    if args.out.is_none() {
+        say("(temporary folder removed; keep the files with --out DIR)".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Alignment policy flags shared by `align`, `merge` and `demo`.
+
+use alignment_core::{AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, TracerLines};
+use clap::ValueEnum;
+
+/// Outside the anchored range.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExtrapolationArg {
+    /// Continue the first / last segment.
+    Extrapolate,
+    /// Hold the end offset.
+    Hold,
+}
+
+impl From<ExtrapolationArg> for Extrapolation {
+    fn from(a: ExtrapolationArg) -> Self {
+        match a {
+            ExtrapolationArg::Extrapolate => Extrapolation::Extrapolate,
+            ExtrapolationArg::Hold => Extrapolation::Hold,
+        }
+    }
+}
+
+/// Between offset anchors.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OffsetModelArg {
+    /// Piecewise-linear through the anchors.
+    Interpolate,
+    /// Each row's drift_ppm around its window midpoint.
+    Drift,
+}
+
+/// Where device events go.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DeviceTimelineArg {
+    /// The global clock.
+    Global,
+    /// The corrected tracer timeline (per-node output).
+    CorrectedTracer,
+}
+
+/// The alignment policies.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PolicyArgs {
+    /// The node whose host clock is the global timeline.
+    #[arg(long, default_value_t = 0)]
+    pub reference: u32,
+    /// Outside the snapshot pairs.
+    #[arg(long, value_enum, default_value = "extrapolate")]
+    pub snapshot_extrapolation: ExtrapolationArg,
+    /// Outside the offset anchors.
+    #[arg(long, value_enum, default_value = "extrapolate")]
+    pub offset_extrapolation: ExtrapolationArg,
+    /// How offsets are modelled between anchors.
+    #[arg(long, value_enum, default_value = "interpolate")]
+    pub offset_model: OffsetModelArg,
+    /// Host lines on the tracer clock, by name pattern (`*` wildcard;
+    /// repeatable). Default: detected by their line base S_w.
+    #[arg(long = "tracer-line", value_name = "PATTERN")]
+    pub tracer_lines: Vec<String>,
+    /// Where device-plane events are written.
+    #[arg(long, value_enum, default_value = "global")]
+    pub device_timeline: DeviceTimelineArg,
+    /// Copy a node without usable offsets through unaligned instead of failing.
+    #[arg(long)]
+    pub pass_through: bool,
+    /// Add the stat `timestamp_correction_ns` to every event.
+    #[arg(long)]
+    pub correction_stat: bool,
+}
+
+impl PolicyArgs {
+    /// The library options.
+    pub fn options(&self) -> AlignOptions {
+        AlignOptions {
+            reference_node: self.reference,
+            snapshot_extrapolation: self.snapshot_extrapolation.into(),
+            offset_extrapolation: self.offset_extrapolation.into(),
+            offset_model: match self.offset_model {
+                OffsetModelArg::Interpolate => OffsetModel::Interpolate,
+                OffsetModelArg::Drift => OffsetModel::Drift,
+            },
+            tracer_lines: if self.tracer_lines.is_empty() {
+                TracerLines::Auto
+            } else {
+                TracerLines::Patterns(self.tracer_lines.clone())
+            },
+            device_timeline: match self.device_timeline {
+                DeviceTimelineArg::Global => DeviceTimeline::Global,
+                DeviceTimelineArg::CorrectedTracer => DeviceTimeline::CorrectedTracer,
+            },
+            pass_through_without_offsets: self.pass_through,
+            correction_stat: self.correction_stat,
+        }
+    }
+}
