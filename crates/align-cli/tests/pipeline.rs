@@ -1,0 +1,219 @@
+//! `demo`, `align` and `merge` end to end on a synthetic run, and their
+//! error classes: exit codes, messages naming file and place, and no
+//! output left behind on failure.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn cli() -> Command {
+    Command::cargo_bin("align-cli").unwrap()
+}
+
+/// A demo folder with a synthetic 3-node run under `run/` (small and quick).
+fn demo_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    cli()
+        .args([
+            "demo", "-q", "--nodes", "3", "--steps", "120", "--seed", "7", "--out",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout("");
+    dir
+}
+
+fn run_dir(dir: &Path) -> PathBuf {
+    dir.join("run")
+}
+
+fn no_output(path: &Path) {
+    assert!(
+        !path.exists(),
+        "{} must not exist after a failure",
+        path.display()
+    );
+    let parent = path.parent().unwrap();
+    let stray: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(stray.is_empty(), "temporary files left: {stray:?}");
+}
+
+#[test]
+fn demo_reports_violations_gone_and_scores() {
+    cli()
+        .args(["demo", "--nodes", "2", "--steps", "100"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("happens-before violations"))
+        .stdout(predicate::str::contains("-> 0 after"))
+        .stdout(predicate::str::contains("truth events"));
+}
+
+#[test]
+fn merge_run_dir_writes_trace_and_summary() {
+    let dir = demo_dir();
+    let out = dir.path().join("merged.xplane.pb");
+    let assert = cli()
+        .args(["merge", "--json", "--run-dir"])
+        .arg(run_dir(dir.path()))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(json["nodes"].as_array().unwrap().len(), 3);
+    assert_eq!(json["after"]["summary"]["violations"], 0);
+    assert!(json["before"]["summary"]["violations"].as_u64().unwrap() > 0);
+    assert!(out.exists());
+    assert!(dir.path().join("combined.metadata.json").exists());
+    // The merged trace is clean for inspect.
+    cli().arg("inspect").arg(&out).assert().success();
+}
+
+#[test]
+fn merge_human_summary_snapshot() {
+    let dir = demo_dir();
+    let out = dir.path().join("merged.xplane.pb");
+    let assert = cli()
+        .args(["merge", "--run-dir"])
+        .arg(run_dir(dir.path()))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let text = String::from_utf8(assert.get_output().stdout.clone())
+        .unwrap()
+        .replace(&dir.path().display().to_string(), "<DIR>");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/merge.txt");
+    if std::env::var_os("ALIGN_CLI_BLESS").is_some() {
+        std::fs::write(&golden, &text).unwrap();
+    }
+    assert_eq!(
+        text,
+        std::fs::read_to_string(&golden).unwrap(),
+        "rerun with ALIGN_CLI_BLESS=1 to update"
+    );
+}
+
+#[test]
+fn align_one_node_writes_trace_and_stats() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let out = dir.path().join("n1.xplane.pb");
+    cli()
+        .args(["align", "--offsets"])
+        .arg(run.join("round_offsets.jsonl"))
+        .arg("--reference-trace")
+        .arg(run.join("node0.xplane.pb"))
+        .arg(run.join("node1.xplane.pb"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("node 1:"));
+    let stats: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("n1.xplane.pb.alignment_stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["node_id"], 1);
+    assert!(stats["events_corrected"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn offsets_naming_a_node_without_trace_is_bad_input() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    std::fs::remove_file(run.join("node2.xplane.pb")).unwrap();
+    std::fs::remove_file(run.join("node2.snapshots.pb")).unwrap();
+    let out = dir.path().join("merged.xplane.pb");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("round_offsets.jsonl"))
+        .stderr(predicate::str::contains("node 2"));
+    no_output(&out);
+}
+
+#[test]
+fn malformed_offsets_line_is_bad_input_with_line_number() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let offsets = run.join("round_offsets.jsonl");
+    let mut text = std::fs::read_to_string(&offsets).unwrap();
+    text.push_str("{\"round_id\": 999, \"node_id\": 1,\n");
+    let lines = text.lines().count();
+    std::fs::write(&offsets, text).unwrap();
+    let out = dir.path().join("merged.xplane.pb");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "round_offsets.jsonl:{lines}:"
+        )));
+    no_output(&out);
+}
+
+#[test]
+fn corrupt_trace_is_bad_input_naming_the_file() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let trace = run.join("node1.xplane.pb");
+    let bytes = std::fs::read(&trace).unwrap();
+    std::fs::write(&trace, &bytes[..bytes.len() / 3]).unwrap();
+    let out = dir.path().join("merged.xplane.pb");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("node1.xplane.pb"))
+        .stderr(predicate::str::contains("caused by").or(predicate::str::contains("error:")));
+    no_output(&out);
+}
+
+#[test]
+fn unaligned_node_exceeds_max_violations_exit_1() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let offsets = run.join("round_offsets.jsonl");
+    // Node 1's rows become unreachable: it can only be passed through unaligned.
+    let text: String = std::fs::read_to_string(&offsets)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            if l.contains("\"node_id\":1,") && l.contains("round_id") {
+                l.replace("\"reachable\":true", "\"reachable\":false")
+            } else {
+                l.to_owned()
+            }
+        })
+        .map(|l| l + "\n")
+        .collect();
+    std::fs::write(&offsets, text).unwrap();
+    let out = dir.path().join("merged.xplane.pb");
+    cli()
+        .args(["merge", "--pass-through", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("PASSED THROUGH UNALIGNED"))
+        .stderr(predicate::str::contains("validation failed"));
+}
