@@ -1,11 +1,12 @@
 //! One linear piece `y = y0 + (x − x0)·dy/dx`, evaluated in fixed point.
 //!
 //! Rounding rule and error bound (see also `docs/clock-model.md`): write the
-//! slope as `dy/dx = q + r/dx` with `q = ⌊dy/dx⌋` and `F = ⌊2^64·r/dx⌋`. For
-//! `|x − x0| < 2^60` ps (13 days) the value is
-//! `y0 + q·d + ⌊(d·F + 2^63) / 2^64⌋` with `d = x − x0`: one 64×64→128-bit
-//! multiply and a shift, no division. `F` is short of `2^64·r/dx` by less
-//! than 1, so `d·F/2^64` is within `|d|·2^-64 < 1/16` ps of the exact
+//! slope as `dy/dx = q + r/dx` with `q = ⌊dy/dx + ½⌋` (so `−½ ≤ r/dx < ½`)
+//! and `F = ⌊2^64·r/dx⌋`, a signed 64-bit fraction. For `|x − x0| < 2^60` ps
+//! (13 days) the value is `y0 + q·d + ⌊(d·F + 2^63) / 2^64⌋` with
+//! `d = x − x0`: two signed 64×64→128-bit multiplies and a shift, no
+//! division. It is non-decreasing in `d` because `q ≥ 1` whenever `F < 0`
+//! and `F ≥ −2^63`. `F` is short of `2^64·r/dx` by less than 1, so `d·F/2^64` is within `|d|·2^-64 < 1/16` ps of the exact
 //! `d·r/dx`; rounding half up adds at most 1/2. Hence the result is within
 //! 9/16 ps of the exact rational value, and equals `⌊v + ½⌋` unless `v` lies
 //! within 1/16 ps of a half-integer. For larger `|d|`, or for slopes of
@@ -24,10 +25,10 @@ pub(crate) struct Segment {
     y0: i128,
     dx: i128,
     dy: i128,
-    /// Integer part of the slope.
+    /// The slope rounded to the nearest integer.
     q: i64,
-    /// Fractional part of the slope, 0.64 fixed point (rounded down).
-    frac: u64,
+    /// The slope minus `q`, signed 0.64 fixed point (rounded down).
+    frac: i64,
     /// `|x − x0| < limit` takes the fixed-point path; 0 disables it.
     limit: u128,
 }
@@ -38,8 +39,16 @@ impl Segment {
     /// Requires `0 < dx` and `0 ≤ dy`, both below 2^126.
     pub(crate) fn new(x0: i128, y0: i128, dx: i128, dy: i128) -> Self {
         debug_assert!(dx > 0 && dy >= 0);
-        let q = dy / dx;
-        let r = dy % dx;
+        // q = ⌊(2dy + dx) / 2dx⌋ without overflowing 2dy.
+        let q = dy / dx + i128::from(dy % dx >= dx - dx / 2);
+        let r = dy - q * dx;
+        let frac = if r >= 0 {
+            wide::frac64(r, dx) as i64
+        } else {
+            // ⌊2^64·r/dx⌋ = ⌊2^64·(r + dx)/dx⌋ − 2^64, with (r+dx)/dx in [½, 1).
+            // The u64 value U in [2^63, 2^64) reinterpreted is U − 2^64.
+            wide::frac64(r + dx, dx) as i64
+        };
         let fast = q < (1 << 62);
         Segment {
             x0,
@@ -47,7 +56,7 @@ impl Segment {
             dx,
             dy,
             q: if fast { q as i64 } else { 0 },
-            frac: wide::frac64(r, dx),
+            frac,
             limit: if fast { FAST_LIMIT } else { 0 },
         }
     }
