@@ -6,8 +6,8 @@
 //! (13 days) the value is `y0 + q·d + ⌊(d·F + 2^63) / 2^64⌋` with
 //! `d = x − x0`: two signed 64×64→128-bit multiplies and a shift, no
 //! division. It is non-decreasing in `d` because `q ≥ 1` whenever `F < 0`
-//! and `F ≥ −2^63`. `F` is short of `2^64·r/dx` by less than 1, so `d·F/2^64` is within `|d|·2^-64 < 1/16` ps of the exact
-//! `d·r/dx`; rounding half up adds at most 1/2. Hence the result is within
+//! and `F ≥ −2^63`. `F` is short of `2^64·r/dx` by less than 1, so
+//! `d·F/2^64` is within `|d|·2^-64 < 1/16` ps of the exact `d·r/dx`; rounding half up adds at most 1/2. Hence the result is within
 //! 9/16 ps of the exact rational value, and equals `⌊v + ½⌋` unless `v` lies
 //! within 1/16 ps of a half-integer. For larger `|d|`, or for slopes of
 //! 2^62 or more, `⌊v + ½⌋` is computed exactly in 256-bit arithmetic.
