@@ -128,7 +128,7 @@ impl From<WireError> for ScanError {
     }
 }
 
-/// Event metadata id → class, dense when the ids are small.
+/// Metadata id → class, dense when the ids are small.
 enum ClassTable {
     Dense(Vec<Option<EventClass>>),
     Sparse(HashMap<i64, EventClass>),
@@ -292,16 +292,18 @@ impl Scanner {
         }
         let ids = StatIds::new(&index);
         // Interned strings that name a collective (targets of `hlo_op` refs).
-        let mut ref_kinds: HashMap<u64, CollectiveKind> = HashMap::new();
+        let mut ref_entries = Vec::new();
+        let mut max_ref = 0;
         if ids.hlo_op.is_some() {
             for entry in plane.stat_metadata() {
                 let entry = entry?;
+                max_ref = max_ref.max(entry.key);
                 if let Some(k) = classify_name(entry.value.name) {
-                    ref_kinds.insert(entry.key as u64, k);
+                    ref_entries.push((entry.key, EventClass::Collective(k)));
                 }
             }
         }
-        if classes.is_empty() && ref_kinds.is_empty() && ids.hlo_op.is_none() {
+        if classes.is_empty() && ids.hlo_op.is_none() {
             // Nothing on this plane can be a collective: count and move on.
             let mut n = 0;
             for line in plane.lines() {
@@ -314,6 +316,7 @@ impl Scanner {
             return Ok(());
         }
         let classes = ClassTable::build(classes, max_id);
+        let ref_kinds = ClassTable::build(ref_entries, max_ref);
 
         if let Some(n) = node {
             let info = out.nodes.entry(n).or_default();
@@ -469,7 +472,7 @@ impl Scanner {
 fn hlo_op_kind(
     event: &EventView<'_>,
     hlo_op: i64,
-    ref_kinds: &HashMap<u64, CollectiveKind>,
+    ref_kinds: &ClassTable,
     index: &PlaneIndex<'_>,
 ) -> Result<Option<CollectiveKind>, WireError> {
     for stat in event.stats() {
@@ -478,7 +481,10 @@ fn hlo_op_kind(
             continue;
         }
         return Ok(match stat.value {
-            Some(StatValue::Ref(r)) => ref_kinds.get(&r).copied(),
+            Some(StatValue::Ref(r)) => match ref_kinds.get(r as i64) {
+                Some(EventClass::Collective(k)) => Some(k),
+                _ => None,
+            },
             Some(ref v) => index.resolve_str(v).and_then(classify_name),
             None => None,
         });
