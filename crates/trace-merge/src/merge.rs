@@ -76,10 +76,10 @@ pub fn merge(
         report.planes += node.planes.len();
         report.lines += node.planes.iter().map(|p| p.lines).sum::<u64>();
         report.events += node.planes.iter().map(|p| p.events).sum::<u64>();
-        if let Some(h) = &node.hostname {
-            if !report.hostnames.contains(h) {
-                report.hostnames.push(h.clone());
-            }
+        if let Some(h) = &node.hostname
+            && !report.hostnames.contains(h)
+        {
+            report.hostnames.push(h.clone());
         }
         report.nodes.push(node);
     }
@@ -298,13 +298,13 @@ fn warnings(report: &MergeReport) -> Vec<String> {
             VIEWER_LAST_DEVICE_PID
         ));
     }
-    if let Some(reference) = report.nodes.first() {
-        if !reference.planes.iter().any(|p| p.kind == PlaneKind::Host) {
-            out.push(format!(
-                "reference node {} has no {HOST_PLANE} plane: the merged trace has no host plane",
-                reference.node_id
-            ));
-        }
+    if let Some(reference) = report.nodes.first()
+        && !reference.planes.iter().any(|p| p.kind == PlaneKind::Host)
+    {
+        out.push(format!(
+            "reference node {} has no {HOST_PLANE} plane: the merged trace has no host plane",
+            reference.node_id
+        ));
     }
     out
 }

@@ -84,13 +84,13 @@ pub(crate) fn survey(
         )
         .map_err(|b| bad(b.0))?;
         // Device-style planes are told apart by id (process id = 1 + id).
-        if placement.name.starts_with(GPU_PLANE_PREFIX) {
-            if let Some(other) = drawn_ids.insert(placement.id, plane.name.to_owned()) {
-                return Err(bad(format!(
-                    "same merged id {} as plane {other:?} of the same file",
-                    placement.id
-                )));
-            }
+        if placement.name.starts_with(GPU_PLANE_PREFIX)
+            && let Some(other) = drawn_ids.insert(placement.id, plane.name.to_owned())
+        {
+            return Err(bad(format!(
+                "same merged id {} as plane {other:?} of the same file",
+                placement.id
+            )));
         }
         if is_reference && kind == PlaneKind::TaskEnvironment && task_env.is_none() {
             task_env = Some(
