@@ -50,6 +50,14 @@ enum Command {
     Merge(cmd::merge::Args),
     /// Synthesise a 4-node run, align, merge, validate and score it: the whole job on a demo.
     Demo(cmd::demo::Args),
+    /// Measure read, align, merge and validate throughput and peak memory on a synthetic run.
+    Bench(cmd::bench::Args),
+    /// Write a simulated multi-node run with ground truth (traces, snapshots, offsets, truth.bin).
+    Synth(cmd::synth::Args),
+    /// Score aligned or merged traces against a synthetic run's truth.
+    Score(cmd::score::Args),
+    /// Check collectives for happens-before violations (exit 1 above --max-violations).
+    Validate(cmd::validate::Args),
 }
 
 impl Command {
@@ -59,6 +67,10 @@ impl Command {
             Command::Align(args) => cmd::align::run(args, global),
             Command::Merge(args) => cmd::merge::run(args, global),
             Command::Demo(args) => cmd::demo::run(args, global),
+            Command::Bench(args) => cmd::bench::run(args, global),
+            Command::Synth(args) => cmd::synth::run(args, global),
+            Command::Score(args) => cmd::score::run(args, global),
+            Command::Validate(args) => cmd::validate::run(args, global),
         }
     }
 }

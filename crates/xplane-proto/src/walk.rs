@@ -39,14 +39,18 @@ impl<'a> SpaceView<'a> {
             });
         }
         let mut fields = Fields::new(bytes, 0, Message::Space);
-        loop {
+        while !fields.is_empty() {
             let at = fields.offset();
-            let Some(next) = fields.next_field() else {
-                return Ok(());
-            };
-            let (field, _, value) = next?;
-            let wire_type = value.wire_type();
-            if !(1..=4).contains(&field) || wire_type != 2 {
+            // Look at the key before reading the value, so that a key no
+            // XSpace has is reported as such, whatever else is wrong with it.
+            let mut probe = fields;
+            let key = probe.varint()?;
+            let (field, wire_type) = ((key >> 3).min(u32::MAX as u64) as u32, (key & 7) as u8);
+            if (1..=4).contains(&field) && wire_type == 2 {
+                if let Some(next) = fields.next_field() {
+                    next?;
+                }
+            } else {
                 return Err(WireError {
                     offset: at,
                     message: Message::Space,
@@ -54,6 +58,7 @@ impl<'a> SpaceView<'a> {
                 });
             }
         }
+        Ok(())
     }
 
     /// Visit every message of the XSpace (planes, lines, events, stats,

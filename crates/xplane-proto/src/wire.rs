@@ -168,11 +168,11 @@ impl<'a> Fields<'a> {
         let buf = self.buf;
         let start = self.pos;
         // Fast path: one byte.
-        if let Some(&b) = buf.get(start) {
-            if b < 0x80 {
-                self.pos = start + 1;
-                return Ok(b as u64);
-            }
+        if let Some(&b) = buf.get(start)
+            && b < 0x80
+        {
+            self.pos = start + 1;
+            return Ok(b as u64);
         }
         let mut value = 0u64;
         let mut i = 0;

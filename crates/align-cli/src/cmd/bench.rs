@@ -1,0 +1,213 @@
+//! `align-cli bench`: throughput and peak memory of every stage on a
+//! synthetic run, each against the read floor measured in the same run.
+//!
+//! Each stage runs in a child process (`bench --stage ...`) so its peak
+//! resident memory (`VmHWM`) is its own.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use alignment_core::{AlignOptions, NodeInput, OffsetsFile, align_node};
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+use trace_synth::{SynthConfig, synthesize};
+
+use super::merge::discover;
+use crate::Global;
+
+/// Measure read, align, merge and validate on a synthetic run.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Approximate number of events over all nodes.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub events: u64,
+    /// Nodes.
+    #[arg(long, default_value_t = 4)]
+    pub nodes: u32,
+    /// Work in this folder (default: a temporary folder beside the system's temp dir).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Internal: run one stage in this process.
+    #[arg(long, hide = true, requires = "dir")]
+    pub stage: Option<String>,
+}
+
+/// One stage's figures, as a child reports them.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Stage {
+    /// Stage name.
+    pub stage: String,
+    /// Wall time, s.
+    pub seconds: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Input bytes processed.
+    pub bytes: u64,
+    /// Peak resident memory of the process, MiB.
+    pub peak_rss_mib: f64,
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_owned();
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+fn file_bytes(paths: &[PathBuf]) -> u64 {
+    paths.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+}
+
+/// Run one stage on the run in `dir` and return its figures.
+fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
+    let run_dir = dir.join("run");
+    let plan = discover(&run_dir)?;
+    let traces: Vec<PathBuf> = plan.nodes.values().map(|(p, _)| p.clone()).collect();
+    let aligned_dir = dir.join("aligned");
+    let aligned: Vec<PathBuf> =
+        plan.nodes.keys().map(|n| aligned_dir.join(format!("node{n}.aligned.xplane.pb"))).collect();
+    let combined = dir.join("combined.xplane.pb");
+    let start = Instant::now();
+    let (events, bytes) = match stage {
+        "read" => {
+            let mut events = 0;
+            for path in &traces {
+                let bytes = xplane_proto::FileBytes::open(path)?;
+                events += bytes.view().walk_all().map_err(|e| bytes.wire_error(e))?.events;
+            }
+            (events, file_bytes(&traces))
+        }
+        "align" => {
+            std::fs::create_dir_all(&aligned_dir)?;
+            let offsets = OffsetsFile::read(&plan.offsets)?;
+            let options = AlignOptions::default();
+            let base = super::align::session_start(&traces[0])?;
+            let mut events = 0;
+            for ((&node, (trace, _)), out) in plan.nodes.iter().zip(&aligned) {
+                let input = NodeInput { node_id: node, trace: trace.clone(), ..Default::default() };
+                let d = align_node(&input, &offsets, &options, Some(base), out)?;
+                events += d.events_corrected + d.lines.iter().map(|l| l.copied).sum::<u64>();
+            }
+            (events, file_bytes(&traces))
+        }
+        "merge" => {
+            let inputs: Vec<trace_merge::MergeInput> = plan
+                .nodes
+                .keys()
+                .zip(&aligned)
+                .map(|(&n, p)| trace_merge::MergeInput {
+                    node_id: n,
+                    path: p.clone(),
+                    hostname: None,
+                    diagnostics: None,
+                })
+                .collect();
+            let report = trace_merge::merge(&inputs, &Default::default(), &combined)?;
+            (report.events, file_bytes(&aligned))
+        }
+        "validate" => {
+            let report = collective_check::check_merged(&combined, &Default::default())?;
+            (report.extraction.events_scanned, file_bytes(std::slice::from_ref(&combined)))
+        }
+        other => bail!("unknown stage '{other}'"),
+    };
+    Ok(Stage {
+        stage: stage.to_owned(),
+        seconds: start.elapsed().as_secs_f64(),
+        events,
+        bytes,
+        peak_rss_mib: peak_rss_mib(),
+    })
+}
+
+pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    if let Some(stage) = &args.stage {
+        let dir = args.dir.as_deref().expect("clap requires --dir");
+        println!("{}", serde_json::to_string(&run_stage(stage, dir)?)?);
+        return Ok(());
+    }
+    let tmp;
+    let dir = match &args.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            d.clone()
+        }
+        None => {
+            tmp = tempfile::tempdir().context("creating a temporary folder")?;
+            tmp.path().to_path_buf()
+        }
+    };
+    // About 10 030 events per step with 312 kernels per stream (4 nodes × 2 GPUs).
+    let per_step = 10_030.0 * f64::from(args.nodes) / 4.0;
+    let config = SynthConfig {
+        nodes: args.nodes,
+        steps: ((args.events as f64 / per_step).ceil() as u32).max(1),
+        kernels_per_stream: 312,
+        ..SynthConfig::default()
+    };
+    let start = Instant::now();
+    let run = synthesize(&config, dir.join("run")).context("synthesising the run")?;
+    let synth_s = start.elapsed().as_secs_f64();
+    let exe = std::env::current_exe()?;
+    let mut stages = Vec::new();
+    for stage in ["read", "align", "merge", "validate"] {
+        let output = Command::new(&exe)
+            .args(["bench", "--stage", stage, "--dir"])
+            .arg(&dir)
+            .output()
+            .with_context(|| format!("running stage {stage}"))?;
+        if !output.status.success() {
+            bail!("stage {stage} failed: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        stages.push(serde_json::from_slice::<Stage>(&output.stdout)?);
+    }
+    let floor = stages[0].events as f64 / stages[0].seconds;
+    let largest = run.nodes.iter().filter_map(|n| std::fs::metadata(&n.xplane_path).ok()).map(|m| m.len()).max().unwrap_or(0);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "events": run.events, "synth_seconds": synth_s, "largest_input_bytes": largest, "stages": stages
+            }))?
+        );
+        return Ok(());
+    }
+    if global.quiet {
+        return Ok(());
+    }
+    println!(
+        "{} events over {} nodes (largest input {:.0} MiB), synthesised in {synth_s:.1} s",
+        run.events,
+        args.nodes,
+        largest as f64 / (1 << 20) as f64
+    );
+    println!("{:<9} {:>8} {:>12} {:>9} {:>14} {:>10}", "stage", "s", "M events/s", "MB/s", "peak RSS MiB", "vs floor");
+    for s in &stages {
+        let rate = s.events as f64 / s.seconds;
+        println!(
+            "{:<9} {:>8.2} {:>12.2} {:>9.0} {:>14.0} {:>9.0}%",
+            s.stage,
+            s.seconds,
+            rate / 1e6,
+            s.bytes as f64 / s.seconds / 1e6,
+            s.peak_rss_mib,
+            100.0 * rate / floor
+        );
+    }
+    let end_to_end = stages[1].seconds + stages[2].seconds;
+    let rate = run.events as f64 / end_to_end;
+    println!(
+        "align + merge end to end: {:.2} s = {:.2} M events/s = {:.0}% of the read floor",
+        end_to_end,
+        rate / 1e6,
+        100.0 * rate / floor
+    );
+    Ok(())
+}

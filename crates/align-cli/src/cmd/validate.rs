@@ -1,0 +1,154 @@
+//! `align-cli validate`: the happens-before check of collectives, on one
+//! merged trace or on per-node traces.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use collective_check::{NodeId, Options, PlaneChoice, Report, check_files, check_merged, node_id_from_path};
+
+use crate::Global;
+use crate::exit::ValidationFailed;
+
+/// Which planes' collectives to use.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Planes {
+    /// Device planes for nodes that have collectives there, else host planes.
+    Auto,
+    /// Host planes only.
+    Host,
+    /// Device planes only.
+    Device,
+}
+
+/// Check that no participant of a collective finishes before every participant has started.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// One merged trace (node of each plane from its `node_id` stat), or one
+    /// trace per node (node id from `node<N>`/`rank<N>` in the name, else file order).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Node ids of the per-node traces, in order (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub node_ids: Vec<i64>,
+    /// Treat a single trace as one node's file (node 0 unless named or given) rather than a merged one.
+    #[arg(long)]
+    pub per_node: bool,
+    /// Exit with status 1 when there are more violations than this.
+    #[arg(long, default_value_t = 0)]
+    pub max_violations: usize,
+    /// Ignore violations no larger than this many nanoseconds.
+    #[arg(long, default_value_t = 0.0)]
+    pub tolerance_ns: f64,
+    /// Include point-to-point send/recv (reported, never checked as all-to-all).
+    #[arg(long)]
+    pub include_p2p: bool,
+    /// Which planes' collectives to use.
+    #[arg(long, value_enum, default_value_t = Planes::Auto)]
+    pub planes: Planes,
+    /// Write the full report as JSON to this file (`-` for stdout).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per instance to this file (`-` for stdout).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    let mut options = Options::default();
+    options.include_point_to_point = args.include_p2p;
+    options.tolerance_ns = args.tolerance_ns;
+    options.planes = match args.planes {
+        Planes::Auto => PlaneChoice::Auto,
+        Planes::Host => PlaneChoice::Host,
+        Planes::Device => PlaneChoice::Device,
+    };
+    let report = if args.traces.len() == 1 && !args.per_node && args.node_ids.is_empty() {
+        check_merged(&args.traces[0], &options)?
+    } else {
+        check_files(&node_files(&args, global)?, &options)?
+    };
+
+    let to_stdout = |p: &Option<PathBuf>| p.as_deref() == Some(Path::new("-"));
+    if let Some(path) = &args.json {
+        write_to(path, |w| report.write_json(w).map_err(Into::into))?;
+    }
+    if let Some(path) = &args.csv {
+        write_to(path, |w| report.write_csv(w).map_err(Into::into))?;
+    }
+    if !global.quiet {
+        let text = summary(&report, global);
+        if to_stdout(&args.json) || to_stdout(&args.csv) {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+            std::io::stdout().flush()?;
+        }
+    }
+    if !report.passes(args.max_violations) {
+        return Err(ValidationFailed {
+            what: format!(
+                "{} happens-before violation(s), more than --max-violations {}",
+                report.violation_count(),
+                args.max_violations
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+fn summary(report: &Report, global: &Global) -> String {
+    let mut text = report.summary_text();
+    if global.verbose > 0 {
+        for v in &report.violations {
+            text.push_str(&format!(
+                "  instance {} {} {}: {:.3} ns, {} last to start\n",
+                v.instance, v.op, v.key, v.size_ns, v.last_to_start
+            ));
+        }
+    }
+    text
+}
+
+/// The node id of each per-node file: `--node-ids`, else the name, else file order.
+fn node_files(args: &Args, global: &Global) -> anyhow::Result<Vec<(NodeId, PathBuf)>> {
+    if !args.node_ids.is_empty() {
+        if args.node_ids.len() != args.traces.len() {
+            bail!(
+                "--node-ids gives {} ids for {} traces",
+                args.node_ids.len(),
+                args.traces.len()
+            );
+        }
+        return Ok(args
+            .node_ids
+            .iter()
+            .zip(&args.traces)
+            .map(|(&id, p)| (NodeId(id), p.clone()))
+            .collect());
+    }
+    let named: Option<Vec<NodeId>> = args.traces.iter().map(node_id_from_path).collect();
+    Ok(match named {
+        Some(ids) => ids.into_iter().zip(args.traces.iter().cloned()).collect(),
+        None => {
+            if !global.quiet {
+                eprintln!("note: not every file name has node<N>/rank<N>; node ids follow the file order");
+            }
+            (0..).map(NodeId).zip(args.traces.iter().cloned()).collect()
+        }
+    })
+}
+
+fn write_to(path: &Path, write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        write(&mut out)?;
+        return Ok(out.flush()?);
+    }
+    let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut out = BufWriter::new(file);
+    write(&mut out).with_context(|| format!("writing {}", path.display()))?;
+    out.flush().with_context(|| format!("writing {}", path.display()))
+}
