@@ -62,7 +62,11 @@ fn peak_rss_mib() -> f64 {
 }
 
 fn file_bytes(paths: &[PathBuf]) -> u64 {
-    paths.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+    paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// Run one stage on the run in `dir` and return its figures.
@@ -71,8 +75,11 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     let plan = discover(&run_dir)?;
     let traces: Vec<PathBuf> = plan.nodes.values().map(|(p, _)| p.clone()).collect();
     let aligned_dir = dir.join("aligned");
-    let aligned: Vec<PathBuf> =
-        plan.nodes.keys().map(|n| aligned_dir.join(format!("node{n}.aligned.xplane.pb"))).collect();
+    let aligned: Vec<PathBuf> = plan
+        .nodes
+        .keys()
+        .map(|n| aligned_dir.join(format!("node{n}.aligned.xplane.pb")))
+        .collect();
     let combined = dir.join("combined.xplane.pb");
     let start = Instant::now();
     let (events, bytes) = match stage {
@@ -80,7 +87,11 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
             let mut events = 0;
             for path in &traces {
                 let bytes = xplane_proto::FileBytes::open(path)?;
-                events += bytes.view().walk_all().map_err(|e| bytes.wire_error(e))?.events;
+                events += bytes
+                    .view()
+                    .walk_all()
+                    .map_err(|e| bytes.wire_error(e))?
+                    .events;
             }
             (events, file_bytes(&traces))
         }
@@ -91,7 +102,11 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
             let base = super::align::session_start(&traces[0])?;
             let mut events = 0;
             for ((&node, (trace, _)), out) in plan.nodes.iter().zip(&aligned) {
-                let input = NodeInput { node_id: node, trace: trace.clone(), ..Default::default() };
+                let input = NodeInput {
+                    node_id: node,
+                    trace: trace.clone(),
+                    ..Default::default()
+                };
                 let d = align_node(&input, &offsets, &options, Some(base), out)?;
                 events += d.events_corrected + d.lines.iter().map(|l| l.copied).sum::<u64>();
             }
@@ -114,7 +129,10 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
         }
         "validate" => {
             let report = collective_check::check_merged(&combined, &Default::default())?;
-            (report.extraction.events_scanned, file_bytes(std::slice::from_ref(&combined)))
+            (
+                report.extraction.events_scanned,
+                file_bytes(std::slice::from_ref(&combined)),
+            )
         }
         other => bail!("unknown stage '{other}'"),
     };
@@ -164,12 +182,21 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             .output()
             .with_context(|| format!("running stage {stage}"))?;
         if !output.status.success() {
-            bail!("stage {stage} failed: {}", String::from_utf8_lossy(&output.stderr));
+            bail!(
+                "stage {stage} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
         }
         stages.push(serde_json::from_slice::<Stage>(&output.stdout)?);
     }
     let floor = stages[0].events as f64 / stages[0].seconds;
-    let largest = run.nodes.iter().filter_map(|n| std::fs::metadata(&n.xplane_path).ok()).map(|m| m.len()).max().unwrap_or(0);
+    let largest = run
+        .nodes
+        .iter()
+        .filter_map(|n| std::fs::metadata(&n.xplane_path).ok())
+        .map(|m| m.len())
+        .max()
+        .unwrap_or(0);
     if args.json {
         println!(
             "{}",
@@ -188,7 +215,10 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         args.nodes,
         largest as f64 / (1 << 20) as f64
     );
-    println!("{:<9} {:>8} {:>12} {:>9} {:>14} {:>10}", "stage", "s", "M events/s", "MB/s", "peak RSS MiB", "vs floor");
+    println!(
+        "{:<9} {:>8} {:>12} {:>9} {:>14} {:>10}",
+        "stage", "s", "M events/s", "MB/s", "peak RSS MiB", "vs floor"
+    );
     for s in &stages {
         let rate = s.events as f64 / s.seconds;
         println!(
