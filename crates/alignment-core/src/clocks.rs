@@ -97,7 +97,7 @@ impl NodeClocks {
                         path: offsets.path.clone(),
                         node: node_id,
                         what: "offset anchors",
-                        source,
+                        source: Box::new(source),
                     });
                 }
             }
@@ -111,7 +111,7 @@ impl NodeClocks {
                         path: offsets.path.clone(),
                         node: node_id,
                         what: "offset map",
-                        source,
+                        source: Box::new(source),
                     },
                 )?,
                 false,
@@ -128,7 +128,7 @@ impl NodeClocks {
                             path: s.source().to_path_buf(),
                             node: node_id,
                             what: "snapshot map",
-                            source,
+                            source: Box::new(source),
                         },
                     )?,
                 )

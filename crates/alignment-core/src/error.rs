@@ -48,7 +48,7 @@ pub enum AlignError {
         /// Which map.
         what: &'static str,
         /// The map's own error, naming the anchor.
-        source: clock_model::ClockError,
+        source: Box<clock_model::ClockError>,
     },
     /// A node's inputs do not fit together (missing rows, missing snapshots).
     #[error("node {node}: {message}")]

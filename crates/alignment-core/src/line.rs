@@ -193,11 +193,12 @@ pub(crate) fn align_line(
         let (mut start, start_flags) = starts.map(stored_start);
         let (mut end, end_flags) = ends.map(stored_end);
         counts.note_flags(start_flags | end_flags);
-        if let Some((prev_stored, prev_out)) = prev {
-            if start < prev_out && stored_start >= prev_stored {
-                start = prev_out;
-                counts.clamped += 1;
-            }
+        if let Some((prev_stored, prev_out)) = prev
+            && start < prev_out
+            && stored_start >= prev_stored
+        {
+            start = prev_out;
+            counts.clamped += 1;
         }
         if end < start {
             end = start;

@@ -285,17 +285,17 @@ pub fn summary(outcome: &Outcome) -> String {
 
 /// Fail with [`ValidationFailed`] when the merged trace has too many violations.
 pub fn enforce(outcome: &Outcome, max_violations: usize) -> anyhow::Result<()> {
-    if let Some(after) = &outcome.after {
-        if after.summary.violations > max_violations {
-            return Err(ValidationFailed {
-                what: format!(
-                    "{} collective happens-before violations in {} (allowed: {max_violations})",
-                    after.summary.violations,
-                    outcome.output.display()
-                ),
-            }
-            .into());
+    if let Some(after) = &outcome.after
+        && after.summary.violations > max_violations
+    {
+        return Err(ValidationFailed {
+            what: format!(
+                "{} collective happens-before violations in {} (allowed: {max_violations})",
+                after.summary.violations,
+                outcome.output.display()
+            ),
         }
+        .into());
     }
     Ok(())
 }
