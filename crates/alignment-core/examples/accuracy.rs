@@ -3,7 +3,9 @@
 //!
 //! `cargo run --release -p alignment-core --example accuracy [-- SEEDS]`
 
-use alignment_core::{AlignOptions, Extrapolation, NodeInput, OffsetModel, OffsetsFile, align_node};
+use alignment_core::{
+    AlignOptions, Extrapolation, NodeInput, OffsetModel, OffsetsFile, align_node,
+};
 use trace_synth::{SynthConfig, score_files, synthesize};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,13 +42,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         trace: node.xplane_path.clone(),
                         ..Default::default()
                     };
-                    let out = dir.path().join(format!("aligned{}.xplane.pb", node.node_id));
+                    let out = dir
+                        .path()
+                        .join(format!("aligned{}.xplane.pb", node.node_id));
                     align_node(&input, &offsets, &options, Some(base), &out)?;
                     outs.push(out);
                 }
                 let report = score_files(&outs, &run.truth_path)?;
                 for (i, kind) in report.kinds.iter().enumerate() {
-                    for (j, (edge, score)) in [("start", &kind.start), ("end", &kind.end)].into_iter().enumerate() {
+                    for (j, (edge, score)) in [("start", &kind.start), ("end", &kind.end)]
+                        .into_iter()
+                        .enumerate()
+                    {
                         let k = i * 2 + j;
                         if rows.len() <= k {
                             rows.push((format!("{:?}", kind.kind), edge.into(), 0.0, 0.0, 0.0));
@@ -59,7 +66,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             for (kind, edge, p50, p99, max) in rows {
-                println!("| {model:?} | {extrapolation:?} | {kind} | {edge} | {p50:.0} | {p99:.0} | {max:.0} |");
+                println!(
+                    "| {model:?} | {extrapolation:?} | {kind} | {edge} | {p50:.0} | {p99:.0} | {max:.0} |"
+                );
             }
         }
     }
