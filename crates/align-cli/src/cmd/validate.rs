@@ -6,7 +6,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use collective_check::{NodeId, Options, PlaneChoice, Report, check_files, check_merged, node_id_from_path};
+use collective_check::{
+    NodeId, Options, PlaneChoice, Report, check_files, check_merged, node_id_from_path,
+};
 
 use crate::Global;
 use crate::exit::ValidationFailed;
@@ -134,14 +136,19 @@ fn node_files(args: &Args, global: &Global) -> anyhow::Result<Vec<(NodeId, PathB
         Some(ids) => ids.into_iter().zip(args.traces.iter().cloned()).collect(),
         None => {
             if !global.quiet {
-                eprintln!("note: not every file name has node<N>/rank<N>; node ids follow the file order");
+                eprintln!(
+                    "note: not every file name has node<N>/rank<N>; node ids follow the file order"
+                );
             }
             (0..).map(NodeId).zip(args.traces.iter().cloned()).collect()
         }
     })
 }
 
-fn write_to(path: &Path, write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>) -> anyhow::Result<()> {
+fn write_to(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     if path == Path::new("-") {
         let mut out = std::io::stdout().lock();
         write(&mut out)?;
@@ -150,5 +157,6 @@ fn write_to(path: &Path, write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()
     let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let mut out = BufWriter::new(file);
     write(&mut out).with_context(|| format!("writing {}", path.display()))?;
-    out.flush().with_context(|| format!("writing {}", path.display()))
+    out.flush()
+        .with_context(|| format!("writing {}", path.display()))
 }
