@@ -135,3 +135,52 @@ fn bad_input_exits_2_naming_the_file() {
             "--node-ids gives 1 ids for 2 traces",
         ));
 }
+
+/// A synthetic run: the unaligned node files violate happens-before many
+/// times (their clocks are milliseconds apart); the aligned merge does not.
+#[test]
+fn synthetic_run_violates_before_alignment_and_not_after() {
+    let dir = tempfile::tempdir().unwrap();
+    cli()
+        .args([
+            "demo", "-q", "--nodes", "3", "--steps", "120", "--seed", "7", "--out",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let run = dir.path().join("run");
+    let raw: Vec<PathBuf> = (0..3)
+        .map(|i| run.join(format!("node{i}.xplane.pb")))
+        .collect();
+    let before = cli()
+        .args(["validate", "--json", "-"])
+        .args(&raw)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let before: serde_json::Value = serde_json::from_slice(&before).unwrap();
+    let instances = before["summary"]["instances"].as_u64().unwrap();
+    let violations = before["summary"]["violations"].as_u64().unwrap();
+    assert!(instances >= 100, "{instances} instances");
+    assert!(
+        violations * 2 > instances,
+        "{violations} of {instances} violate before alignment"
+    );
+
+    let merged = dir.path().join("merged.xplane.pb");
+    cli()
+        .args(["merge", "-q", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&merged)
+        .assert()
+        .success();
+    cli()
+        .arg("validate")
+        .arg(&merged)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("violations: 0"));
+}
