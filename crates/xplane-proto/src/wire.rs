@@ -174,6 +174,21 @@ impl<'a> Fields<'a> {
             self.pos = start + 1;
             return Ok(b as u64);
         }
+        // Fast path: ten bytes or more remain, so no bounds checks per byte.
+        if let Some(bytes) = buf.get(start..start + 10) {
+            let mut value = 0u64;
+            for (i, &b) in bytes.iter().enumerate() {
+                value |= ((b & 0x7f) as u64) << (7 * i);
+                if b < 0x80 {
+                    if i == 9 && b > 1 {
+                        break;
+                    }
+                    self.pos = start + i + 1;
+                    return Ok(value);
+                }
+            }
+            return Err(self.error(start, WireErrorKind::VarintOverflow));
+        }
         let mut value = 0u64;
         let mut i = 0;
         loop {

@@ -211,12 +211,12 @@ impl PlaneScan<'_> {
                 format!("{}: stat metadata_id {id}", place())
             });
         }
-        if let Some(StatValue::Ref(r)) = stat.value {
-            if !self.stat_ids.contains(r as i64) {
-                self.problems.add("dangling_ref_value", || {
-                    format!("{}: ref_value {r}", place())
-                });
-            }
+        if let Some(StatValue::Ref(r)) = stat.value
+            && !self.stat_ids.contains(r as i64)
+        {
+            self.problems.add("dangling_ref_value", || {
+                format!("{}: ref_value {r}", place())
+            });
         }
     }
 }
