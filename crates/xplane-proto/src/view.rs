@@ -362,7 +362,14 @@ pub struct EventView<'a> {
     pub data: Option<EventData>,
     /// `XEvent.duration_ps`.
     pub duration_ps: i64,
+    /// Where the fields other than the timing ones (1, 2, 3, 5) begin, when
+    /// they form one contiguous tail of the message (the usual layout);
+    /// [`MIXED_LAYOUT`] when timing fields follow them.
+    rest_start: usize,
 }
+
+/// `EventView::rest_start` when timing and other fields interleave.
+const MIXED_LAYOUT: usize = usize::MAX;
 
 impl<'a> View<'a> for EventView<'a> {
     const MESSAGE: Message = Message::Event;
@@ -375,9 +382,24 @@ impl<'a> View<'a> for EventView<'a> {
             metadata_id: 0,
             data: None,
             duration_ps: 0,
+            rest_start: bytes.len(),
         };
-        for_each_field(Fields::new(bytes, base, Message::Event), |t| {
-            match t.field {
+        let mut fields = Fields::new(bytes, base, Message::Event);
+        let mut seen_rest = false;
+        loop {
+            let key_at = fields.offset() - base;
+            let Some(next) = fields.next_field() else {
+                break;
+            };
+            let (field, at, value) = next?;
+            let t = Typed {
+                fields: &fields,
+                field,
+                at,
+                value,
+            };
+            let timing = matches!(field, 1 | 2 | 3 | 5);
+            match field {
                 1 => event.metadata_id = t.i64()?,
                 2 => event.data = Some(EventData::OffsetPs(t.i64()?)),
                 5 => event.data = Some(EventData::NumOccurrences(t.i64()?)),
@@ -387,8 +409,13 @@ impl<'a> View<'a> for EventView<'a> {
                 }
                 _ => {}
             }
-            Ok(())
-        })?;
+            if timing && seen_rest {
+                event.rest_start = MIXED_LAYOUT;
+            } else if !timing && !seen_rest {
+                seen_rest = true;
+                event.rest_start = key_at;
+            }
+        }
         Ok(event)
     }
 }
@@ -412,12 +439,37 @@ impl<'a> EventView<'a> {
     /// Append every field of the encoded event whose number is not in
     /// `skip` to `out`, byte for byte.
     pub fn copy_fields_except(&self, skip: &[u32], out: &mut Vec<u8>) {
-        let mut fields = Fields::new(self.bytes, self.base, Message::Event);
+        let bytes = self.bytes;
+        let mut fields = Fields::new(bytes, self.base, Message::Event);
+        // Kept fields are copied in contiguous runs (stats usually form one
+        // run at the end of the event): one copy instead of one per stat.
+        let mut run: Option<(usize, usize)> = None;
         while let Some(next) = fields.next_field_raw() {
             let (field, raw) = next.expect("event fields were validated when the view was made");
-            if !skip.contains(&field) {
-                out.extend_from_slice(raw);
+            let start = raw.as_ptr() as usize - bytes.as_ptr() as usize;
+            let end = start + raw.len();
+            if skip.contains(&field) {
+                if let Some((s, e)) = run.take() {
+                    out.extend_from_slice(&bytes[s..e]);
+                }
+            } else {
+                run = Some((run.map_or(start, |(s, _)| s), end));
             }
+        }
+        if let Some((s, e)) = run {
+            out.extend_from_slice(&bytes[s..e]);
+        }
+    }
+
+    /// Append every field except the timing ones (`metadata_id`,
+    /// `offset_ps`, `duration_ps`, `num_occurrences`) to `out`, byte for
+    /// byte: stats and unknown fields. One copy in the usual layout.
+    #[inline]
+    pub fn copy_non_timing_fields(&self, out: &mut Vec<u8>) {
+        if self.rest_start == MIXED_LAYOUT {
+            self.copy_fields_except(&[1, 2, 3, 5], out);
+        } else {
+            out.extend_from_slice(&self.bytes[self.rest_start..]);
         }
     }
 

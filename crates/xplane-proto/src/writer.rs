@@ -356,7 +356,7 @@ pub fn encode_event_retimed(
         stats: Vec::new(),
     };
     head.encode(out).expect("Vec grows");
-    view.copy_fields_except(&[1, 2, 3, 5], out);
+    view.copy_non_timing_fields(out);
     for stat in extra_stats {
         encode_key(4, WireType::LengthDelimited, out);
         encode_varint(stat.encoded_len() as u64, out);
