@@ -4,7 +4,7 @@
 use clock_model::{Cursor, Global, Host, HostTime, Mapped, OffsetCursor, Side, Tracer, TracerTime};
 use xplane_proto::prost::Message as _;
 use xplane_proto::{
-    EventData, LineView, WireError, XLine, XStat, encode_event_retimed, encode_field, x_stat,
+    EventData, LineView, WireError, XLine, XStat, encode_event_retimed_field, x_stat,
 };
 
 use crate::clocks::NodeClocks;
@@ -164,15 +164,12 @@ pub(crate) fn align_line(
     header.duration_ps = duration_ps;
     encode_header(&header, out);
 
-    let mut scratch = Vec::with_capacity(128);
     let mut extra: Vec<XStat> = Vec::new();
     let mut prev: Option<(i128, i128)> = None; // (stored start, output start)
     for (i, event) in line.events().enumerate() {
         let event = event?;
         if matches!(event.data, Some(EventData::NumOccurrences(_))) {
-            scratch.clear();
-            encode_event_retimed(&event, 0, event.duration_ps, &[], &mut scratch);
-            encode_field(4, &scratch, out);
+            encode_event_retimed_field(4, &event, 0, event.duration_ps, &[], out);
             counts.copied += 1;
             continue;
         }
@@ -183,9 +180,7 @@ pub(crate) fn align_line(
                 event: i,
                 offset_ps,
             })?;
-            scratch.clear();
-            encode_event_retimed(&event, offset_ps, event.duration_ps, &[], &mut scratch);
-            encode_field(4, &scratch, out);
+            encode_event_retimed_field(4, &event, offset_ps, event.duration_ps, &[], out);
             counts.copied += 1;
             continue;
         }
@@ -225,9 +220,7 @@ pub(crate) fn align_line(
                 )),
             });
         }
-        scratch.clear();
-        encode_event_retimed(&event, offset_ps, duration, &extra, &mut scratch);
-        encode_field(4, &scratch, out);
+        encode_event_retimed_field(4, &event, offset_ps, duration, &extra, out);
         counts.events += 1;
     }
     Ok(counts)

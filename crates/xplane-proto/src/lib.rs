@@ -94,7 +94,9 @@ pub use view::{
 };
 pub use walk::Totals;
 pub use wire::{Message, WireError, WireErrorKind};
-pub use writer::{XSpaceFile, XSpaceWriter, encode_event_retimed, encode_field};
+pub use writer::{
+    XSpaceFile, XSpaceWriter, encode_event_retimed, encode_event_retimed_field, encode_field,
+};
 
 /// Re-exported so callers can encode and decode without naming prost's version.
 pub use prost;

@@ -473,6 +473,13 @@ impl<'a> EventView<'a> {
         }
     }
 
+    /// The bytes of every field except the timing ones, when they form one
+    /// contiguous tail of the event (the usual layout); `None` otherwise.
+    #[inline]
+    pub fn non_timing_fields(&self) -> Option<&'a [u8]> {
+        (self.rest_start != MIXED_LAYOUT).then(|| &self.bytes[self.rest_start..])
+    }
+
     /// The encoded bytes of this event.
     pub fn encoded(&self) -> &'a [u8] {
         self.bytes

@@ -208,7 +208,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The next field: its number, the offset of its value, and the value.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_field(&mut self) -> Option<Result<(u32, usize, Value<'a>), WireError>> {
         if self.pos >= self.buf.len() {
             return None;
@@ -227,7 +227,7 @@ impl<'a> Fields<'a> {
         )
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_field(&mut self) -> Result<(u32, usize, Value<'a>), WireError> {
         let tag_at = self.pos;
         let key = self.varint()?;

@@ -61,11 +61,18 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 
     /// Write the scratch buffer as field `tag` (length-delimited).
     fn write_scratch_field(&mut self, tag: u32) -> Result<()> {
-        let mut head = Vec::with_capacity(12);
-        encode_key(tag, WireType::LengthDelimited, &mut head);
-        encode_varint(self.scratch.len() as u64, &mut head);
-        self.write(&head)?;
+        self.write_field_head(tag, self.scratch.len())?;
         self.write_scratch()
+    }
+
+    /// Write the key and length of a length-delimited field.
+    fn write_field_head(&mut self, tag: u32, len: usize) -> Result<()> {
+        let mut head = [0u8; 16];
+        let mut at = &mut head[..];
+        encode_key(tag, WireType::LengthDelimited, &mut at);
+        encode_varint(len as u64, &mut at);
+        let n = 16 - at.len();
+        self.write(&head[..n])
     }
 
     /// Write the scratch buffer as it is and clear it.
@@ -124,8 +131,8 @@ impl<W: Write + Seek> XSpaceWriter<W> {
     /// Copy an already-encoded plane (for example [`crate::PlaneView::encoded`]).
     pub fn plane_encoded(&mut self, encoded: &[u8]) -> Result<()> {
         self.expect(State::Space, "plane_encoded");
-        self.scratch.extend_from_slice(encoded);
-        self.write_scratch_field(1)
+        self.write_field_head(1, encoded.len())?;
+        self.write(encoded)
     }
 
     /// Open a plane with its id and name.
@@ -152,8 +159,8 @@ impl<W: Write + Seek> XSpaceWriter<W> {
     /// Copy an already-encoded line (an `XLine` message body) into the open plane.
     pub fn line_encoded(&mut self, encoded: &[u8]) -> Result<()> {
         self.expect(State::Plane, "line_encoded");
-        self.scratch.extend_from_slice(encoded);
-        self.write_scratch_field(3)
+        self.write_field_head(3, encoded.len())?;
+        self.write(encoded)
     }
 
     /// Open a line in the open plane; `header`'s events are ignored.
@@ -346,7 +353,118 @@ pub fn encode_event_retimed(
     extra_stats: &[XStat],
     out: &mut Vec<u8>,
 ) {
-    let head = XEvent {
+    retimed_head(view, offset_ps, duration_ps)
+        .encode(out)
+        .expect("Vec grows");
+    view.copy_non_timing_fields(out);
+    for stat in extra_stats {
+        prost::encoding::message::encode(4, stat, out);
+    }
+}
+
+/// Append to `out` the retimed event of [`encode_event_retimed`] as the
+/// length-delimited field `tag` (4 in an `XLine`), without an intermediate
+/// buffer when the event has the usual field layout.
+pub fn encode_event_retimed_field(
+    tag: u32,
+    view: &EventView<'_>,
+    offset_ps: i64,
+    duration_ps: i64,
+    extra_stats: &[XStat],
+    out: &mut Vec<u8>,
+) {
+    let Some(rest) = view.non_timing_fields() else {
+        let mut body = Vec::with_capacity(view.encoded().len() + 16);
+        encode_event_retimed(view, offset_ps, duration_ps, extra_stats, &mut body);
+        encode_field(tag, &body, out);
+        return;
+    };
+    let head = RetimedHead::new(view, offset_ps, duration_ps);
+    let extra_len: usize = extra_stats
+        .iter()
+        .map(|s| prost::encoding::message::encoded_len(4, s))
+        .sum();
+    let len = head.len() + rest.len() + extra_len;
+    out.reserve(len + 16);
+    put_varint(out, u64::from(tag << 3 | 2));
+    put_varint(out, len as u64);
+    head.put(out);
+    out.extend_from_slice(rest);
+    for stat in extra_stats {
+        prost::encoding::message::encode(4, stat, out);
+    }
+}
+
+/// The timing fields of a retimed event, encoded by hand: the per-event
+/// hot path of alignment (prost would compute the length and then encode).
+struct RetimedHead {
+    metadata_id: u64,
+    /// Field number (2 `offset_ps` or 5 `num_occurrences`) and value.
+    data: (u8, u64),
+    duration_ps: u64,
+}
+
+impl RetimedHead {
+    #[inline]
+    fn new(view: &EventView<'_>, offset_ps: i64, duration_ps: i64) -> Self {
+        let data = match view.data {
+            Some(EventData::NumOccurrences(n)) => (5, n as u64),
+            _ => (2, offset_ps as u64),
+        };
+        RetimedHead {
+            metadata_id: view.metadata_id as u64,
+            data,
+            duration_ps: duration_ps as u64,
+        }
+    }
+
+    /// Encoded length; proto3 leaves out zero scalars, never a set oneof.
+    #[inline]
+    fn len(&self) -> usize {
+        let opt = |v: u64| if v == 0 { 0 } else { 1 + varint_len(v) };
+        opt(self.metadata_id) + 1 + varint_len(self.data.1) + opt(self.duration_ps)
+    }
+
+    /// The fields in prost's order (1, 2|5, 3 — prost writes by field number,
+    /// with the oneof at its lowest member's place).
+    #[inline]
+    fn put(&self, out: &mut Vec<u8>) {
+        if self.metadata_id != 0 {
+            out.push(1 << 3);
+            put_varint(out, self.metadata_id);
+        }
+        if self.data.0 == 2 {
+            out.push(2 << 3);
+            put_varint(out, self.data.1);
+        }
+        if self.duration_ps != 0 {
+            out.push(3 << 3);
+            put_varint(out, self.duration_ps);
+        }
+        if self.data.0 == 5 {
+            out.push(5 << 3);
+            put_varint(out, self.data.1);
+        }
+    }
+}
+
+#[inline]
+fn varint_len(v: u64) -> usize {
+    // 1 byte per 7 bits, at least one.
+    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+}
+
+#[inline]
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn retimed_head(view: &EventView<'_>, offset_ps: i64, duration_ps: i64) -> XEvent {
+    XEvent {
         metadata_id: view.metadata_id,
         data: Some(match view.data {
             Some(EventData::NumOccurrences(n)) => x_event::Data::NumOccurrences(n),
@@ -354,13 +472,6 @@ pub fn encode_event_retimed(
         }),
         duration_ps,
         stats: Vec::new(),
-    };
-    head.encode(out).expect("Vec grows");
-    view.copy_non_timing_fields(out);
-    for stat in extra_stats {
-        encode_key(4, WireType::LengthDelimited, out);
-        encode_varint(stat.encoded_len() as u64, out);
-        stat.encode(out).expect("Vec grows");
     }
 }
 

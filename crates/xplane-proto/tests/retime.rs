@@ -60,3 +60,38 @@ fn interleaved_layout_drops_every_old_timing_field() {
     assert_eq!(got.duration_ps, 55);
     assert_eq!(got.stats, vec![stat(1, 5), stat(2, 6), stat(9, 1)]);
 }
+
+#[test]
+fn field_form_equals_body_form_in_both_layouts() {
+    let usual = XEvent {
+        metadata_id: 3,
+        data: Some(x_event::Data::OffsetPs(10)),
+        duration_ps: 20,
+        stats: vec![stat(1, 5), stat(2, 6)],
+    }
+    .encode_to_vec();
+    let stats_first = [
+        XEvent {
+            stats: vec![stat(1, 5)],
+            ..Default::default()
+        }
+        .encode_to_vec(),
+        XEvent {
+            metadata_id: 3,
+            duration_ps: 20,
+            ..Default::default()
+        }
+        .encode_to_vec(),
+    ]
+    .concat();
+    for bytes in [usual, stats_first] {
+        let view = EventView::parse(&bytes, 0).unwrap();
+        let mut body = Vec::new();
+        encode_event_retimed(&view, 777, 55, &[stat(9, 1)], &mut body);
+        let mut want = Vec::new();
+        xplane_proto::encode_field(4, &body, &mut want);
+        let mut got = Vec::new();
+        xplane_proto::encode_event_retimed_field(4, &view, 777, 55, &[stat(9, 1)], &mut got);
+        assert_eq!(got, want);
+    }
+}
