@@ -132,6 +132,13 @@ pub(crate) fn copy_plane<W: Write + Seek>(
             header.display_id = display_id;
         }
         w.begin_line(&header).map_err(io)?;
+        // Same ids and contiguous events: the events are copied in one piece
+        // after they (and their stats) are checked to be well-formed.
+        let raw = if remap.is_identity() {
+            line.events_encoded()
+        } else {
+            None
+        };
         for event in line.events() {
             let event = event.map_err(corrupt)?;
             if let Some(base) = job.snapshot_base_ns {
@@ -152,14 +159,19 @@ pub(crate) fn copy_plane<W: Write + Seek>(
                 for stat in event.stats() {
                     stat.map_err(corrupt)?;
                 }
-                w.event_retimed(&event, event.offset_ps(), event.duration_ps, &[])
-                    .map_err(io)?;
+                if raw.is_none() {
+                    w.event_retimed(&event, event.offset_ps(), event.duration_ps, &[])
+                        .map_err(io)?;
+                }
             } else {
                 let mut owned = event.to_owned().map_err(corrupt)?;
                 remap.remap_event(&mut owned);
                 w.event(&owned).map_err(io)?;
             }
             copied.events += 1;
+        }
+        if let Some(raw) = raw {
+            w.events_encoded(raw).map_err(io)?;
         }
         w.end_line().map_err(io)?;
         copied.lines += 1;

@@ -272,6 +272,9 @@ pub struct LineView<'a> {
     pub timestamp_ns: i64,
     /// `XLine.duration_ps`.
     pub duration_ps: i64,
+    /// Byte range of the event fields when they are contiguous (the usual
+    /// layout); `None` when other fields stand between them.
+    events_span: Option<(usize, usize)>,
 }
 
 impl<'a> View<'a> for LineView<'a> {
@@ -287,9 +290,25 @@ impl<'a> View<'a> for LineView<'a> {
             display_name: "",
             timestamp_ns: 0,
             duration_ps: 0,
+            events_span: Some((0, 0)),
         };
-        for_each_field(Fields::new(bytes, base, Message::Line), |t| {
-            match t.field {
+        let mut fields = Fields::new(bytes, base, Message::Line);
+        // (first event key, end of the last event, a non-event field after events)
+        let mut span: Option<(usize, usize)> = None;
+        let mut broken = false;
+        loop {
+            let key_at = fields.offset() - base;
+            let Some(next) = fields.next_field() else {
+                break;
+            };
+            let (field, at, value) = next?;
+            let t = Typed {
+                fields: &fields,
+                field,
+                at,
+                value,
+            };
+            match field {
                 1 => line.id = t.i64()?,
                 10 => line.display_id = t.i64()?,
                 2 => line.name = t.str()?,
@@ -301,8 +320,22 @@ impl<'a> View<'a> for LineView<'a> {
                 }
                 _ => {}
             }
-            Ok(())
-        })?;
+            let end = fields.offset() - base;
+            if field == 4 {
+                span = match span {
+                    None => Some((key_at, end)),
+                    Some((start, last)) => {
+                        broken |= last != key_at;
+                        Some((start, end))
+                    }
+                };
+            }
+        }
+        line.events_span = if broken {
+            None
+        } else {
+            Some(span.unwrap_or((0, 0)))
+        };
         Ok(line)
     }
 }
@@ -311,6 +344,14 @@ impl<'a> LineView<'a> {
     /// The events, in file order.
     pub fn events(&self) -> Repeated<'a, EventView<'a>> {
         Repeated::new(self.bytes, self.base, Message::Line, 4)
+    }
+
+    /// The encoded event fields of this line (keys included) as one slice,
+    /// when they are contiguous in the file (the usual layout, and always the
+    /// case for lines written by prost or [`crate::XSpaceWriter`]); `None`
+    /// when other fields stand between events.
+    pub fn events_encoded(&self) -> Option<&'a [u8]> {
+        self.events_span.map(|(s, e)| &self.bytes[s..e])
     }
 
     /// The encoded bytes of this line.

@@ -163,7 +163,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Read one varint (also used for packed repeated fields).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn varint(&mut self) -> Result<u64, WireError> {
         let buf = self.buf;
         let start = self.pos;

@@ -203,6 +203,13 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         self.write_scratch_field(4)
     }
 
+    /// Append already-encoded event fields (keys included, as from
+    /// [`crate::LineView::events_encoded`]) to the open line.
+    pub fn events_encoded(&mut self, encoded: &[u8]) -> Result<()> {
+        self.expect(State::Line, "events_encoded");
+        self.write(encoded)
+    }
+
     /// Close the open line.
     pub fn end_line(&mut self) -> Result<()> {
         self.expect(State::Line, "end_line");
