@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::{Seek, Write};
 use std::path::Path;
 
-use xplane_proto::{PlaneView, XSpaceWriter, XStat, x_stat};
+use rayon::prelude::*;
+use xplane_proto::{LineView, PlaneView, XSpaceWriter, XStat, x_stat};
 
 use crate::error::MergeError;
 use crate::remap::PlaneMetadata;
@@ -114,9 +115,27 @@ pub(crate) fn copy_plane<W: Write + Seek>(
     };
     let mut snapshots: Option<SnapshotSummary> = None;
 
+    // Check every event and stat of the plane, lines in parallel, before
+    // anything of it is written; the copy itself is then sequential.
+    let lines: Vec<LineView<'_>> = plane.lines().collect::<Result<_, _>>().map_err(corrupt)?;
+    let checks: Vec<LineCheck> = lines
+        .par_iter()
+        .map(|line| check_line(line, job.snapshot_base_ns))
+        .collect::<Result<_, _>>()
+        .map_err(corrupt)?;
+    for s in checks.iter().filter_map(|c| c.snapshots) {
+        snapshots = Some(match snapshots {
+            None => s,
+            Some(a) => SnapshotSummary {
+                count: a.count + s.count,
+                first_sys_ns: a.first_sys_ns.min(s.first_sys_ns),
+                last_sys_ns: a.last_sys_ns.max(s.last_sys_ns),
+            },
+        });
+    }
+
     w.begin_plane(job.id, job.name).map_err(io)?;
-    for (index, line) in plane.lines().enumerate() {
-        let line = line.map_err(corrupt)?;
+    for (index, line) in lines.iter().enumerate() {
         let mut header = line.header();
         header.timestamp_ns =
             i64::try_from(line.timestamp_ns as i128 + job.rebase_ns).map_err(|_| {
@@ -132,52 +151,68 @@ pub(crate) fn copy_plane<W: Write + Seek>(
             header.display_id = display_id;
         }
         w.begin_line(&header).map_err(io)?;
-        // Same ids and contiguous events: the events are copied in one piece
-        // after they (and their stats) are checked to be well-formed.
-        let raw = if remap.is_identity() {
-            line.events_encoded()
-        } else {
-            None
-        };
-        for event in line.events() {
-            let event = event.map_err(corrupt)?;
-            if let Some(base) = job.snapshot_base_ns {
-                let sys =
-                    base + line.timestamp_ns as i128 + event.offset_ps().div_euclid(1000) as i128;
-                let s = snapshots.get_or_insert(SnapshotSummary {
-                    count: 0,
-                    first_sys_ns: sys,
-                    last_sys_ns: sys,
-                });
-                s.count += 1;
-                s.first_sys_ns = s.first_sys_ns.min(sys);
-                s.last_sys_ns = s.last_sys_ns.max(sys);
-            }
-            if remap.is_identity() {
-                // Same ids: every field after the timing copied byte for byte,
-                // once the stats are known to be well-formed.
-                for stat in event.stats() {
-                    stat.map_err(corrupt)?;
-                }
-                if raw.is_none() {
+        match (remap.is_identity(), line.events_encoded()) {
+            // Same ids and contiguous events: copied in one piece.
+            (true, Some(raw)) => w.events_encoded(raw).map_err(io)?,
+            // Same ids: every field after the timing copied byte for byte.
+            (true, None) => {
+                for event in line.events() {
+                    let event = event.map_err(corrupt)?;
                     w.event_retimed(&event, event.offset_ps(), event.duration_ps, &[])
                         .map_err(io)?;
                 }
-            } else {
-                let mut owned = event.to_owned().map_err(corrupt)?;
-                remap.remap_event(&mut owned);
-                w.event(&owned).map_err(io)?;
             }
-            copied.events += 1;
-        }
-        if let Some(raw) = raw {
-            w.events_encoded(raw).map_err(io)?;
+            (false, _) => {
+                for event in line.events() {
+                    let mut owned = event.and_then(|e| e.to_owned()).map_err(corrupt)?;
+                    remap.remap_event(&mut owned);
+                    w.event(&owned).map_err(io)?;
+                }
+            }
         }
         w.end_line().map_err(io)?;
+        copied.events += checks[index].events;
         copied.lines += 1;
     }
     w.end_plane(meta.event_metadata(), meta.stat_metadata(), &stats)
         .map_err(io)?;
     copied.snapshots = snapshots;
     Ok(copied)
+}
+
+/// What checking one line found.
+struct LineCheck {
+    events: u64,
+    snapshots: Option<SnapshotSummary>,
+}
+
+/// Check that every event and stat of `line` is well-formed; for the
+/// snapshot plane (`snapshot_base_ns` set) also summarise the host times.
+fn check_line(
+    line: &LineView<'_>,
+    snapshot_base_ns: Option<i128>,
+) -> Result<LineCheck, xplane_proto::WireError> {
+    let mut check = LineCheck {
+        events: 0,
+        snapshots: None,
+    };
+    for event in line.events() {
+        let event = event?;
+        for stat in event.stats() {
+            stat?;
+        }
+        if let Some(base) = snapshot_base_ns {
+            let sys = base + line.timestamp_ns as i128 + event.offset_ps().div_euclid(1000) as i128;
+            let s = check.snapshots.get_or_insert(SnapshotSummary {
+                count: 0,
+                first_sys_ns: sys,
+                last_sys_ns: sys,
+            });
+            s.count += 1;
+            s.first_sys_ns = s.first_sys_ns.min(sys);
+            s.last_sys_ns = s.last_sys_ns.max(sys);
+        }
+        check.events += 1;
+    }
+    Ok(check)
 }
