@@ -61,6 +61,7 @@ impl<'a, T> Repeated<'a, T> {
                 field,
                 at,
                 value,
+                key_offset: 0,
             };
             let result = typed.bytes().map(|b| (b, typed.payload_offset()));
             if result.is_err() {
@@ -292,23 +293,11 @@ impl<'a> View<'a> for LineView<'a> {
             duration_ps: 0,
             events_span: Some((0, 0)),
         };
-        let mut fields = Fields::new(bytes, base, Message::Line);
-        // (first event key, end of the last event, a non-event field after events)
+        // The byte range of the events, and whether another field breaks it.
         let mut span: Option<(usize, usize)> = None;
         let mut broken = false;
-        loop {
-            let key_at = fields.offset() - base;
-            let Some(next) = fields.next_field() else {
-                break;
-            };
-            let (field, at, value) = next?;
-            let t = Typed {
-                fields: &fields,
-                field,
-                at,
-                value,
-            };
-            match field {
+        for_each_field(Fields::new(bytes, base, Message::Line), |t| {
+            match t.field {
                 1 => line.id = t.i64()?,
                 10 => line.display_id = t.i64()?,
                 2 => line.name = t.str()?,
@@ -317,20 +306,19 @@ impl<'a> View<'a> for LineView<'a> {
                 9 => line.duration_ps = t.i64()?,
                 4 => {
                     t.bytes()?;
+                    let (key, end) = (t.key_offset - base, t.end_offset() - base);
+                    span = Some(match span {
+                        None => (key, end),
+                        Some((start, last)) => {
+                            broken |= last != key;
+                            (start, end)
+                        }
+                    });
                 }
                 _ => {}
             }
-            let end = fields.offset() - base;
-            if field == 4 {
-                span = match span {
-                    None => Some((key_at, end)),
-                    Some((start, last)) => {
-                        broken |= last != key_at;
-                        Some((start, end))
-                    }
-                };
-            }
-        }
+            Ok(())
+        })?;
         line.events_span = if broken {
             None
         } else {
@@ -425,22 +413,10 @@ impl<'a> View<'a> for EventView<'a> {
             duration_ps: 0,
             rest_start: bytes.len(),
         };
-        let mut fields = Fields::new(bytes, base, Message::Event);
         let mut seen_rest = false;
-        loop {
-            let key_at = fields.offset() - base;
-            let Some(next) = fields.next_field() else {
-                break;
-            };
-            let (field, at, value) = next?;
-            let t = Typed {
-                fields: &fields,
-                field,
-                at,
-                value,
-            };
-            let timing = matches!(field, 1 | 2 | 3 | 5);
-            match field {
+        for_each_field(Fields::new(bytes, base, Message::Event), |t| {
+            let timing = matches!(t.field, 1 | 2 | 3 | 5);
+            match t.field {
                 1 => event.metadata_id = t.i64()?,
                 2 => event.data = Some(EventData::OffsetPs(t.i64()?)),
                 5 => event.data = Some(EventData::NumOccurrences(t.i64()?)),
@@ -454,9 +430,10 @@ impl<'a> View<'a> for EventView<'a> {
                 event.rest_start = MIXED_LAYOUT;
             } else if !timing && !seen_rest {
                 seen_rest = true;
-                event.rest_start = key_at;
+                event.rest_start = t.key_offset - base;
             }
-        }
+            Ok(())
+        })?;
         Ok(event)
     }
 }

@@ -293,6 +293,8 @@ pub(crate) struct Typed<'f, 'a> {
     pub(crate) field: u32,
     pub(crate) at: usize,
     pub(crate) value: Value<'a>,
+    /// Absolute offset of the field's key (its first byte).
+    pub(crate) key_offset: usize,
 }
 
 impl<'a> Typed<'_, 'a> {
@@ -345,6 +347,12 @@ impl<'a> Typed<'_, 'a> {
         })
     }
 
+    /// Absolute offset just past the field (where the next one starts).
+    #[inline]
+    pub(crate) fn end_offset(&self) -> usize {
+        self.fields.offset()
+    }
+
     /// Offset in the original buffer of a length-delimited value's first byte.
     #[inline]
     pub(crate) fn payload_offset(&self) -> usize {
@@ -365,14 +373,18 @@ pub(crate) fn for_each_field<'a>(
     mut fields: Fields<'a>,
     mut f: impl FnMut(&Typed<'_, 'a>) -> Result<(), WireError>,
 ) -> Result<(), WireError> {
-    while let Some(next) = fields.next_field() {
+    loop {
+        let key_offset = fields.offset();
+        let Some(next) = fields.next_field() else {
+            return Ok(());
+        };
         let (field, at, value) = next?;
         f(&Typed {
             fields: &fields,
             field,
             at,
             value,
+            key_offset,
         })?;
     }
-    Ok(())
 }
