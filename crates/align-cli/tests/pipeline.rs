@@ -29,6 +29,20 @@ fn run_dir(dir: &Path) -> PathBuf {
     dir.join("run")
 }
 
+/// `merge --run-dir RUN -o DIR/merged.xplane.pb` plus `extra` flags; returns
+/// the command and the output path.
+fn merge(dir: &Path, extra: &[&str]) -> (Command, PathBuf) {
+    let out = dir.join("merged.xplane.pb");
+    let mut cmd = cli();
+    cmd.arg("merge")
+        .args(extra)
+        .arg("--run-dir")
+        .arg(run_dir(dir))
+        .arg("-o")
+        .arg(&out);
+    (cmd, out)
+}
+
 fn no_output(path: &Path) {
     assert!(
         !path.exists(),
@@ -58,14 +72,8 @@ fn demo_reports_violations_gone_and_scores() {
 #[test]
 fn merge_run_dir_writes_trace_and_summary() {
     let dir = demo_dir();
-    let out = dir.path().join("merged.xplane.pb");
-    let assert = cli()
-        .args(["merge", "--json", "--run-dir"])
-        .arg(run_dir(dir.path()))
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    let (mut cmd, out) = merge(dir.path(), &["--json"]);
+    let assert = cmd.assert().success();
     let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     assert_eq!(json["nodes"].as_array().unwrap().len(), 3);
     assert_eq!(json["after"]["summary"]["violations"], 0);
@@ -79,14 +87,8 @@ fn merge_run_dir_writes_trace_and_summary() {
 #[test]
 fn merge_human_summary_snapshot() {
     let dir = demo_dir();
-    let out = dir.path().join("merged.xplane.pb");
-    let assert = cli()
-        .args(["merge", "--run-dir"])
-        .arg(run_dir(dir.path()))
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    let (mut cmd, _) = merge(dir.path(), &[]);
+    let assert = cmd.assert().success();
     let text = String::from_utf8(assert.get_output().stdout.clone())
         .unwrap()
         .replace(&dir.path().display().to_string(), "<DIR>");
@@ -131,13 +133,8 @@ fn offsets_naming_a_node_without_trace_is_bad_input() {
     let run = run_dir(dir.path());
     std::fs::remove_file(run.join("node2.xplane.pb")).unwrap();
     std::fs::remove_file(run.join("node2.snapshots.pb")).unwrap();
-    let out = dir.path().join("merged.xplane.pb");
-    cli()
-        .args(["merge", "--run-dir"])
-        .arg(&run)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    let (mut cmd, out) = merge(dir.path(), &[]);
+    cmd.assert()
         .code(2)
         .stderr(predicate::str::contains("round_offsets.jsonl"))
         .stderr(predicate::str::contains("node 2"));
@@ -153,13 +150,8 @@ fn malformed_offsets_line_is_bad_input_with_line_number() {
     text.push_str("{\"round_id\": 999, \"node_id\": 1,\n");
     let lines = text.lines().count();
     std::fs::write(&offsets, text).unwrap();
-    let out = dir.path().join("merged.xplane.pb");
-    cli()
-        .args(["merge", "--run-dir"])
-        .arg(&run)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    let (mut cmd, out) = merge(dir.path(), &[]);
+    cmd.assert()
         .code(2)
         .stderr(predicate::str::contains(format!(
             "round_offsets.jsonl:{lines}:"
@@ -174,13 +166,8 @@ fn corrupt_trace_is_bad_input_naming_the_file() {
     let trace = run.join("node1.xplane.pb");
     let bytes = std::fs::read(&trace).unwrap();
     std::fs::write(&trace, &bytes[..bytes.len() / 3]).unwrap();
-    let out = dir.path().join("merged.xplane.pb");
-    cli()
-        .args(["merge", "--run-dir"])
-        .arg(&run)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    let (mut cmd, out) = merge(dir.path(), &[]);
+    cmd.assert()
         .code(2)
         .stderr(predicate::str::contains("node1.xplane.pb"))
         .stderr(predicate::str::contains("caused by").or(predicate::str::contains("error:")));
@@ -206,13 +193,8 @@ fn unaligned_node_exceeds_max_violations_exit_1() {
         .map(|l| l + "\n")
         .collect();
     std::fs::write(&offsets, text).unwrap();
-    let out = dir.path().join("merged.xplane.pb");
-    cli()
-        .args(["merge", "--pass-through", "--run-dir"])
-        .arg(&run)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    let (mut cmd, _) = merge(dir.path(), &["--pass-through"]);
+    cmd.assert()
         .code(1)
         .stdout(predicate::str::contains("PASSED THROUGH UNALIGNED"))
         .stderr(predicate::str::contains("validation failed"));
