@@ -443,3 +443,100 @@ fn one_snapshot_pair_is_a_constant_shift() {
         assert!((s - (T0 + t) as i128 * 1000).abs() <= 1);
     }
 }
+
+#[test]
+fn corrected_tracer_timeline_maps_device_events_back_through_the_inverse() {
+    let case = Case::new(
+        &node1_trace(&true_pairs()),
+        &offsets_text(&THETA_NS.to_string()),
+    );
+    let options = AlignOptions {
+        device_timeline: alignment_core::DeviceTimeline::CorrectedTracer,
+        ..Default::default()
+    };
+    case.run(&options).unwrap();
+    let out = read_xspace(case.path("out.xplane.pb")).unwrap();
+    let (_, events) = &times(&out, "/device:GPU:0")[0];
+    for (&(s, _), &t) in events.iter().zip(&TRUE_EVENTS) {
+        // g = true time t (node 0's clock); read as node 1's host time it is
+        // the instant t − θ, whose tracer reading placed on the wall axis is
+        // S_w + R(t − θ) − S_g.
+        let want = (S_W + tracer(T0 + t - THETA_NS) - S_G) as i128 * 1000;
+        assert!((s - want).abs() <= 1, "{s} vs {want}");
+    }
+    // Host lines stay on the global clock.
+    let (_, wall) = &times(&out, "/host:CPU")[0];
+    assert!((wall[0].0 - (T0 + TRUE_EVENTS[0]) as i128 * 1000).abs() <= 1);
+}
+
+#[test]
+fn tracer_lines_can_be_chosen_by_name() {
+    let case = Case::new(
+        &node1_trace(&true_pairs()),
+        &offsets_text(&THETA_NS.to_string()),
+    );
+    let options = AlignOptions {
+        tracer_lines: alignment_core::TracerLines::Patterns(vec!["hip*".into()]),
+        ..Default::default()
+    };
+    let diag = case.run(&options).unwrap();
+    let clock_of = |name: &str| diag.lines.iter().find(|l| l.line == name).unwrap().clock;
+    assert_eq!(clock_of("hipLaunchKernel callbacks"), LineClock::Tracer);
+    assert_eq!(clock_of("python"), LineClock::Wall);
+    // A pattern that names the wall-clock line puts it on the tracer path,
+    // and its times are then wrong by the tracer/host difference: the
+    // choice is the user's, and the diagnostics show it.
+    let options = AlignOptions {
+        tracer_lines: alignment_core::TracerLines::Patterns(vec!["py*".into()]),
+        ..Default::default()
+    };
+    let diag = case.run(&options).unwrap();
+    let clock_of = |name: &str| diag.lines.iter().find(|l| l.line == name).unwrap().clock;
+    assert_eq!(clock_of("python"), LineClock::Tracer);
+    assert_eq!(clock_of("hipLaunchKernel callbacks"), LineClock::Wall);
+}
+
+#[test]
+fn conflicting_anchors_are_an_error_naming_the_rounds() {
+    // Lines: header, then (round 0, 1, 2) × (node 0, node 1). Round 2 of
+    // node 1 repeats round 1's window with another offset.
+    let text = offsets_text("1e+06");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[6] = lines[4]
+        .replace(
+            "\"round_id\":1,\"window_id\":1",
+            "\"round_id\":2,\"window_id\":2",
+        )
+        .replace("1e+06", "2e+06");
+    let case = Case::new(&node1_trace(&true_pairs()), &(lines.join("\n") + "\n"));
+    let err = case.run(&AlignOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("round_offsets.jsonl") && err.contains("node 1"),
+        "{err}"
+    );
+    assert!(err.contains("rounds 1 and 2"), "{err}");
+    assert!(!case.path("out.xplane.pb").exists());
+}
+
+#[test]
+fn infinite_offset_is_an_error_with_line_number() {
+    let text = offsets_text("1e+06").replacen("\"offset_ns\":1e+06", "\"offset_ns\":1e999", 1);
+    let case = Case::new(&node1_trace(&true_pairs()), &text);
+    let err = case.run(&AlignOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("round_offsets.jsonl:3:"), "{err}");
+}
+
+#[test]
+fn node_listed_twice_in_the_header_is_an_error() {
+    let text = offsets_text("1e+06").replacen(
+        "[{\"node_id\":0,",
+        "[{\"node_id\":1,\"start_walltime_ns\":1},{\"node_id\":0,",
+        1,
+    );
+    let case = Case::new(&node1_trace(&true_pairs()), &text);
+    let err = case.run(&AlignOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("round_offsets.jsonl:1:") && err.contains("listed twice"),
+        "{err}"
+    );
+}
