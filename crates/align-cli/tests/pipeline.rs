@@ -199,3 +199,70 @@ fn unaligned_node_exceeds_max_violations_exit_1() {
         .stdout(predicate::str::contains("PASSED THROUGH UNALIGNED"))
         .stderr(predicate::str::contains("validation failed"));
 }
+
+#[test]
+fn wrong_tracer_start_override_is_visible_in_the_error_against_truth() {
+    // S_g overridden 1 ms too large: tracer readings R = abs − S_w + S_g come
+    // out 1 ms later, so device events land 1 ms late, which the scorer sees.
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let offsets = std::fs::read_to_string(run.join("round_offsets.jsonl")).unwrap();
+    let header: serde_json::Value = serde_json::from_str(offsets.lines().next().unwrap()).unwrap();
+    let s_g = header["nodes"][1]["start_gpu_ns"].as_u64().unwrap();
+    let out = dir.path().join("n1.xplane.pb");
+    cli()
+        .args(["align", "-q", "--offsets"])
+        .arg(run.join("round_offsets.jsonl"))
+        .arg("--reference-trace")
+        .arg(run.join("node0.xplane.pb"))
+        .arg("--start-gpu-ns")
+        .arg((s_g + 1_000_000).to_string())
+        .arg(run.join("node1.xplane.pb"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let assert = cli()
+        .args(["score", "--json", "--no-check", "--truth"])
+        .arg(run.join("truth.bin"))
+        .arg(&out)
+        .assert()
+        .success();
+    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    let device = report["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "device")
+        .unwrap();
+    let mean = device["start"]["mean_signed_ns"].as_f64().unwrap();
+    assert!(
+        (mean - 1_000_000.0).abs() < 1_000.0,
+        "device starts 1 ms late, got {mean}"
+    );
+}
+
+#[test]
+fn two_traces_for_one_node_is_bad_input() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    std::fs::copy(run.join("node1.xplane.pb"), run.join("rank1.xplane.pb")).unwrap();
+    let (mut cmd, out) = merge(dir.path(), &[]);
+    cmd.assert()
+        .code(2)
+        .stderr(predicate::str::contains("node 1 has two traces"));
+    no_output(&out);
+}
+
+#[test]
+fn bench_prints_every_stage() {
+    cli()
+        .args(["bench", "--events", "20000"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("read"))
+        .stdout(predicate::str::contains("align"))
+        .stdout(predicate::str::contains("merge"))
+        .stdout(predicate::str::contains("validate"))
+        .stdout(predicate::str::contains("of the read floor"));
+}

@@ -27,6 +27,15 @@ pub struct Args {
     /// default: this node's session start mapped onto the global clock.
     #[arg(long)]
     pub reference_trace: Option<PathBuf>,
+    /// Override the trace's session start `T_sess` (epoch ns).
+    #[arg(long, value_name = "NS")]
+    pub session_start_ns: Option<i128>,
+    /// Override `S_w`, the tracer start on the host clock (epoch ns).
+    #[arg(long, value_name = "NS")]
+    pub start_walltime_ns: Option<u64>,
+    /// Override `S_g`, the tracer start on the tracer clock (ns).
+    #[arg(long, value_name = "NS")]
+    pub start_gpu_ns: Option<u64>,
     /// Output trace; default: `<trace stem>.aligned.xplane.pb` beside the input.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -97,7 +106,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         node_id: node,
         trace: args.trace.clone(),
         snapshots: args.snapshots.clone(),
-        ..Default::default()
+        session_start_ns: args.session_start_ns,
+        start_walltime_ns: args.start_walltime_ns,
+        start_gpu_ns: args.start_gpu_ns,
     };
     let diagnostics = align_node(&input, &offsets, &args.policy.options(), base, &output)
         .with_context(|| format!("aligning node {node}"))?;

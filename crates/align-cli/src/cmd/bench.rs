@@ -162,12 +162,16 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             tmp.path().to_path_buf()
         }
     };
-    // About 10 030 events per step with 312 kernels per stream (4 nodes × 2 GPUs).
+    // About 10 030 events per step with 312 kernels per stream (4 nodes × 2
+    // GPUs), roughly in proportion to the kernels. At least 150 steps (about
+    // 10 s), so that every node has several clock snapshot pairs.
     let per_step = 10_030.0 * f64::from(args.nodes) / 4.0;
+    let steps = ((args.events as f64 / per_step).ceil() as u32).max(150);
+    let kernels = (312.0 * args.events as f64 / (f64::from(steps) * per_step)).round() as u32;
     let config = SynthConfig {
         nodes: args.nodes,
-        steps: ((args.events as f64 / per_step).ceil() as u32).max(1),
-        kernels_per_stream: 312,
+        steps,
+        kernels_per_stream: kernels.clamp(1, 312),
         ..SynthConfig::default()
     };
     let start = Instant::now();
