@@ -67,42 +67,36 @@ impl NodeClocks {
 
         let rows: Vec<_> = offsets.rows.iter().map(|(_, r)| *r).collect();
         let has_rows = rows.iter().any(|r| r.node_id == node_id);
-        let anchors = if node_id == options.reference_node
-            || has_rows
-            || !options.pass_through_without_offsets
-        {
-            match OffsetAnchors::from_rows(&rows, node_id, options.reference_node) {
-                Ok(a) => Some(a),
-                Err(clock_model::ClockError::NoOffsetAnchors { .. })
-                    if options.pass_through_without_offsets =>
-                {
-                    None
-                }
-                Err(clock_model::ClockError::NoOffsetAnchors { .. }) => {
-                    return Err(AlignError::Node {
-                        node: node_id,
-                        message: format!(
-                            "no usable offsets rows in {} ({}); pass the node through unaligned to keep it",
-                            offsets.path.display(),
-                            if has_rows {
-                                "every row was skipped"
-                            } else {
-                                "the node has no rows"
-                            }
-                        ),
-                    });
-                }
-                Err(source) => {
-                    return Err(AlignError::Clock {
-                        path: offsets.path.clone(),
-                        node: node_id,
-                        what: "offset anchors",
-                        source: Box::new(source),
-                    });
-                }
+        // `None`: no usable rows, and the node is passed through unaligned.
+        let anchors = match OffsetAnchors::from_rows(&rows, node_id, options.reference_node) {
+            Ok(a) => Some(a),
+            Err(clock_model::ClockError::NoOffsetAnchors { .. })
+                if options.pass_through_without_offsets =>
+            {
+                None
             }
-        } else {
-            None
+            Err(clock_model::ClockError::NoOffsetAnchors { .. }) => {
+                return Err(AlignError::Node {
+                    node: node_id,
+                    message: format!(
+                        "no usable offsets rows in {} ({}); pass the node through unaligned to keep it",
+                        offsets.path.display(),
+                        if has_rows {
+                            "every row was skipped"
+                        } else {
+                            "the node has no rows"
+                        }
+                    ),
+                });
+            }
+            Err(source) => {
+                return Err(AlignError::Clock {
+                    path: offsets.path.clone(),
+                    node: node_id,
+                    what: "offset anchors",
+                    source: Box::new(source),
+                });
+            }
         };
         let (offset, passed_through) = match &anchors {
             Some(a) => (

@@ -54,12 +54,12 @@ pub fn align_node(
     out: &Path,
 ) -> Result<NodeDiagnostics> {
     let bytes = FileBytes::open(&input.trace)?;
-    let aligner = NodeAligner::new(input, &bytes, offsets, options, output_session_start_ns)?;
+    let mut aligner = NodeAligner::new(input, &bytes, offsets, options, output_session_start_ns)?;
     let mut file = XSpaceFile::create(out)?;
     aligner.write(file.writer())?;
     let (hostnames, errors, warnings) = aligner.space_strings()?;
     file.commit(&hostnames, &errors, &warnings)?;
-    Ok(aligner.diagnostics_after_write())
+    Ok(aligner.into_diagnostics())
 }
 
 /// One node, ready to write: its clocks, its session start, and the plan
@@ -72,7 +72,7 @@ pub struct NodeAligner<'a> {
     options: AlignOptions,
     session_start_ns: i128,
     output_base_ns: i128,
-    diagnostics: std::cell::RefCell<NodeDiagnostics>,
+    diagnostics: NodeDiagnostics,
 }
 
 impl<'a> NodeAligner<'a> {
@@ -121,7 +121,7 @@ impl<'a> NodeAligner<'a> {
             options: options.clone(),
             session_start_ns,
             output_base_ns,
-            diagnostics: std::cell::RefCell::new(diagnostics),
+            diagnostics,
         };
         aligner.check_tracer_inputs()?;
         Ok(aligner)
@@ -215,11 +215,12 @@ impl<'a> NodeAligner<'a> {
 
     /// Write every aligned plane into `writer` (which must be between planes).
     pub fn write<W: std::io::Write + std::io::Seek>(
-        &self,
+        &mut self,
         writer: &mut XSpaceWriter<W>,
     ) -> Result<()> {
         let wire = |e| wire_error(&self.path, e);
         let mut total = LineCounts::default();
+        let mut reports = Vec::new();
         let mut has_task_env = false;
         for plane in self.view.planes() {
             let plane = plane.map_err(wire)?;
@@ -228,25 +229,33 @@ impl<'a> NodeAligner<'a> {
                 writer.plane(&self.task_environment(Some(&plane))?)?;
                 continue;
             }
-            total.add(&self.write_plane(&plane, writer)?);
+            let (counts, plane_reports) = self.write_plane(&plane, writer)?;
+            total.add(&counts);
+            reports.extend(plane_reports);
         }
         if !has_task_env && self.output_base_ns != 0 {
             writer.plane(&self.task_environment(None)?)?;
         }
-        self.diagnostics.borrow_mut().set_counts(&total);
+        self.diagnostics.set_counts(&total);
+        self.diagnostics.lines = reports;
         Ok(())
     }
 
     /// The diagnostics (complete after [`NodeAligner::write`]).
-    pub fn diagnostics_after_write(&self) -> NodeDiagnostics {
-        self.diagnostics.borrow().clone()
+    pub fn diagnostics(&self) -> &NodeDiagnostics {
+        &self.diagnostics
+    }
+
+    /// The diagnostics, consuming the aligner.
+    pub fn into_diagnostics(self) -> NodeDiagnostics {
+        self.diagnostics
     }
 
     fn write_plane<W: std::io::Write + std::io::Seek>(
         &self,
         plane: &PlaneView<'_>,
         writer: &mut XSpaceWriter<W>,
-    ) -> Result<LineCounts> {
+    ) -> Result<(LineCounts, Vec<LineReport>)> {
         let wire = |e| wire_error(&self.path, e);
         let mut owned = XPlane {
             id: plane.id,
@@ -310,8 +319,7 @@ impl<'a> NodeAligner<'a> {
             }
         }
         writer.end_plane(&owned.event_metadata, &owned.stat_metadata, &owned.stats)?;
-        self.diagnostics.borrow_mut().lines.extend(reports);
-        Ok(counts)
+        Ok((counts, reports))
     }
 
     fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
