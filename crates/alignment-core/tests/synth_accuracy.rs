@@ -2,14 +2,22 @@
 //! run aligned, then scored per event kind.
 
 use alignment_core::{AlignOptions, NodeInput, OffsetsFile, align_node};
-use trace_synth::{ScoreReport, SynthConfig, score_files, synthesize};
+use trace_synth::{RoundNode, ScoreReport, SynthConfig, score_files, synthesize};
 
 fn align_run(config: &SynthConfig, options: &AlignOptions) -> ScoreReport {
+    align_run_with_diagnostics(config, options).0
+}
+
+fn align_run_with_diagnostics(
+    config: &SynthConfig,
+    options: &AlignOptions,
+) -> (ScoreReport, Vec<alignment_core::NodeDiagnostics>) {
     let dir = tempfile::tempdir().unwrap();
     let run = synthesize(config, dir.path().join("run")).unwrap();
     let offsets = OffsetsFile::read(&run.offsets_path).unwrap();
     let reference = &run.nodes[options.reference_node as usize];
     let mut outputs = Vec::new();
+    let mut diagnostics = Vec::new();
     for node in &run.nodes {
         let input = NodeInput {
             node_id: node.node_id,
@@ -19,17 +27,11 @@ fn align_run(config: &SynthConfig, options: &AlignOptions) -> ScoreReport {
         let out = dir
             .path()
             .join(format!("node{}.aligned.xplane.pb", node.node_id));
-        align_node(
-            &input,
-            &offsets,
-            options,
-            Some(reference.session_start_ns),
-            &out,
-        )
-        .unwrap();
+        let base = Some(reference.session_start_ns);
+        diagnostics.push(align_node(&input, &offsets, options, base, &out).unwrap());
         outputs.push(out);
     }
-    score_files(&outputs, &run.truth_path).unwrap()
+    (score_files(&outputs, &run.truth_path).unwrap(), diagnostics)
 }
 
 fn small() -> SynthConfig {
@@ -98,4 +100,52 @@ fn with_default_noise_p99_is_within_3_sigma() {
             );
         }
     }
+}
+
+#[test]
+fn reference_windows_and_unreachable_rounds_keep_the_accuracy() {
+    // Node 2 never probes (its rows carry node 0's window); node 1 misses
+    // rounds 1 and 2 (reachable:false, offset 0: not measurements).
+    let config = SynthConfig {
+        non_probing_nodes: vec![2],
+        unreachable: vec![
+            RoundNode { round: 1, node: 1 },
+            RoundNode { round: 2, node: 1 },
+        ],
+        ..small()
+    };
+    let (report, diagnostics) = align_run_with_diagnostics(&config, &AlignOptions::default());
+    assert_eq!(report.events_scored, report.truth_events);
+    for kind in &report.kinds {
+        for edge in [&kind.start, &kind.end] {
+            assert!(
+                edge.p99_abs_ns <= 3.0 * config.offset_noise_ns,
+                "{}",
+                report.table()
+            );
+        }
+    }
+    let node1 = &diagnostics[1];
+    let skipped: Vec<u64> = node1.anchors_skipped.iter().map(|s| s.round_id).collect();
+    assert_eq!(skipped, vec![1, 2]);
+    assert!(
+        node1
+            .anchors_skipped
+            .iter()
+            .all(|s| s.reason == "Unreachable")
+    );
+    let node2 = &diagnostics[2];
+    assert!(!node2.anchors_used.is_empty());
+    assert!(
+        node2
+            .anchors_used
+            .iter()
+            .all(|a| a.source == "ReferenceWindow")
+    );
+    assert!(
+        diagnostics[3]
+            .anchors_used
+            .iter()
+            .all(|a| a.source == "OwnWindow")
+    );
 }
