@@ -27,14 +27,7 @@ for d in "$root"/fixtures/jax-cpu/*/; do
   [[ $(ls "$d"*.pb | wc -l) -ge 2 ]] && runs+=("$d")
 done
 
-status=0
-for run in "${runs[@]}"; do
-  args=(); i=0
-  for f in $(ls "$run"/*.pb | sort); do args+=("$i=$f"); i=$((i + 1)); done
-  out="$work/merged-$(basename "$run").xplane.pb"
-  "$tool" merge "$out" "${args[@]}" > "$out.report.json"
-  echo "== $(basename "$run"): ${#args[@]} nodes"
-  "$venv/bin/python" - "$out" "$out.report.json" "${args[@]}" 2>/dev/null <<'PY' || status=1
+cat > "$work/check.py" <<'PY'
 import collections, json, sys
 from xprof.convert import raw_to_tool_data as r
 
@@ -78,5 +71,23 @@ for node, spec in zip(report["nodes"], sorted(specs, key=lambda s: int(s.split("
 print("  OK" if ok else "  FAILED")
 sys.exit(0 if ok else 1)
 PY
+
+status=0
+for run in "${runs[@]}"; do
+  args=(); i=0
+  for f in $(ls "$run"/*.pb | sort); do args+=("$i=$f"); i=$((i + 1)); done
+  out="$work/merged-$(basename "$run").xplane.pb"
+  "$tool" merge "$out" "${args[@]}" > "$out.report.json"
+  echo "== $(basename "$run"): ${#args[@]} nodes"
+  "$venv/bin/python" "$work/check.py" "$out" "$out.report.json" "${args[@]}" 2>/dev/null || status=1
 done
+
+# The product path: aligned and merged by align-cli (the demo run), each
+# node's merged tracks against its raw trace drawn alone.
+cargo build -q --manifest-path "$root/Cargo.toml" -p align-cli
+"$root/target/debug/align-cli" demo -q --nodes 3 --steps 150 --out "$work/demo"
+args=()
+for i in 0 1 2; do args+=("$i=$work/demo/run/node$i.xplane.pb"); done
+echo "== align-cli demo (aligned + merged): ${#args[@]} nodes"
+"$venv/bin/python" "$work/check.py" "$work/demo/combined.xplane.pb" "$work/demo/combined.metadata.json" "${args[@]}" 2>/dev/null || status=1
 exit $status
