@@ -192,3 +192,93 @@ impl OffsetsFile {
             .filter(move |r| r.node_id == node)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"meta":true,"nodes":[{"node_id":0,"start_walltime_ns":10},{"node_id":1,"start_walltime_ns":20,"start_gpu_ns":30}]}"#;
+
+    fn parse(rows: &[&str]) -> Result<OffsetsFile> {
+        let text = std::iter::once(HEADER)
+            .chain(rows.iter().copied())
+            .collect::<Vec<_>>()
+            .join("\n");
+        OffsetsFile::parse(text.as_bytes(), Path::new("round_offsets.jsonl"))
+    }
+
+    #[test]
+    fn rows_and_header_are_read() {
+        let f = parse(&[
+            r#"{"round_id":1,"window_start_ns":100,"window_end_ns":200,"node_id":1,"offset_ns":-750.8,"drift_ppm":0.4,"reachable":true,"converged":false,"extra":"ignored"}"#,
+            r#"{"round_id":2,"midpoint_sys_ns":300,"node_id":1,"offset_ns":1.23457e+06}"#,
+        ])
+        .unwrap();
+        assert_eq!(f.nodes[&1].start_gpu_ns, 30);
+        assert_eq!(f.nodes[&0].start_gpu_ns, 0);
+        let rows: Vec<_> = f.rows_of(1).collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0].window,
+            clock_model::RowWindow::Window {
+                start_ns: 100,
+                end_ns: 200
+            }
+        );
+        assert!(!rows[0].converged);
+        assert_eq!(
+            rows[1].window,
+            clock_model::RowWindow::LegacyMidpoint {
+                midpoint_sys_ns: 300
+            }
+        );
+        assert_eq!(rows[1].offset_ns, 1.23457e6);
+        assert!(rows[1].reachable && rows[1].converged, "defaults");
+        assert_eq!(f.rows[1].0, 3, "line numbers are kept");
+    }
+
+    #[test]
+    fn every_malformed_input_names_its_line() {
+        let cases: [(&[&str], &str); 5] = [
+            (
+                &[
+                    r#"{"round_id":2,"window_start_ns":1,"window_end_ns":2,"node_id":1,"offset_ns":0}"#,
+                    r#"{"round_id":1,"window_start_ns":1,"window_end_ns":2,"node_id":1,"offset_ns":0}"#,
+                ],
+                "round_offsets.jsonl:3: round_id 1 after round 2",
+            ),
+            (
+                &[r#"{"round_id":1,"node_id":1,"offset_ns":0}"#],
+                "round_offsets.jsonl:2: a row needs window_start_ns",
+            ),
+            (
+                &[
+                    r#"{"round_id":1,"window_start_ns":5,"window_end_ns":2,"node_id":1,"offset_ns":0}"#,
+                ],
+                "round_offsets.jsonl:2: window ends",
+            ),
+            (
+                &[
+                    r#"{"round_id":1,"window_start_ns":1,"window_end_ns":2,"node_id":7,"offset_ns":0}"#,
+                ],
+                "round_offsets.jsonl:2: row for node 7",
+            ),
+            (
+                &["not json"],
+                "round_offsets.jsonl:2: malformed offsets row",
+            ),
+        ];
+        for (rows, want) in cases {
+            let err = parse(rows).unwrap_err().to_string();
+            assert!(err.contains(want), "{err:?} should contain {want:?}");
+        }
+        let err = OffsetsFile::parse(&b""[..], Path::new("o.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("o.jsonl:1: empty file"), "{err}");
+        let err = OffsetsFile::parse(&b"{\"round_id\":1}"[..], Path::new("o.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("o.jsonl:1: expected the meta header"), "{err}");
+    }
+}
