@@ -184,3 +184,71 @@ impl Snapshots {
         Self::new(path, pairs)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_accepts_rocm_ns_and_names_bad_lines() {
+        let text = "{\"sys_ns\": 10, \"tracer_ns\": 100}\n\n{\"sys_ns\": 20, \"rocm_ns\": 110}\n";
+        let s = Snapshots::parse_jsonl(text.as_bytes(), Path::new("s.jsonl")).unwrap();
+        assert_eq!(
+            s.pairs(),
+            &[
+                SnapshotPair {
+                    sys_ns: 10,
+                    tracer_ns: 100
+                },
+                SnapshotPair {
+                    sys_ns: 20,
+                    tracer_ns: 110
+                }
+            ]
+        );
+        let err = Snapshots::parse_jsonl(
+            &b"{\"sys_ns\": 1, \"tracer_ns\": 2}\n{\"sys_ns\": 3}\n"[..],
+            Path::new("s.jsonl"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("s.jsonl:2: "), "{err}");
+        let err = Snapshots::parse_jsonl(
+            &b"{\"sys_ns\": 5, \"tracer_ns\": 2}\n{\"sys_ns\": 3, \"tracer_ns\": 4}\n"[..],
+            Path::new("s.jsonl"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("snapshot pair 1") && err.contains("sys clock goes backwards"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn snapshot_pairs_protobuf_round_trip_and_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node1.snapshots.pb");
+        let message = xplane_proto::SnapshotPairs {
+            pairs: vec![xplane_proto::SnapshotPair {
+                sys_clock_ns: 7,
+                tracer_clock_ns: 9,
+            }],
+            sampling_period_ns: 4_000_000_000,
+        };
+        std::fs::write(&path, message.encode_to_vec()).unwrap();
+        assert_eq!(
+            Snapshots::read(&path).unwrap().pairs(),
+            &[SnapshotPair {
+                sys_ns: 7,
+                tracer_ns: 9
+            }]
+        );
+        std::fs::write(&path, b"\xff\xff\xff").unwrap();
+        let err = Snapshots::read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("node1.snapshots.pb") && err.contains("not a SnapshotPairs protobuf"),
+            "{err}"
+        );
+    }
+}
