@@ -540,3 +540,60 @@ fn node_listed_twice_in_the_header_is_an_error() {
         "{err}"
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A device line of sorted, possibly nested or equal-start events with
+    /// random durations, and snapshot pairs with random (monotone) rates.
+    fn trace_with(events: &[(i64, i64)], pairs: &[(i64, i64)]) -> XSpace {
+        let mut space = node1_trace(pairs);
+        let gpu = space
+            .planes
+            .iter_mut()
+            .find(|p| p.name == "/device:GPU:0")
+            .unwrap();
+        gpu.lines[0].events = events
+            .iter()
+            .map(|&(offset_ps, duration_ps)| event(1, offset_ps, duration_ps, vec![]))
+            .collect();
+        space
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Order within a line is kept, durations stay non-negative, equal
+        /// starts stay equal, and a monotone map never needs the guard.
+        #[test]
+        fn order_and_durations_survive(
+            gaps in prop::collection::vec((0i64..5_000_000_000, 0i64..3_000_000_000_000), 1..40),
+            rates_ppm in prop::collection::vec(-200i64..200, 3),
+        ) {
+            let mut t = 0i64;
+            let events: Vec<(i64, i64)> = gaps.iter().map(|&(gap, dur)| { t += gap; (t, dur) }).collect();
+            // Snapshot pairs 4 s apart whose tracer rate differs by a few hundred ppm per segment.
+            let mut pairs = vec![(host(T0 + 4_000_000_000), tracer(T0 + 4_000_000_000))];
+            for ppm in &rates_ppm {
+                let (s, r) = *pairs.last().unwrap();
+                pairs.push((s + 4_000_000_000, r + 4_000_000_000 + 4_000 * ppm));
+            }
+            let case = Case::new(&trace_with(&events, &pairs), &offsets_text(&THETA_NS.to_string()));
+            let diag = case.run(&AlignOptions::default()).unwrap();
+            prop_assert_eq!(diag.events_clamped, 0);
+            let out = read_xspace(case.path("out.xplane.pb")).unwrap();
+            let (_, mapped) = &times(&out, "/device:GPU:0")[0];
+            prop_assert_eq!(mapped.len(), events.len());
+            for (w, e) in mapped.windows(2).zip(events.windows(2)) {
+                prop_assert!(w[0].0 <= w[1].0);
+                if e[0].0 == e[1].0 {
+                    prop_assert_eq!(w[0].0, w[1].0);
+                }
+            }
+            for &(s, e) in mapped {
+                prop_assert!(e >= s);
+            }
+        }
+    }
+}
