@@ -266,3 +266,25 @@ fn bench_prints_every_stage() {
         .stdout(predicate::str::contains("validate"))
         .stdout(predicate::str::contains("of the read floor"));
 }
+
+#[test]
+fn merging_twice_into_the_run_folder_leaves_the_merged_trace_out() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let out = run.join("merged.xplane.pb");
+    let merge_into_run = || {
+        let mut cmd = cli();
+        cmd.args(["merge", "--run-dir"])
+            .arg(&run)
+            .arg("-o")
+            .arg(&out);
+        cmd
+    };
+    merge_into_run().assert().success();
+    merge_into_run()
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("-> 0 after"))
+        .stderr(predicate::str::contains("left out"))
+        .stderr(predicate::str::contains("merged.xplane.pb"));
+}

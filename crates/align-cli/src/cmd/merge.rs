@@ -64,12 +64,15 @@ pub struct Plan {
     pub nodes: BTreeMap<u32, (PathBuf, Option<PathBuf>)>,
     /// The offsets file.
     pub offsets: PathBuf,
+    /// Trace-like files of the run folder left out: no node id in the name.
+    pub ignored: Vec<PathBuf>,
 }
 
 /// Find the traces, snapshot files and offsets file of a run folder.
 pub fn discover(dir: &Path) -> anyhow::Result<Plan> {
     let mut nodes: BTreeMap<u32, (PathBuf, Option<PathBuf>)> = BTreeMap::new();
     let mut snapshots: BTreeMap<u32, PathBuf> = BTreeMap::new();
+    let mut plan_ignored = Vec::new();
     let entries =
         std::fs::read_dir(dir).with_context(|| format!("reading run folder {}", dir.display()))?;
     let mut paths: Vec<PathBuf> = entries
@@ -81,13 +84,17 @@ pub fn discover(dir: &Path) -> anyhow::Result<Plan> {
             continue;
         };
         let is_trace = (name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz"))
-            && !name.contains(".aligned.")
-            && !name.starts_with("combined");
+            && !name.contains(".aligned.");
         let is_snapshots = name.contains(".snapshots.");
         if !is_trace && !is_snapshots {
             continue;
         }
-        let node = node_from_name(&path)?;
+        // Node files are named node<N>/rank<N>; anything else (a merged
+        // trace, say) is not a node's and is left out, with a word.
+        let Ok(node) = node_from_name(&path) else {
+            plan_ignored.push(path);
+            continue;
+        };
         if is_trace {
             if let Some((first, _)) = nodes.insert(node, (path.clone(), None)) {
                 bail!(
@@ -112,6 +119,7 @@ pub fn discover(dir: &Path) -> anyhow::Result<Plan> {
     }
     Ok(Plan {
         nodes,
+        ignored: plan_ignored,
         offsets: dir.join("round_offsets.jsonl"),
     })
 }
@@ -305,6 +313,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         Some(dir) => discover(dir)?,
         None => Plan {
             nodes: BTreeMap::new(),
+            ignored: Vec::new(),
             offsets: args
                 .offsets
                 .clone()
@@ -324,6 +333,14 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
                 "--snapshots {node}={}: node {node} has no trace",
                 path.display()
             ),
+        }
+    }
+    if !global.quiet {
+        for path in &plan.ignored {
+            eprintln!(
+                "note: left out {}: no node<N>/rank<N> in its name",
+                path.display()
+            );
         }
     }
     if plan.nodes.is_empty() {
