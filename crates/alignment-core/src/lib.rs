@@ -14,7 +14,8 @@
 //!
 //! - [`OffsetsFile`] parses `round_offsets.jsonl`; [`Snapshots`] reads pairs
 //!   from any carrier; [`NodeClocks`] builds the two maps.
-//! - [`align_node`] aligns a file into a file (atomically);
+//! - [`align_node`] aligns a file into a file (atomically); [`align_space`]
+//!   an `XSpace` in memory;
 //!   [`NodeAligner`] streams the aligned planes into any
 //!   [`xplane_proto::XSpaceWriter`] (the merge uses this).
 //! - [`AlignOptions`] holds the policies; [`NodeDiagnostics`] reports what
@@ -81,7 +82,7 @@ pub use diagnostics::{
 };
 pub use error::{AlignError, Result};
 pub use line::LineClock;
-pub use node::{NodeAligner, NodeInput, align_node};
+pub use node::{NodeAligner, NodeInput, align_node, align_space};
 pub use offsets::{NodeStart, OffsetsFile};
 pub use options::{AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, TracerLines};
 pub use snapshots::{SnapshotPair, Snapshots};

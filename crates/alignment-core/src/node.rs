@@ -54,12 +54,45 @@ pub fn align_node(
     out: &Path,
 ) -> Result<NodeDiagnostics> {
     let bytes = FileBytes::open(&input.trace)?;
-    let mut aligner = NodeAligner::new(input, &bytes, offsets, options, output_session_start_ns)?;
+    let mut aligner = NodeAligner::new(
+        input,
+        bytes.view(),
+        offsets,
+        options,
+        output_session_start_ns,
+    )?;
     let mut file = XSpaceFile::create(out)?;
     aligner.write(file.writer())?;
     let (hostnames, errors, warnings) = aligner.space_strings()?;
     file.commit(&hostnames, &errors, &warnings)?;
     Ok(aligner.into_diagnostics())
+}
+
+/// Align an XSpace held in memory (see [`align_node`]); `input.trace` only
+/// names it in errors, and `input.snapshots` may still name a file.
+pub fn align_space(
+    input: &NodeInput,
+    space: &xplane_proto::XSpace,
+    offsets: &OffsetsFile,
+    options: &AlignOptions,
+    output_session_start_ns: Option<i128>,
+) -> Result<(xplane_proto::XSpace, NodeDiagnostics)> {
+    let encoded = xplane_proto::encode_xspace(space)?;
+    let mut aligner = NodeAligner::new(
+        input,
+        SpaceView::new(&encoded),
+        offsets,
+        options,
+        output_session_start_ns,
+    )?;
+    let mut writer = XSpaceWriter::new(std::io::Cursor::new(Vec::new()));
+    aligner.write(&mut writer)?;
+    let (hostnames, errors, warnings) = aligner.space_strings()?;
+    let out = writer.finish(&hostnames, &errors, &warnings)?.into_inner();
+    let aligned = SpaceView::new(&out)
+        .to_owned()
+        .map_err(|e| wire_error(&input.trace, e))?;
+    Ok((aligned, aligner.into_diagnostics()))
 }
 
 /// One node, ready to write: its clocks, its session start, and the plan
@@ -79,13 +112,12 @@ impl<'a> NodeAligner<'a> {
     /// Read the node's snapshots and offsets and build its clock maps.
     pub fn new(
         input: &NodeInput,
-        bytes: &'a FileBytes,
+        view: SpaceView<'a>,
         offsets: &OffsetsFile,
         options: &AlignOptions,
         output_session_start_ns: Option<i128>,
     ) -> Result<Self> {
         let path = input.trace.clone();
-        let view = bytes.view();
         let wire = |e| wire_error(&path, e);
         let session_start_ns = match input.session_start_ns {
             Some(t) => t,

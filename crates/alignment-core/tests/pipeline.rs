@@ -597,3 +597,26 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn in_memory_alignment_equals_the_file_path() {
+    let space = node1_trace(&true_pairs());
+    let case = Case::new(&space, &offsets_text(&THETA_NS.to_string()));
+    let from_file = case.run(&AlignOptions::default()).unwrap();
+    let offsets = OffsetsFile::read(case.path("round_offsets.jsonl")).unwrap();
+    let input = NodeInput {
+        node_id: 1,
+        trace: "in-memory".into(),
+        ..Default::default()
+    };
+    let (aligned, diag) = alignment_core::align_space(
+        &input,
+        &space,
+        &offsets,
+        &AlignOptions::default(),
+        Some(T0 as i128),
+    )
+    .unwrap();
+    assert_eq!(aligned, read_xspace(case.path("out.xplane.pb")).unwrap());
+    assert_eq!(diag.events_corrected, from_file.events_corrected);
+}
