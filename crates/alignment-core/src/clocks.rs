@@ -1,7 +1,10 @@
 //! A node's clock maps, built once from its snapshot pairs and the offsets
 //! file: `P_i : Tracer → Host` and `O_i : Host → Global`.
 
-use clock_model::{OffsetAnchors, OffsetMap, SnapshotMap};
+use clock_model::{
+    Global, Host, HostTime, Mapped, OffsetAnchors, OffsetMap, OffsetModel, PiecewiseLinear,
+    SnapshotMap,
+};
 
 use crate::error::{AlignError, Result};
 use crate::offsets::OffsetsFile;
@@ -17,8 +20,14 @@ pub struct NodeClocks {
     pub snapshot: Option<SnapshotMap>,
     /// The pairs behind `P_i`.
     pub snapshots: Option<Snapshots>,
-    /// `O_i` (the identity for the reference node or a passed-through node).
+    /// `O_i : H_i → H_0`, onto the clock of the node the offsets are measured
+    /// against ([`OFFSETS_BASE_NODE`]); the identity for node 0, for the
+    /// reference node, and for a node passed through.
     pub offset: OffsetMap,
+    /// `O_r⁻¹ : H_0 → H_r` when the global timeline is the clock of a
+    /// reference node `r` other than node 0 (interpolated through `r`'s
+    /// anchors whatever the offset model); `None` otherwise.
+    pub to_reference: Option<PiecewiseLinear<Global, Host>>,
     /// The anchors behind `O_i`, with the rows skipped and the warnings.
     pub anchors: Option<OffsetAnchors>,
     /// True when the node had no usable offsets and is passed through unaligned.
@@ -68,7 +77,7 @@ impl NodeClocks {
         let rows: Vec<_> = offsets.rows.iter().map(|(_, r)| *r).collect();
         let has_rows = rows.iter().any(|r| r.node_id == node_id);
         // `None`: no usable rows, and the node is passed through unaligned.
-        let anchors = match OffsetAnchors::from_rows(&rows, node_id, options.reference_node) {
+        let anchors = match OffsetAnchors::from_rows(&rows, node_id, OFFSETS_BASE_NODE) {
             Ok(a) => Some(a),
             Err(clock_model::ClockError::NoOffsetAnchors { .. })
                 if options.pass_through_without_offsets =>
@@ -99,6 +108,8 @@ impl NodeClocks {
             }
         };
         let (offset, passed_through) = match &anchors {
+            // The reference node's own clock is the global timeline.
+            Some(_) if node_id == options.reference_node => (OffsetMap::Identity, false),
             Some(a) => (
                 OffsetMap::build(a, options.offset_model, options.offset_extrapolation).map_err(
                     |source| AlignError::Clock {
@@ -112,6 +123,12 @@ impl NodeClocks {
             ),
             None => (OffsetMap::Identity, true),
         };
+        let to_reference =
+            if options.reference_node == OFFSETS_BASE_NODE || node_id == options.reference_node {
+                None
+            } else {
+                Some(reference_inverse(offsets, &rows, options)?)
+            };
         let snapshot = match &snapshots {
             Some(s) if !s.pairs().is_empty() => {
                 let pairs: Vec<(u64, u64)> =
@@ -134,10 +151,62 @@ impl NodeClocks {
             snapshot,
             snapshots,
             offset,
+            to_reference,
             anchors,
             passed_through,
             start_walltime_ns,
             start_gpu_ns,
         })
+    }
+}
+
+/// The node every `offset_ns` is measured against: `clock(node) − clock(node 0)`.
+pub const OFFSETS_BASE_NODE: u32 = 0;
+
+impl NodeClocks {
+    /// A host time of this node on the global timeline (binary search; the
+    /// per-event path uses cursors). `outside` is set when either stage
+    /// extrapolated.
+    pub fn host_to_global(&self, h: HostTime) -> Mapped<Global> {
+        let g = self.offset.map(h);
+        match &self.to_reference {
+            None => g,
+            Some(inverse) => {
+                let r = inverse.map(g.time);
+                Mapped {
+                    time: r.time.relabel(),
+                    outside: g.outside.or(r.outside),
+                }
+            }
+        }
+    }
+}
+
+/// `O_r⁻¹` for the reference node `r`: its offset map (interpolated) inverted.
+fn reference_inverse(
+    offsets: &OffsetsFile,
+    rows: &[clock_model::OffsetRow],
+    options: &AlignOptions,
+) -> Result<PiecewiseLinear<Global, Host>> {
+    let r = options.reference_node;
+    let clock_err = |what, source| AlignError::Clock {
+        path: offsets.path.clone(),
+        node: r,
+        what,
+        source: Box::new(source),
+    };
+    let anchors = OffsetAnchors::from_rows(rows, r, OFFSETS_BASE_NODE)
+        .map_err(|e| clock_err("reference node's offset anchors", e))?;
+    match OffsetMap::build(
+        &anchors,
+        OffsetModel::Interpolate,
+        options.offset_extrapolation,
+    )
+    .map_err(|e| clock_err("reference node's offset map", e))?
+    {
+        OffsetMap::Interpolate(map) => map
+            .inverse()
+            .map_err(|e| clock_err("inverse of the reference node's offset map", e)),
+        _ => unreachable!("a node other than the base has an interpolated map"),
     }
 }

@@ -75,7 +75,7 @@ mod offsets;
 mod options;
 mod snapshots;
 
-pub use clocks::NodeClocks;
+pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{
     AnchorReport, CorrectionRange, Extrapolations, LineCounts, LineReport, NodeDiagnostics,
     SkippedReport, SnapshotReport,

@@ -73,6 +73,8 @@ struct Mapper<'a> {
     snap: Option<Cursor<'a, Tracer, Host>>,
     inverse: Option<Cursor<'a, Host, Tracer>>,
     offset: OffsetCursor<'a>,
+    /// `O_r⁻¹` when the reference node is not node 0.
+    to_reference: Option<Cursor<'a, Global, Host>>,
     /// `(S_w − S_g)` in ps: stored wall-axis time minus tracer time.
     tracer_shift_ps: i128,
 }
@@ -92,7 +94,24 @@ impl<'a> Mapper<'a> {
                 .filter(|_| ctx.corrected_tracer)
                 .map(|s| s.inverse_cursor()),
             offset: clocks.offset.cursor(),
+            to_reference: clocks.to_reference.as_ref().map(|m| m.cursor()),
             tracer_shift_ps: shift,
+        }
+    }
+
+    /// `O_i`, then `O_r⁻¹` when the reference is not node 0.
+    #[inline]
+    fn to_global(&mut self, h: HostTime) -> Mapped<Global> {
+        let g = self.offset.map(h);
+        match self.to_reference.as_mut() {
+            None => g,
+            Some(inverse) => {
+                let r = inverse.map(g.time);
+                Mapped {
+                    time: r.time.relabel(),
+                    outside: g.outside.or(r.outside),
+                }
+            }
         }
     }
 
@@ -102,7 +121,7 @@ impl<'a> Mapper<'a> {
         match self.clock {
             LineClock::Unchanged => (abs_ps, 0),
             LineClock::Wall => {
-                let g = self.offset.map(HostTime::from_ps(abs_ps));
+                let g = self.to_global(HostTime::from_ps(abs_ps));
                 (g.time.as_ps(), side_flag(g.outside, OFF_BEFORE, OFF_AFTER))
             }
             LineClock::Tracer => {
@@ -111,7 +130,7 @@ impl<'a> Mapper<'a> {
                     .as_mut()
                     .expect("tracer lines need a snapshot map");
                 let h: Mapped<Host> = snap.map(TracerTime::from_ps(abs_ps - self.tracer_shift_ps));
-                let g: Mapped<Global> = self.offset.map(h.time);
+                let g: Mapped<Global> = self.to_global(h.time);
                 let mut flags = side_flag(h.outside, SNAP_BEFORE, SNAP_AFTER)
                     | side_flag(g.outside, OFF_BEFORE, OFF_AFTER);
                 let out = match self.inverse.as_mut() {

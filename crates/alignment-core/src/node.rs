@@ -139,8 +139,7 @@ impl<'a> NodeAligner<'a> {
             Some(t) => t,
             None if session_start_ns == 0 => 0,
             None => clocks
-                .offset
-                .map(clock_model::HostTime::from_ps(session_start_ns * 1000))
+                .host_to_global(clock_model::HostTime::from_ps(session_start_ns * 1000))
                 .time
                 .as_ns_floor(),
         };
@@ -389,8 +388,7 @@ impl<'a> NodeAligner<'a> {
         if let Some(stop) = stop {
             let g = self
                 .clocks
-                .offset
-                .map(clock_model::HostTime::from_ps(stop * 1000));
+                .host_to_global(clock_model::HostTime::from_ps(stop * 1000));
             set_u64_stat(&mut owned, PROFILE_STOP_TIME, g.time.as_ns_floor());
         }
         // Lines of this plane (rare) keep their absolute times.

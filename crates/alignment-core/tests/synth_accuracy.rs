@@ -149,3 +149,63 @@ fn reference_windows_and_unreachable_rounds_keep_the_accuracy() {
             .all(|a| a.source == "OwnWindow")
     );
 }
+
+#[test]
+fn another_reference_node_puts_everything_on_its_clock() {
+    use trace_synth::{EventId, SYNTH_EVENT_ID_STAT, Truth};
+    use xplane_proto::{XPlaneExt, absolute_ps, read_xspace, session_start_ns, x_event, x_stat};
+
+    let config = noiseless();
+    let dir = tempfile::tempdir().unwrap();
+    let run = synthesize(&config, dir.path().join("run")).unwrap();
+    let offsets = OffsetsFile::read(&run.offsets_path).unwrap();
+    let options = AlignOptions {
+        reference_node: 2,
+        ..Default::default()
+    };
+    let truth = Truth::open(&run.truth_path).unwrap();
+    let (clock0, clock2) = (&run.nodes[0].clock, &run.nodes[2].clock);
+    let mut worst = 0i128;
+    let mut checked = 0;
+    for node in &run.nodes {
+        let input = NodeInput {
+            node_id: node.node_id,
+            trace: node.xplane_path.clone(),
+            ..Default::default()
+        };
+        let out = dir.path().join(format!("node{}.xplane.pb", node.node_id));
+        let base = Some(run.nodes[2].session_start_ns);
+        align_node(&input, &offsets, &options, base, &out).unwrap();
+        let space = read_xspace(&out).unwrap();
+        let t_sess = session_start_ns(&space);
+        for plane in &space.planes {
+            let Some(id_stat) = plane.stat_id(SYNTH_EVENT_ID_STAT) else {
+                continue;
+            };
+            for line in &plane.lines {
+                for e in &line.events {
+                    let Some(stat) = e.stats.iter().find(|s| s.metadata_id == id_stat) else {
+                        continue;
+                    };
+                    let Some(x_stat::Value::Uint64Value(id)) = stat.value else {
+                        continue;
+                    };
+                    let Some(x_event::Data::OffsetPs(off)) = e.data else {
+                        continue;
+                    };
+                    let got = absolute_ps(t_sess, line.timestamp_ns, off);
+                    let record = truth.get(truth.find(EventId(id), 0).unwrap());
+                    // The truth is on node 0's clock; read the same instant on node 2's.
+                    let want = clock2.host_ps(clock0.true_at_host(record.start_ps));
+                    worst = worst.max((got - want).abs());
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked as u64, truth.len() as u64);
+    assert!(
+        worst <= 2_000,
+        "worst error {worst} ps against node 2's clock"
+    );
+}
