@@ -101,7 +101,7 @@ impl<'a> Mapper<'a> {
 
     /// `O_i`, then `O_r⁻¹` when the reference is not node 0.
     #[inline]
-    fn to_global(&mut self, h: HostTime) -> Mapped<Global> {
+    fn onto_global(&mut self, h: HostTime) -> Mapped<Global> {
         let g = self.offset.map(h);
         match self.to_reference.as_mut() {
             None => g,
@@ -121,7 +121,7 @@ impl<'a> Mapper<'a> {
         match self.clock {
             LineClock::Unchanged => (abs_ps, 0),
             LineClock::Wall => {
-                let g = self.to_global(HostTime::from_ps(abs_ps));
+                let g = self.onto_global(HostTime::from_ps(abs_ps));
                 (g.time.as_ps(), side_flag(g.outside, OFF_BEFORE, OFF_AFTER))
             }
             LineClock::Tracer => {
@@ -130,7 +130,7 @@ impl<'a> Mapper<'a> {
                     .as_mut()
                     .expect("tracer lines need a snapshot map");
                 let h: Mapped<Host> = snap.map(TracerTime::from_ps(abs_ps - self.tracer_shift_ps));
-                let g: Mapped<Global> = self.to_global(h.time);
+                let g: Mapped<Global> = self.onto_global(h.time);
                 let mut flags = side_flag(h.outside, SNAP_BEFORE, SNAP_AFTER)
                     | side_flag(g.outside, OFF_BEFORE, OFF_AFTER);
                 let out = match self.inverse.as_mut() {
