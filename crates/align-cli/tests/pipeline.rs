@@ -288,3 +288,17 @@ fn merging_twice_into_the_run_folder_leaves_the_merged_trace_out() {
         .stderr(predicate::str::contains("left out"))
         .stderr(predicate::str::contains("merged.xplane.pb"));
 }
+
+#[test]
+fn merge_onto_another_reference_node() {
+    let dir = demo_dir();
+    let (mut cmd, _) = merge(dir.path(), &["--json", "--reference", "2"]);
+    let assert = cmd.assert().success();
+    let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(json["merge"]["reference_node"], 2);
+    assert_eq!(json["after"]["summary"]["violations"], 0);
+    // Node 2 is the global clock: only its device events move (tracer → host).
+    let node2 = &json["nodes"][2];
+    assert_eq!(node2["node_id"], 2);
+    assert!(node2["correction"]["max_ns"].as_f64().unwrap().abs() < 100_000.0);
+}
