@@ -2,8 +2,8 @@
 //! file: `P_i : Tracer → Host` and `O_i : Host → Global`.
 
 use clock_model::{
-    Global, Host, HostTime, Mapped, OffsetAnchors, OffsetMap, OffsetModel, PiecewiseLinear,
-    SnapshotMap,
+    Global, GlobalTime, Host, HostTime, Mapped, OffsetAnchors, OffsetMap, OffsetModel,
+    PiecewiseLinear, SnapshotMap,
 };
 
 use crate::error::{AlignError, Result};
@@ -169,16 +169,7 @@ impl NodeClocks {
     /// extrapolated.
     pub fn host_to_global(&self, h: HostTime) -> Mapped<Global> {
         let g = self.offset.map(h);
-        match &self.to_reference {
-            None => g,
-            Some(inverse) => {
-                let r = inverse.map(g.time);
-                Mapped {
-                    time: r.time.relabel(),
-                    outside: g.outside.or(r.outside),
-                }
-            }
-        }
+        onto_reference(g, |g| self.to_reference.as_ref().map(|m| m.map(g)))
     }
 }
 
@@ -208,5 +199,22 @@ fn reference_inverse(
             .inverse()
             .map_err(|e| clock_err("inverse of the reference node's offset map", e)),
         _ => unreachable!("a node other than the base has an interpolated map"),
+    }
+}
+
+/// Finish `O_i`'s result `g` with `O_r⁻¹` when there is one (`inverse`
+/// evaluates it, by search or by cursor): the time read on the reference
+/// node's clock, outside when either stage extrapolated.
+#[inline]
+pub(crate) fn onto_reference(
+    g: Mapped<Global>,
+    inverse: impl FnOnce(GlobalTime) -> Option<Mapped<Host>>,
+) -> Mapped<Global> {
+    match inverse(g.time) {
+        None => g,
+        Some(r) => Mapped {
+            time: r.time.relabel(),
+            outside: g.outside.or(r.outside),
+        },
     }
 }

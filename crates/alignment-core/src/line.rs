@@ -103,16 +103,8 @@ impl<'a> Mapper<'a> {
     #[inline]
     fn onto_global(&mut self, h: HostTime) -> Mapped<Global> {
         let g = self.offset.map(h);
-        match self.to_reference.as_mut() {
-            None => g,
-            Some(inverse) => {
-                let r = inverse.map(g.time);
-                Mapped {
-                    time: r.time.relabel(),
-                    outside: g.outside.or(r.outside),
-                }
-            }
-        }
+        let inverse = self.to_reference.as_mut();
+        crate::clocks::onto_reference(g, |g| inverse.map(|c| c.map(g)))
     }
 
     /// The output absolute time (ps) of a stored absolute time, with flags.

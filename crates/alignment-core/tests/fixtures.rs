@@ -4,10 +4,12 @@
 
 use std::path::PathBuf;
 
+mod common;
+use common::times;
+
 use alignment_core::{AlignOptions, NodeInput, OffsetsFile, align_node};
 use xplane_proto::{
-    PROFILE_START_TIME, XPlaneExt, XSpace, absolute_ps, read_xspace, session_start_ns,
-    write_xspace, x_event, x_stat,
+    PROFILE_START_TIME, XPlaneExt, XSpace, read_xspace, session_start_ns, write_xspace, x_stat,
 };
 
 fn fixture(run: &str, rank: u32) -> PathBuf {
@@ -15,32 +17,6 @@ fn fixture(run: &str, rank: u32) -> PathBuf {
         .join("../../fixtures/jax-cpu")
         .join(run)
         .join(format!("rank{rank}.xplane.pb"))
-}
-
-/// Every event's absolute (start, end) ps, plane by plane, in file order.
-fn all_times(space: &XSpace) -> Vec<(String, Vec<(i128, i128)>)> {
-    let base = session_start_ns(space);
-    space
-        .planes
-        .iter()
-        .filter(|p| p.name == "/host:CPU")
-        .flat_map(|p| &p.lines)
-        .map(|l| {
-            let times = l
-                .events
-                .iter()
-                .map(|e| {
-                    let off = match e.data {
-                        Some(x_event::Data::OffsetPs(o)) => o,
-                        _ => 0,
-                    };
-                    let s = absolute_ps(base, l.timestamp_ns, off);
-                    (s, s + e.duration_ps as i128)
-                })
-                .collect();
-            (l.name.clone(), times)
-        })
-        .collect()
 }
 
 /// Shift a trace's whole clock by `shift_ns` (as a clock `shift_ns` ahead
@@ -113,7 +89,7 @@ fn a_known_clock_error_on_a_real_rank_is_undone() {
     );
     let aligned = read_xspace(&out).unwrap();
     assert_eq!(session_start_ns(&aligned), t_ref);
-    assert_eq!(all_times(&aligned), all_times(&original));
+    assert_eq!(times(&aligned, "/host:CPU"), times(&original, "/host:CPU"));
     // Nothing but times changed: same planes, lines, metadata, stats.
     for (a, o) in aligned.planes.iter().zip(&original.planes) {
         assert_eq!((a.id, &a.name), (o.id, &o.name));

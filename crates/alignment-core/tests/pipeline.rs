@@ -4,9 +4,12 @@
 
 use std::path::PathBuf;
 
+mod common;
+use common::times;
+
 use alignment_core::{AlignOptions, LineClock, NodeInput, OffsetsFile, align_node};
 use xplane_proto::{
-    XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, absolute_ps, read_xspace,
+    XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, read_xspace,
     session_start_ns, write_xspace, x_event, x_stat,
 };
 
@@ -227,31 +230,6 @@ impl Case {
             &self.path("out.xplane.pb"),
         )
     }
-}
-
-/// Absolute (start, end) ps of every event of a plane's lines, by line name.
-fn times(space: &XSpace, plane: &str) -> Vec<(String, Vec<(i128, i128)>)> {
-    let base = session_start_ns(space);
-    let plane = space.planes.iter().find(|p| p.name == plane).unwrap();
-    plane
-        .lines
-        .iter()
-        .map(|l| {
-            let v = l
-                .events
-                .iter()
-                .map(|e| {
-                    let off = match e.data {
-                        Some(x_event::Data::OffsetPs(o)) => o,
-                        _ => 0,
-                    };
-                    let s = absolute_ps(base, l.timestamp_ns, off);
-                    (s, s + e.duration_ps as i128)
-                })
-                .collect();
-            (l.name.clone(), v)
-        })
-        .collect()
 }
 
 #[test]

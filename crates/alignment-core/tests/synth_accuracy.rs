@@ -55,6 +55,14 @@ fn noiseless() -> SynthConfig {
     }
 }
 
+fn assert_p99_within(report: &ScoreReport, bound_ns: f64) {
+    for kind in &report.kinds {
+        for edge in [&kind.start, &kind.end] {
+            assert!(edge.p99_abs_ns <= bound_ns, "{}", report.table());
+        }
+    }
+}
+
 fn worst(report: &ScoreReport) -> f64 {
     report
         .kinds
@@ -91,15 +99,7 @@ fn with_default_noise_p99_is_within_3_sigma() {
     let config = small();
     let report = align_run(&config, &AlignOptions::default());
     assert_eq!(report.events_scored, report.truth_events);
-    for kind in &report.kinds {
-        for edge in [&kind.start, &kind.end] {
-            assert!(
-                edge.p99_abs_ns <= 3.0 * config.offset_noise_ns,
-                "{}",
-                report.table()
-            );
-        }
-    }
+    assert_p99_within(&report, 3.0 * config.offset_noise_ns);
 }
 
 #[test]
@@ -116,15 +116,7 @@ fn reference_windows_and_unreachable_rounds_keep_the_accuracy() {
     };
     let (report, diagnostics) = align_run_with_diagnostics(&config, &AlignOptions::default());
     assert_eq!(report.events_scored, report.truth_events);
-    for kind in &report.kinds {
-        for edge in [&kind.start, &kind.end] {
-            assert!(
-                edge.p99_abs_ns <= 3.0 * config.offset_noise_ns,
-                "{}",
-                report.table()
-            );
-        }
-    }
+    assert_p99_within(&report, 3.0 * config.offset_noise_ns);
     let node1 = &diagnostics[1];
     let skipped: Vec<u64> = node1.anchors_skipped.iter().map(|s| s.round_id).collect();
     assert_eq!(skipped, vec![1, 2]);
