@@ -1,13 +1,12 @@
 //! Aligning one node: its trace file in, an aligned trace file out.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use xplane_proto::{
     CORRECTION_STAT, FileBytes, LineView, METADATA_PLANE, ORIGINAL_PROFILE_START_STAT,
     PROFILE_START_TIME, PROFILE_STOP_TIME, PlaneView, SNAPSHOT_PLANE, SpaceView, TASK_ENV_PLANE,
-    WireError, XPlane, XSpaceFile, XSpaceWriter, XStat, XStatMetadata, x_stat,
+    WireError, XPlane, XPlaneExt, XSpaceFile, XSpaceWriter, x_stat,
 };
 
 use crate::clocks::NodeClocks;
@@ -314,8 +313,8 @@ impl<'a> NodeAligner<'a> {
             .collect::<Result<_, _>>()
             .map_err(wire)?;
         let aligns = lines.iter().any(|(_, c)| *c != LineClock::Unchanged);
-        let correction_stat = (self.options.correction_stat && aligns)
-            .then(|| add_stat_metadata(&mut owned.stat_metadata, CORRECTION_STAT));
+        let correction_stat =
+            (self.options.correction_stat && aligns).then(|| owned.intern_stat(CORRECTION_STAT));
         let ctx = LineContext {
             clocks: &self.clocks,
             session_start_ns: self.session_start_ns,
@@ -378,18 +377,17 @@ impl<'a> NodeAligner<'a> {
                 ..Default::default()
             },
         };
-        let stop = stat_value_ns(&owned, PROFILE_STOP_TIME);
-        set_u64_stat(&mut owned, PROFILE_START_TIME, self.output_base_ns);
-        set_u64_stat(
-            &mut owned,
+        let stop = owned.integer_stat(PROFILE_STOP_TIME);
+        owned.set_stat(PROFILE_START_TIME, time_value(self.output_base_ns));
+        owned.set_stat(
             ORIGINAL_PROFILE_START_STAT,
-            self.session_start_ns,
+            time_value(self.session_start_ns),
         );
         if let Some(stop) = stop {
             let g = self
                 .clocks
                 .host_to_global(clock_model::HostTime::from_ps(stop * 1000));
-            set_u64_stat(&mut owned, PROFILE_STOP_TIME, g.time.as_ns_floor());
+            owned.set_stat(PROFILE_STOP_TIME, time_value(g.time.as_ns_floor()));
         }
         // Lines of this plane (rare) keep their absolute times.
         for line in &mut owned.lines {
@@ -426,47 +424,10 @@ fn wire_error(path: &Path, source: WireError) -> AlignError {
     })
 }
 
-/// Add stat metadata `name` with a fresh id (above every existing one), or
-/// return the id it already has.
-fn add_stat_metadata(stat_metadata: &mut BTreeMap<i64, XStatMetadata>, name: &str) -> i64 {
-    if let Some((id, _)) = stat_metadata.iter().find(|(_, m)| m.name == name) {
-        return *id;
-    }
-    let id = stat_metadata.keys().next_back().map_or(1, |k| k + 1);
-    stat_metadata.insert(
-        id,
-        XStatMetadata {
-            id,
-            name: name.to_owned(),
-            description: String::new(),
-        },
-    );
-    id
-}
-
-fn stat_value_ns(plane: &XPlane, name: &str) -> Option<i128> {
-    let id = plane.stat_metadata.iter().find(|(_, m)| m.name == name)?.0;
-    plane
-        .stats
-        .iter()
-        .find(|s| s.metadata_id == *id)
-        .and_then(|s| match s.value {
-            Some(x_stat::Value::Uint64Value(v)) => Some(v as i128),
-            Some(x_stat::Value::Int64Value(v)) => Some(v as i128),
-            _ => None,
-        })
-}
-
-fn set_u64_stat(plane: &mut XPlane, name: &str, value: i128) {
-    let id = add_stat_metadata(&mut plane.stat_metadata, name);
-    let value = Some(x_stat::Value::Uint64Value(value.max(0) as u64));
-    match plane.stats.iter_mut().find(|s| s.metadata_id == id) {
-        Some(stat) => stat.value = value,
-        None => plane.stats.push(XStat {
-            metadata_id: id,
-            value,
-        }),
-    }
+/// A uint64 time stat value (epoch ns; negative values cannot occur for
+/// real session times and are clamped to 0).
+fn time_value(ns: i128) -> x_stat::Value {
+    x_stat::Value::Uint64Value(ns.max(0) as u64)
 }
 
 fn initial_diagnostics(

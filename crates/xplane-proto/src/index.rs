@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::generated::{XPlane, XStat, x_stat};
+use crate::generated::{XPlane, XStat, XStatMetadata, x_stat};
 use crate::view::{PlaneView, StatValue};
 use crate::wire::WireError;
 
@@ -73,6 +73,14 @@ pub trait XPlaneExt {
     fn resolve_str<'s>(&'s self, value: &'s x_stat::Value) -> Option<&'s str>;
     /// The first stat in `stats` whose metadata is named `name`.
     fn find_stat<'s>(&self, stats: &'s [XStat], name: &str) -> Option<&'s XStat>;
+    /// The plane's own stat `name` as an integer (uint64 or int64), such as
+    /// the epoch-ns times of `Task Environment`.
+    fn integer_stat(&self, name: &str) -> Option<i128>;
+    /// The id of stat metadata `name`, added with a fresh id (above every
+    /// existing one) when the plane has none.
+    fn intern_stat(&mut self, name: &str) -> i64;
+    /// Set the plane's own stat `name` to `value`, replacing any it had.
+    fn set_stat(&mut self, name: &str, value: x_stat::Value);
 }
 
 impl XPlaneExt for XPlane {
@@ -101,5 +109,67 @@ impl XPlaneExt for XPlane {
     fn find_stat<'s>(&self, stats: &'s [XStat], name: &str) -> Option<&'s XStat> {
         let id = self.stat_id(name)?;
         stats.iter().find(|s| s.metadata_id == id)
+    }
+
+    fn integer_stat(&self, name: &str) -> Option<i128> {
+        match self.find_stat(&self.stats, name)?.value.as_ref()? {
+            x_stat::Value::Uint64Value(v) => Some(*v as i128),
+            x_stat::Value::Int64Value(v) => Some(*v as i128),
+            _ => None,
+        }
+    }
+
+    fn intern_stat(&mut self, name: &str) -> i64 {
+        if let Some(id) = self.stat_id(name) {
+            return id;
+        }
+        let id = self.stat_metadata.keys().next_back().map_or(1, |k| k + 1);
+        self.stat_metadata.insert(
+            id,
+            XStatMetadata {
+                id,
+                name: name.to_owned(),
+                description: String::new(),
+            },
+        );
+        id
+    }
+
+    fn set_stat(&mut self, name: &str, value: x_stat::Value) {
+        let id = self.intern_stat(name);
+        self.stats.retain(|s| s.metadata_id != id);
+        self.stats.push(XStat {
+            metadata_id: id,
+            value: Some(value),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_are_set_by_name_with_fresh_ids() {
+        let mut plane = XPlane::default();
+        plane.stat_metadata.insert(
+            7,
+            XStatMetadata {
+                id: 7,
+                name: "profile_start_time".into(),
+                description: String::new(),
+            },
+        );
+        plane.set_stat("profile_start_time", x_stat::Value::Uint64Value(5));
+        plane.set_stat("profile_start_time", x_stat::Value::Uint64Value(6));
+        assert_eq!(plane.stats.len(), 1, "replaced, not added");
+        assert_eq!(plane.integer_stat("profile_start_time"), Some(6));
+        assert_eq!(plane.intern_stat("new"), 8, "above every existing id");
+        assert_eq!(plane.intern_stat("new"), 8);
+        plane.set_stat("signed", x_stat::Value::Int64Value(-3));
+        assert_eq!(plane.integer_stat("signed"), Some(-3));
+        plane.set_stat("text", x_stat::Value::StrValue("x".into()));
+        assert_eq!(plane.integer_stat("text"), None);
+        assert_eq!(plane.integer_stat("missing"), None);
     }
 }

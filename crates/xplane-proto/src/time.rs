@@ -5,8 +5,8 @@
 //! plane named [`TASK_ENV_PLANE`]. Absolute epoch picoseconds (~1.8e21) do not
 //! fit an `i64`, so absolute times are `i128` picoseconds.
 
-use crate::generated::{XPlane, XSpace, x_stat};
-use crate::index::PlaneIndex;
+use crate::generated::XSpace;
+use crate::index::{PlaneIndex, XPlaneExt};
 use crate::view::{PlaneView, SpaceView, StatValue};
 use crate::wire::WireError;
 
@@ -44,32 +44,11 @@ pub fn absolute_span_ps(
     (start, start + duration_ps as i128)
 }
 
-fn stat_as_ns(value: Option<&x_stat::Value>) -> Option<i128> {
-    match value? {
-        x_stat::Value::Uint64Value(v) => Some(*v as i128),
-        x_stat::Value::Int64Value(v) => Some(*v as i128),
-        _ => None,
-    }
-}
-
 /// A time stat (`profile_start_time`, `profile_stop_time`) of an owned
 /// `Task Environment` plane, epoch ns; `None` when absent.
 pub fn task_env_time_ns(space: &XSpace, stat_name: &str) -> Option<i128> {
     let plane = space.planes.iter().find(|p| p.name == TASK_ENV_PLANE)?;
-    plane_stat_ns(plane, stat_name)
-}
-
-fn plane_stat_ns(plane: &XPlane, stat_name: &str) -> Option<i128> {
-    let id = plane
-        .stat_metadata
-        .iter()
-        .find(|(_, m)| m.name == stat_name)
-        .map(|(id, _)| *id)?;
-    plane
-        .stats
-        .iter()
-        .find(|s| s.metadata_id == id)
-        .and_then(|s| stat_as_ns(s.value.as_ref()))
+    plane.integer_stat(stat_name)
 }
 
 /// The session start `T_sess` of an owned XSpace, epoch ns; 0 when the file
