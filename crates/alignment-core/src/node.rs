@@ -183,31 +183,24 @@ impl<'a> NodeAligner<'a> {
     /// Fail before writing anything when tracer-clock events lack the
     /// snapshot pairs or the tracer start `(S_w, S_g)`.
     fn check_tracer_inputs(&self) -> Result<()> {
+        let missing = if self.clocks.snapshot.is_none() {
+            "the node has no clock snapshot pairs (no /host:snapshots plane with pairs, and no snapshots file)"
+        } else if self.clocks.start_walltime_ns.is_none() {
+            "the node has no start_walltime_ns (S_w)"
+        } else if self.clocks.start_gpu_ns.is_none() {
+            "start_gpu_ns (S_g) is unknown (0 in the offsets header); give it explicitly"
+        } else {
+            // Everything the tracer path needs is there: no need to look.
+            return Ok(());
+        };
         let wire = |e| wire_error(&self.path, e);
         for plane in self.view.planes() {
             let plane = plane.map_err(wire)?;
             for line in plane.lines() {
                 let line = line.map_err(wire)?;
-                if self.line_clock(&plane, &line) != LineClock::Tracer {
-                    continue;
-                }
-                if line.events().next().is_none() {
-                    continue;
-                }
-                let missing = if self.clocks.snapshot.is_none() {
-                    Some(
-                        "the node has no clock snapshot pairs (no /host:snapshots plane with pairs, and no snapshots file)",
-                    )
-                } else if self.clocks.start_walltime_ns.is_none() {
-                    Some("the node has no start_walltime_ns (S_w)")
-                } else if self.clocks.start_gpu_ns.is_none() {
-                    Some(
-                        "start_gpu_ns (S_g) is unknown (0 in the offsets header); give it explicitly",
-                    )
-                } else {
-                    None
-                };
-                if let Some(missing) = missing {
+                if self.line_clock(&plane, &line) == LineClock::Tracer
+                    && line.events().next().is_some()
+                {
                     return Err(AlignError::invalid(
                         &self.path,
                         format!("plane '{}', line '{}'", plane.name, line.name),
