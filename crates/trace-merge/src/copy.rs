@@ -54,12 +54,8 @@ fn row_key(display_id: i64, id: i64) -> u32 {
 
 /// New `display_id`s for lines whose row id repeats an earlier line's,
 /// by line index; ids are the smallest unused positive row ids.
-fn renumbered_rows(plane: &PlaneView<'_>) -> Result<HashMap<usize, i64>, xplane_proto::WireError> {
-    let mut keys = Vec::new();
-    for line in plane.lines() {
-        let line = line?;
-        keys.push(row_key(line.display_id, line.id));
-    }
+fn renumbered_rows(lines: &[LineView<'_>]) -> HashMap<usize, i64> {
+    let keys: Vec<u32> = lines.iter().map(|l| row_key(l.display_id, l.id)).collect();
     let used: HashSet<u32> = keys.iter().copied().collect();
     let mut seen = HashSet::with_capacity(keys.len());
     let mut fresh = 1u32;
@@ -74,7 +70,7 @@ fn renumbered_rows(plane: &PlaneView<'_>) -> Result<HashMap<usize, i64>, xplane_
         seen.insert(fresh);
         out.insert(index, fresh as i64);
     }
-    Ok(out)
+    out
 }
 
 /// Copy `plane` as described by `job`.
@@ -103,8 +99,9 @@ pub(crate) fn copy_plane<W: Write + Seek>(
         });
     }
 
+    let lines: Vec<LineView<'_>> = plane.lines().collect::<Result<_, _>>().map_err(corrupt)?;
     let renumber = if job.unique_rows {
-        renumbered_rows(plane).map_err(corrupt)?
+        renumbered_rows(&lines)
     } else {
         HashMap::new()
     };
@@ -117,7 +114,6 @@ pub(crate) fn copy_plane<W: Write + Seek>(
 
     // Check every event and stat of the plane, lines in parallel, before
     // anything of it is written; the copy itself is then sequential.
-    let lines: Vec<LineView<'_>> = plane.lines().collect::<Result<_, _>>().map_err(corrupt)?;
     let checks: Vec<LineCheck> = lines
         .par_iter()
         .map(|line| check_line(line, job.snapshot_base_ns))
