@@ -46,6 +46,7 @@ impl LineCounts {
 
     #[inline]
     pub(crate) fn note_correction(&mut self, ps: i128) {
+        // Per event: kept to plain comparisons.
         self.correction_min_ps = Some(self.correction_min_ps.map_or(ps, |m| m.min(ps)));
         self.correction_max_ps = Some(self.correction_max_ps.map_or(ps, |m| m.max(ps)));
         self.correction_sum_ps += ps;
@@ -61,23 +62,21 @@ impl LineCounts {
         self.offset_before += other.offset_before;
         self.offset_after += other.offset_after;
         self.correction_sum_ps += other.correction_sum_ps;
-        for (mine, theirs, pick) in [
-            (
-                &mut self.correction_min_ps,
-                other.correction_min_ps,
-                i128::min as fn(i128, i128) -> i128,
-            ),
-            (
-                &mut self.correction_max_ps,
-                other.correction_max_ps,
-                i128::max,
-            ),
-        ] {
-            if let Some(t) = theirs {
-                *mine = Some(mine.map_or(t, |m| pick(m, t)));
-            }
-        }
+        self.correction_min_ps = min_of(self.correction_min_ps, other.correction_min_ps);
+        self.correction_max_ps = max_of(self.correction_max_ps, other.correction_max_ps);
     }
+}
+
+/// The smaller of two optional values (`None` is "no value yet").
+#[inline]
+fn min_of(a: Option<i128>, b: Option<i128>) -> Option<i128> {
+    a.into_iter().chain(b).min()
+}
+
+/// The larger of two optional values.
+#[inline]
+fn max_of(a: Option<i128>, b: Option<i128>) -> Option<i128> {
+    a.into_iter().chain(b).max()
 }
 
 /// How one line was treated.
