@@ -1,6 +1,9 @@
 //! `align-cli inspect`: text and JSON output on a real trace, problems in a
 //! hand-built one, and one test per class of unreadable file.
 
+mod common;
+use common::cli;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -14,10 +17,6 @@ use xplane_proto::{
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/jax-cpu/n2_shardmap_psum_50steps/rank0.xplane.pb")
-}
-
-fn cli() -> assert_cmd::Command {
-    assert_cmd::cargo_bin_cmd!("align-cli")
 }
 
 fn json_of(args: &[&Path]) -> serde_json::Value {

@@ -2,28 +2,13 @@
 //! error classes: exit codes, messages naming file and place, and no
 //! output left behind on failure.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use common::{cli, demo_dir};
 use predicates::prelude::*;
-
-fn cli() -> Command {
-    Command::cargo_bin("align-cli").unwrap()
-}
-
-/// A demo folder with a synthetic 3-node run under `run/` (small and quick).
-fn demo_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    cli()
-        .args([
-            "demo", "-q", "--nodes", "3", "--steps", "120", "--seed", "7", "--out",
-        ])
-        .arg(dir.path())
-        .assert()
-        .success()
-        .stdout("");
-    dir
-}
 
 fn run_dir(dir: &Path) -> PathBuf {
     dir.join("run")

@@ -1,11 +1,10 @@
 //! `align-cli synth` and `align-cli score`: a run written from a config file
 //! with overrides, scored unaligned (off by the clock offsets) and with bad input.
 
-use predicates::prelude::*;
+mod common;
+use common::cli;
 
-fn cli() -> assert_cmd::Command {
-    assert_cmd::cargo_bin_cmd!("align-cli")
-}
+use predicates::prelude::*;
 
 #[test]
 fn synth_then_score_unaligned() {

@@ -1,15 +1,13 @@
 //! `align-cli validate` on the recorded JAX traces: exit status, outputs,
 //! and errors that name the file.
 
+mod common;
+
 use std::path::PathBuf;
 
-use assert_cmd::Command;
+use common::{cli, demo_dir};
 use predicates::prelude::*;
 use xplane_proto::{PROFILE_START_TIME, TASK_ENV_PLANE, read_xspace, write_xspace, x_stat};
-
-fn cli() -> Command {
-    Command::cargo_bin("align-cli").unwrap()
-}
 
 fn ranks(run: &str) -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -140,14 +138,7 @@ fn bad_input_exits_2_naming_the_file() {
 /// times (their clocks are milliseconds apart); the aligned merge does not.
 #[test]
 fn synthetic_run_violates_before_alignment_and_not_after() {
-    let dir = tempfile::tempdir().unwrap();
-    cli()
-        .args([
-            "demo", "-q", "--nodes", "3", "--steps", "120", "--seed", "7", "--out",
-        ])
-        .arg(dir.path())
-        .assert()
-        .success();
+    let dir = demo_dir();
     let run = dir.path().join("run");
     let raw: Vec<PathBuf> = (0..3)
         .map(|i| run.join(format!("node{i}.xplane.pb")))
