@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use resolve::*;
 use trace_merge::{MergeInput, MergeOptions, merge};
-use xplane_proto::{HOST_PLANE, TASK_ENV_PLANE, read_xspace, session_start_ns};
+use xplane_proto::{HOST_PLANE, read_xspace, session_start_ns};
 
 fn fixture_inputs(run: &str) -> Vec<MergeInput> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -38,16 +38,7 @@ fn check_run(run: &str) {
         let original = read_xspace(&input.path).unwrap();
         let t_node = session_start_ns(&original);
         for plane in &original.planes {
-            let copy = merged
-                .planes
-                .iter()
-                .find(|p| {
-                    p.name != TASK_ENV_PLANE
-                        && origin(p) == (input.node_id as i64, plane.name.clone())
-                })
-                .unwrap_or_else(|| {
-                    panic!("{run}: {} of node {} missing", plane.name, input.node_id)
-                });
+            let copy = merged_copy(&merged, input.node_id, &plane.name);
             let before = resolve_plane(plane, t_node);
             let after = resolve_plane(copy, t);
             assert_eq!(before.len(), after.len());

@@ -131,14 +131,7 @@ fn events_stats_and_interned_strings_survive() {
         let original = read_xspace(&input.path).unwrap();
         let t_node = session_start_ns(&original);
         for plane in &original.planes {
-            let copy = merged
-                .planes
-                .iter()
-                .find(|p| {
-                    p.name != TASK_ENV_PLANE
-                        && origin(p) == (input.node_id as i64, plane.name.clone())
-                })
-                .unwrap_or_else(|| panic!("{} of node {} missing", plane.name, input.node_id));
+            let copy = merged_copy(&merged, input.node_id, &plane.name);
             assert_eq!(
                 resolve_plane(copy, t),
                 resolve_plane(plane, t_node),
@@ -183,14 +176,7 @@ fn different_session_starts_keep_absolute_times() {
     for (n, input) in inputs.iter().enumerate() {
         let original = read_xspace(&input.path).unwrap();
         for plane in &original.planes {
-            let copy = merged
-                .planes
-                .iter()
-                .find(|p| {
-                    p.name != TASK_ENV_PLANE
-                        && origin(p) == (input.node_id as i64, plane.name.clone())
-                })
-                .unwrap();
+            let copy = merged_copy(&merged, input.node_id, &plane.name);
             assert_eq!(
                 resolve_plane(copy, T0 as i128),
                 resolve_plane(plane, starts[n] as i128)

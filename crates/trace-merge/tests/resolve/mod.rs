@@ -78,3 +78,16 @@ pub fn origin(plane: &XPlane) -> (i64, String) {
     };
     (node, name)
 }
+
+/// The plane of `merged` copied from node `node`'s plane `original` (the
+/// merged `Task Environment` is the run's own, never a copy).
+pub fn merged_copy<'a>(merged: &'a xplane_proto::XSpace, node: u32, original: &str) -> &'a XPlane {
+    merged
+        .planes
+        .iter()
+        .find(|p| {
+            p.name != xplane_proto::TASK_ENV_PLANE
+                && origin(p) == (node as i64, original.to_owned())
+        })
+        .unwrap_or_else(|| panic!("{original} of node {node} missing from the merge"))
+}
