@@ -76,6 +76,14 @@ impl AlignError {
         }
     }
 
+    /// Malformed trace bytes found by the zero-copy reader in `path`.
+    pub(crate) fn wire(path: &std::path::Path, source: xplane_proto::WireError) -> Self {
+        AlignError::Trace(xplane_proto::Error::Wire {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.into();
         move |source| AlignError::Io { path, source }

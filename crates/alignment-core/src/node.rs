@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use xplane_proto::{
     CORRECTION_STAT, FileBytes, LineView, METADATA_PLANE, ORIGINAL_PROFILE_START_STAT,
     PROFILE_START_TIME, PROFILE_STOP_TIME, PlaneView, SNAPSHOT_PLANE, SpaceView, TASK_ENV_PLANE,
-    WireError, XPlane, XPlaneExt, XSpaceFile, XSpaceWriter, x_stat,
+    XPlane, XPlaneExt, XSpaceFile, XSpaceWriter, x_stat,
 };
 
 use crate::clocks::NodeClocks;
@@ -90,7 +90,7 @@ pub fn align_space(
     let out = writer.finish(&hostnames, &errors, &warnings)?.into_inner();
     let aligned = SpaceView::new(&out)
         .to_owned()
-        .map_err(|e| wire_error(&input.trace, e))?;
+        .map_err(|e| AlignError::wire(&input.trace, e))?;
     Ok((aligned, aligner.into_diagnostics()))
 }
 
@@ -117,7 +117,7 @@ impl<'a> NodeAligner<'a> {
         output_session_start_ns: Option<i128>,
     ) -> Result<Self> {
         let path = input.trace.clone();
-        let wire = |e| wire_error(&path, e);
+        let wire = |e| AlignError::wire(&path, e);
         let session_start_ns = match input.session_start_ns {
             Some(t) => t,
             None => xplane_proto::session_start_ns_view(&view).map_err(wire)?,
@@ -193,7 +193,7 @@ impl<'a> NodeAligner<'a> {
             // Everything the tracer path needs is there: no need to look.
             return Ok(());
         };
-        let wire = |e| wire_error(&self.path, e);
+        let wire = |e| AlignError::wire(&self.path, e);
         for plane in self.view.planes() {
             let plane = plane.map_err(wire)?;
             for line in plane.lines() {
@@ -227,7 +227,7 @@ impl<'a> NodeAligner<'a> {
         let collect = |it: xplane_proto::Strings<'_>| {
             it.map(|s| s.map(str::to_owned))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| wire_error(&self.path, e))
+                .map_err(|e| AlignError::wire(&self.path, e))
         };
         Ok((
             collect(self.view.hostnames())?,
@@ -241,7 +241,7 @@ impl<'a> NodeAligner<'a> {
         &mut self,
         writer: &mut XSpaceWriter<W>,
     ) -> Result<()> {
-        let wire = |e| wire_error(&self.path, e);
+        let wire = |e| AlignError::wire(&self.path, e);
         let mut total = LineCounts::default();
         let mut reports = Vec::new();
         let mut has_task_env = false;
@@ -279,7 +279,7 @@ impl<'a> NodeAligner<'a> {
         plane: &PlaneView<'_>,
         writer: &mut XSpaceWriter<W>,
     ) -> Result<(LineCounts, Vec<LineReport>)> {
-        let wire = |e| wire_error(&self.path, e);
+        let wire = |e| AlignError::wire(&self.path, e);
         let mut owned = XPlane {
             id: plane.id,
             name: plane.name.to_owned(),
@@ -347,7 +347,7 @@ impl<'a> NodeAligner<'a> {
 
     fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
         match e {
-            LineError::Wire(e) => wire_error(&self.path, e),
+            LineError::Wire(e) => AlignError::wire(&self.path, e),
             LineError::Overflow { event, offset_ps } => AlignError::invalid(
                 &self.path,
                 format!(
@@ -364,7 +364,7 @@ impl<'a> NodeAligner<'a> {
     /// stop time mapped onto the global clock.
     fn task_environment(&self, plane: Option<&PlaneView<'_>>) -> Result<XPlane> {
         let mut owned = match plane {
-            Some(p) => p.to_owned().map_err(|e| wire_error(&self.path, e))?,
+            Some(p) => p.to_owned().map_err(|e| AlignError::wire(&self.path, e))?,
             None => XPlane {
                 name: TASK_ENV_PLANE.to_owned(),
                 ..Default::default()
@@ -408,13 +408,6 @@ fn batches<'l, 'a>(lines: &'l [(LineView<'a>, LineClock)]) -> Vec<&'l [(LineView
         out.push(&lines[start..]);
     }
     out
-}
-
-fn wire_error(path: &Path, source: WireError) -> AlignError {
-    AlignError::Trace(xplane_proto::Error::Wire {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 /// A uint64 time stat value (epoch ns; negative values cannot occur for

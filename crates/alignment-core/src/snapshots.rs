@@ -73,12 +73,7 @@ impl Snapshots {
         space: &SpaceView<'_>,
         session_start_ns: i128,
     ) -> Result<Option<Self>> {
-        let wire = |e| {
-            AlignError::Trace(xplane_proto::Error::Wire {
-                path: path.to_path_buf(),
-                source: e,
-            })
-        };
+        let wire = |e| AlignError::wire(path, e);
         for plane in space.planes() {
             let plane = plane.map_err(wire)?;
             if plane.name != SNAPSHOT_PLANE {
