@@ -6,7 +6,10 @@ use clock_model::{
     PiecewiseLinear, SnapshotMap,
 };
 
+use xplane_proto::SpaceView;
+
 use crate::error::{AlignError, Result};
+use crate::node::NodeInput;
 use crate::offsets::OffsetsFile;
 use crate::options::AlignOptions;
 use crate::snapshots::Snapshots;
@@ -157,6 +160,39 @@ impl NodeClocks {
             start_walltime_ns,
             start_gpu_ns,
         })
+    }
+}
+
+impl NodeClocks {
+    /// Build the maps of the node described by `input` whose trace is
+    /// `view`: its session start `T_sess` (given, or read from the trace),
+    /// its snapshot pairs (the given file, or the trace's embedded
+    /// `/host:snapshots` plane) and its offsets rows. Returns the maps and
+    /// `T_sess` (epoch ns).
+    pub fn for_trace(
+        input: &NodeInput,
+        view: &SpaceView<'_>,
+        offsets: &OffsetsFile,
+        options: &AlignOptions,
+    ) -> Result<(Self, i128)> {
+        let session_start_ns = match input.session_start_ns {
+            Some(t) => t,
+            None => xplane_proto::session_start_ns_view(view)
+                .map_err(|e| AlignError::wire(&input.trace, e))?,
+        };
+        let snapshots = match &input.snapshots {
+            Some(p) => Some(Snapshots::read(p)?),
+            None => Snapshots::from_trace(&input.trace, view, session_start_ns)?,
+        };
+        let clocks = NodeClocks::build(
+            input.node_id,
+            offsets,
+            snapshots,
+            input.start_walltime_ns,
+            input.start_gpu_ns,
+            options,
+        )?;
+        Ok((clocks, session_start_ns))
     }
 }
 

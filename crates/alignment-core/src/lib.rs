@@ -73,6 +73,7 @@ mod line;
 mod node;
 mod offsets;
 mod options;
+mod output;
 mod snapshots;
 
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
@@ -85,4 +86,5 @@ pub use line::LineClock;
 pub use node::{NodeAligner, NodeInput, align_node, align_space};
 pub use offsets::{NodeStart, OffsetsFile};
 pub use options::{AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, TracerLines};
+pub use output::{PlaneOutput, PlaneSource, PlaneWritten};
 pub use snapshots::{SnapshotPair, Snapshots};

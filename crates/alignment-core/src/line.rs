@@ -141,11 +141,19 @@ impl<'a> Mapper<'a> {
     }
 }
 
-/// Align one line, appending its encoded `XLine` body to `out`.
+/// The output absolute time (ps) of one stored absolute time on a line of
+/// this clock, by binary search.
+pub(crate) fn map_one(ctx: &LineContext<'_>, clock: LineClock, abs_ps: i128) -> i128 {
+    Mapper::new(ctx, clock).map(abs_ps).0
+}
+
+/// Align one line, appending its encoded `XLine` body to `out`; a given
+/// `display_id` replaces the line's.
 pub(crate) fn align_line(
     ctx: &LineContext<'_>,
     line: &LineView<'_>,
     clock: LineClock,
+    display_id: Option<i64>,
     out: &mut Vec<u8>,
 ) -> Result<LineCounts, LineError> {
     let mut counts = LineCounts::default();
@@ -173,6 +181,9 @@ pub(crate) fn align_line(
         offset_ps: new_ts_ns,
     })?;
     header.duration_ps = duration_ps;
+    if let Some(id) = display_id {
+        header.display_id = id;
+    }
     encode_header(&header, out);
 
     let mut extra: Vec<XStat> = Vec::new();

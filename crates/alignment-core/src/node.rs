@@ -17,7 +17,7 @@ use crate::error::{AlignError, Result};
 use crate::line::{LineClock, LineContext, LineError, align_line};
 use crate::offsets::OffsetsFile;
 use crate::options::{AlignOptions, DeviceTimeline};
-use crate::snapshots::Snapshots;
+use crate::output::{PlaneOutput, PlaneSource, PlaneWritten, apply_stats};
 
 /// One node's inputs. `None` fields are read from the files.
 #[derive(Debug, Clone, Default)]
@@ -116,24 +116,30 @@ impl<'a> NodeAligner<'a> {
         options: &AlignOptions,
         output_session_start_ns: Option<i128>,
     ) -> Result<Self> {
-        let path = input.trace.clone();
-        let wire = |e| AlignError::wire(&path, e);
-        let session_start_ns = match input.session_start_ns {
-            Some(t) => t,
-            None => xplane_proto::session_start_ns_view(&view).map_err(wire)?,
-        };
-        let snapshots = match &input.snapshots {
-            Some(p) => Some(Snapshots::read(p)?),
-            None => Snapshots::from_trace(&path, &view, session_start_ns)?,
-        };
-        let clocks = NodeClocks::build(
-            input.node_id,
-            offsets,
-            snapshots,
-            input.start_walltime_ns,
-            input.start_gpu_ns,
+        let (clocks, session_start_ns) = NodeClocks::for_trace(input, &view, offsets, options)?;
+        Self::with_clocks(
+            &input.trace,
+            view,
+            clocks,
+            session_start_ns,
             options,
-        )?;
+            output_session_start_ns,
+        )
+    }
+
+    /// A node whose clock maps are already built (from probe offsets, from
+    /// the collectives, or by hand). `path` names the trace in errors;
+    /// `session_start_ns` is its `T_sess`; the output's session start is
+    /// `output_session_start_ns` (the reference node's), or when `None` the
+    /// node's own mapped onto the global clock.
+    pub fn with_clocks(
+        path: &Path,
+        view: SpaceView<'a>,
+        clocks: NodeClocks,
+        session_start_ns: i128,
+        options: &AlignOptions,
+        output_session_start_ns: Option<i128>,
+    ) -> Result<Self> {
         let output_base_ns = match output_session_start_ns {
             Some(t) => t,
             None if session_start_ns == 0 => 0,
@@ -143,9 +149,9 @@ impl<'a> NodeAligner<'a> {
                 .as_ns_floor(),
         };
         let diagnostics =
-            initial_diagnostics(input, &clocks, options, session_start_ns, output_base_ns);
+            initial_diagnostics(path, &clocks, options, session_start_ns, output_base_ns);
         let aligner = NodeAligner {
-            path,
+            path: path.to_path_buf(),
             view,
             clocks,
             options: options.clone(),
@@ -236,32 +242,89 @@ impl<'a> NodeAligner<'a> {
         ))
     }
 
-    /// Write every aligned plane into `writer` (which must be between planes).
+    /// Write every aligned plane into `writer` (which must be between
+    /// planes), each with its input id and name.
     pub fn write<W: std::io::Write + std::io::Seek>(
         &mut self,
         writer: &mut XSpaceWriter<W>,
     ) -> Result<()> {
+        self.write_placed(writer, |p| PlaneOutput::same(p.id, p.name))
+            .map(drop)
+    }
+
+    /// Write every aligned plane into `writer` (which must be between
+    /// planes), each where `place` says: a merge streams every node's
+    /// planes into one output this way, renamed and re-numbered, with no
+    /// intermediate file. `place` sees every plane written, in order,
+    /// including a `Task Environment` added to a trace that had none.
+    /// Returns what was written of each plane, in order.
+    pub fn write_placed<W: std::io::Write + std::io::Seek>(
+        &mut self,
+        writer: &mut XSpaceWriter<W>,
+        mut place: impl FnMut(&PlaneSource<'_, 'a>) -> PlaneOutput,
+    ) -> Result<Vec<PlaneWritten>> {
         let wire = |e| AlignError::wire(&self.path, e);
         let mut total = LineCounts::default();
         let mut reports = Vec::new();
+        let mut written = Vec::new();
         let mut has_task_env = false;
         for plane in self.view.planes() {
             let plane = plane.map_err(wire)?;
+            let lines: Vec<LineView<'a>> = plane.lines().collect::<Result<_, _>>().map_err(wire)?;
+            let output = place(&PlaneSource {
+                id: plane.id,
+                name: plane.name,
+                lines: &lines,
+            });
             if plane.name == TASK_ENV_PLANE {
                 has_task_env = true;
-                writer.plane(&self.task_environment(Some(&plane))?)?;
+                written.push(self.write_task_environment(Some(&plane), &output, writer)?);
                 continue;
             }
-            let (counts, plane_reports) = self.write_plane(&plane, writer)?;
+            let (counts, plane_reports) = self.write_plane(&plane, &lines, &output, writer)?;
+            written.push(PlaneWritten {
+                lines: lines.len() as u64,
+                events: counts.events + counts.copied,
+            });
             total.add(&counts);
             reports.extend(plane_reports);
         }
         if !has_task_env && self.output_base_ns != 0 {
-            writer.plane(&self.task_environment(None)?)?;
+            let output = place(&PlaneSource {
+                id: 0,
+                name: TASK_ENV_PLANE,
+                lines: &[],
+            });
+            written.push(self.write_task_environment(None, &output, writer)?);
         }
         self.diagnostics.set_counts(&total);
         self.diagnostics.lines = reports;
-        Ok(())
+        Ok(written)
+    }
+
+    /// The node's stop time (`profile_stop_time`) on the global clock,
+    /// epoch ns, when its trace records one.
+    pub fn output_stop_ns(&self) -> Result<Option<i128>> {
+        let stop = xplane_proto::task_env_time_ns_view(&self.view, PROFILE_STOP_TIME)
+            .map_err(|e| AlignError::wire(&self.path, e))?;
+        Ok(stop.map(|stop| self.stop_on_global(stop)))
+    }
+
+    fn stop_on_global(&self, stop_ns: i128) -> i128 {
+        self.clocks
+            .host_to_global(clock_model::HostTime::from_ps(stop_ns * 1000))
+            .time
+            .as_ns_floor()
+    }
+
+    /// Where an absolute stored time (ps) of an event on `line` of `plane`
+    /// lands in the output, absolute ps: the same maps as the event path,
+    /// evaluated by binary search (for the few events looked up one by
+    /// one, such as collectives).
+    pub fn retime(&self, plane: &PlaneView<'_>, line: &LineView<'_>, abs_ps: i128) -> i128 {
+        let clock = self.line_clock(plane, line);
+        let ctx = self.line_context(plane, None);
+        crate::line::map_one(&ctx, clock, abs_ps)
     }
 
     /// The diagnostics (complete after [`NodeAligner::write`]).
@@ -276,7 +339,9 @@ impl<'a> NodeAligner<'a> {
 
     fn write_plane<W: std::io::Write + std::io::Seek>(
         &self,
-        plane: &PlaneView<'_>,
+        plane: &PlaneView<'a>,
+        lines: &[LineView<'a>],
+        output: &PlaneOutput,
         writer: &mut XSpaceWriter<W>,
     ) -> Result<(LineCounts, Vec<LineReport>)> {
         let wire = |e| AlignError::wire(&self.path, e);
@@ -300,34 +365,29 @@ impl<'a> NodeAligner<'a> {
         for stat in plane.stats() {
             owned.stats.push(stat.map_err(wire)?.to_owned());
         }
-        let lines: Vec<(LineView<'_>, LineClock)> = plane
-            .lines()
-            .map(|l| l.map(|l| (l, self.line_clock(plane, &l))))
-            .collect::<Result<_, _>>()
-            .map_err(wire)?;
-        let aligns = lines.iter().any(|(_, c)| *c != LineClock::Unchanged);
+        let lines: Vec<PlannedLine<'_, 'a>> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i, l, self.line_clock(plane, l)))
+            .collect();
+        let aligns = lines.iter().any(|(_, _, c)| *c != LineClock::Unchanged);
         let correction_stat =
             (self.options.correction_stat && aligns).then(|| owned.intern_stat(CORRECTION_STAT));
-        let ctx = LineContext {
-            clocks: &self.clocks,
-            session_start_ns: self.session_start_ns,
-            output_base_ns: self.output_base_ns,
-            corrected_tracer: self.options.device_timeline == DeviceTimeline::CorrectedTracer
-                && plane.name.starts_with("/device:"),
-            correction_stat,
-        };
-        writer.begin_plane(owned.id, &owned.name)?;
+        apply_stats(&mut owned, output);
+        let ctx = self.line_context(plane, correction_stat);
+        writer.begin_plane(output.id, &output.name)?;
         let mut counts = LineCounts::default();
         let mut reports = Vec::with_capacity(lines.len());
         for batch in batches(&lines) {
             let results: Vec<_> = batch
                 .par_iter()
-                .map(|(line, clock)| {
+                .map(|(index, line, clock)| {
                     let mut out = Vec::with_capacity(line.encoded().len() + 64);
-                    align_line(&ctx, line, *clock, &mut out).map(|c| (out, c))
+                    let display_id = output.display_ids.get(index).copied();
+                    align_line(&ctx, line, *clock, display_id, &mut out).map(|c| (out, c))
                 })
                 .collect();
-            for ((line, clock), result) in batch.iter().zip(results) {
+            for ((_, line, clock), result) in batch.iter().zip(results) {
                 let (encoded, line_counts) = result.map_err(|e| self.line_error(plane, line, e))?;
                 writer.line_encoded(&encoded)?;
                 counts.add(&line_counts);
@@ -359,6 +419,34 @@ impl<'a> NodeAligner<'a> {
         }
     }
 
+    fn write_task_environment<W: std::io::Write + std::io::Seek>(
+        &self,
+        plane: Option<&PlaneView<'_>>,
+        output: &PlaneOutput,
+        writer: &mut XSpaceWriter<W>,
+    ) -> Result<PlaneWritten> {
+        let mut owned = self.task_environment(plane)?;
+        owned.id = output.id;
+        owned.name = output.name.clone();
+        apply_stats(&mut owned, output);
+        writer.plane(&owned)?;
+        Ok(PlaneWritten {
+            lines: owned.lines.len() as u64,
+            events: owned.lines.iter().map(|l| l.events.len() as u64).sum(),
+        })
+    }
+
+    fn line_context(&self, plane: &PlaneView<'_>, correction_stat: Option<i64>) -> LineContext<'_> {
+        LineContext {
+            clocks: &self.clocks,
+            session_start_ns: self.session_start_ns,
+            output_base_ns: self.output_base_ns,
+            corrected_tracer: self.options.device_timeline == DeviceTimeline::CorrectedTracer
+                && plane.name.starts_with("/device:"),
+            correction_stat,
+        }
+    }
+
     /// The output's `Task Environment`: session start = the output base,
     /// the node's own start kept as [`ORIGINAL_PROFILE_START_STAT`], the
     /// stop time mapped onto the global clock.
@@ -377,10 +465,7 @@ impl<'a> NodeAligner<'a> {
             time_value(self.session_start_ns),
         );
         if let Some(stop) = stop {
-            let g = self
-                .clocks
-                .host_to_global(clock_model::HostTime::from_ps(stop * 1000));
-            owned.set_stat(PROFILE_STOP_TIME, time_value(g.time.as_ns_floor()));
+            owned.set_stat(PROFILE_STOP_TIME, time_value(self.stop_on_global(stop)));
         }
         // Lines of this plane (rare) keep their absolute times.
         for line in &mut owned.lines {
@@ -391,12 +476,15 @@ impl<'a> NodeAligner<'a> {
     }
 }
 
+/// A line to align: its index in the plane, the line, its clock.
+type PlannedLine<'v, 'a> = (usize, &'v LineView<'a>, LineClock);
+
 /// Split lines into batches of about [`BATCH_BYTES`] input bytes.
-fn batches<'l, 'a>(lines: &'l [(LineView<'a>, LineClock)]) -> Vec<&'l [(LineView<'a>, LineClock)]> {
+fn batches<'l, 'v, 'a>(lines: &'l [PlannedLine<'v, 'a>]) -> Vec<&'l [PlannedLine<'v, 'a>]> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut bytes = 0;
-    for (i, (line, _)) in lines.iter().enumerate() {
+    for (i, (_, line, _)) in lines.iter().enumerate() {
         bytes += line.encoded().len();
         if bytes >= BATCH_BYTES {
             out.push(&lines[start..=i]);
@@ -417,7 +505,7 @@ fn time_value(ns: i128) -> x_stat::Value {
 }
 
 fn initial_diagnostics(
-    input: &NodeInput,
+    trace: &Path,
     clocks: &NodeClocks,
     options: &AlignOptions,
     session_start_ns: i128,
@@ -446,8 +534,8 @@ fn initial_diagnostics(
         None => (Vec::new(), Vec::new(), Vec::new()),
     };
     NodeDiagnostics {
-        node_id: input.node_id,
-        trace: input.trace.clone(),
+        node_id: clocks.node_id,
+        trace: trace.to_path_buf(),
         session_start_ns,
         output_session_start_ns: output_base_ns,
         start_walltime_ns: clocks.start_walltime_ns,
