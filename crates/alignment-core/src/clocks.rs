@@ -207,6 +207,14 @@ impl NodeClocks {
         let g = self.offset.map(h);
         onto_reference(g, |g| self.to_reference.as_ref().map(|m| m.map(g)))
     }
+
+    /// A host time of this node, epoch ns, on the global timeline (epoch
+    /// ns, rounded down).
+    pub fn host_ns_to_global_ns(&self, host_ns: i128) -> i128 {
+        self.host_to_global(HostTime::from_ps(host_ns * 1000))
+            .time
+            .as_ns_floor()
+    }
 }
 
 /// `O_r⁻¹` for the reference node `r`: its offset map (interpolated) inverted.

@@ -143,10 +143,7 @@ impl<'a> NodeAligner<'a> {
         let output_base_ns = match output_session_start_ns {
             Some(t) => t,
             None if session_start_ns == 0 => 0,
-            None => clocks
-                .host_to_global(clock_model::HostTime::from_ps(session_start_ns * 1000))
-                .time
-                .as_ns_floor(),
+            None => clocks.host_ns_to_global_ns(session_start_ns),
         };
         let diagnostics =
             initial_diagnostics(path, &clocks, options, session_start_ns, output_base_ns);
@@ -311,10 +308,25 @@ impl<'a> NodeAligner<'a> {
     }
 
     fn stop_on_global(&self, stop_ns: i128) -> i128 {
-        self.clocks
-            .host_to_global(clock_model::HostTime::from_ps(stop_ns * 1000))
-            .time
-            .as_ns_floor()
+        self.clocks.host_ns_to_global_ns(stop_ns)
+    }
+
+    /// The `Task Environment` plane this node's output gets, if any: the
+    /// input's (or a new one when the output's session start is not 0)
+    /// with the output's session start, the node's own kept as
+    /// [`ORIGINAL_PROFILE_START_STAT`], and the stop time on the global
+    /// clock.
+    pub fn aligned_task_environment(&self) -> Result<Option<XPlane>> {
+        for plane in self.view.planes() {
+            let plane = plane.map_err(|e| AlignError::wire(&self.path, e))?;
+            if plane.name == TASK_ENV_PLANE {
+                return self.task_environment(Some(&plane)).map(Some);
+            }
+        }
+        if self.output_base_ns == 0 {
+            return Ok(None);
+        }
+        self.task_environment(None).map(Some)
     }
 
     /// Where an absolute stored time (ps) of an event on `line` of `plane`

@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use xplane_proto::{
-    EventData, EventView, FileBytes, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, NODE_ID_STAT,
-    ORIGINAL_PLANE_STAT, PlaneIndex, PlaneView, SpaceView, StatValue, WireError,
+    EventData, EventView, FileBytes, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, LineView,
+    NODE_ID_STAT, ORIGINAL_PLANE_STAT, PlaneIndex, PlaneView, SpaceView, StatValue, WireError,
     session_start_ns_view,
 };
 
@@ -86,6 +86,51 @@ pub fn extract_bytes(
     options: &Options,
     out: &mut Extraction,
 ) -> Result<()> {
+    scan_bytes(bytes, path, node, options, out, None).map(drop)
+}
+
+/// Moves the times of a trace's events while its collectives are read, so
+/// that one read gives the collectives both as recorded and as they will
+/// be after alignment.
+pub trait Retime {
+    /// The new absolute time (ps) of the absolute time `abs_ps` of an event
+    /// on `line` of `plane`. Must be non-decreasing in `abs_ps` on a line.
+    fn retime(&self, plane: &PlaneView<'_>, line: &LineView<'_>, abs_ps: i128) -> i128;
+}
+
+/// Extract the collectives of an encoded XSpace in one read: as recorded
+/// into `before`, and with every time moved by `retime` into `after`.
+pub fn extract_bytes_retimed(
+    bytes: &[u8],
+    path: &Path,
+    node: NodeSource,
+    options: &Options,
+    retime: &dyn Retime,
+    before: &mut Extraction,
+    after: &mut Extraction,
+) -> Result<()> {
+    let mut mine = Extraction::new();
+    let times = scan_bytes(bytes, path, node, options, &mut mine, Some(retime))?;
+    let mut moved = mine.clone();
+    for (o, (begin, end)) in moved.occurrences_mut().iter_mut().zip(times) {
+        o.begin = begin;
+        o.end = end;
+    }
+    before.append(mine);
+    after.append(moved);
+    Ok(())
+}
+
+/// Scan `bytes` into `out`; with `retime`, returns the moved `(begin,
+/// end)` of every occurrence pushed, in order.
+fn scan_bytes(
+    bytes: &[u8],
+    path: &Path,
+    node: NodeSource,
+    options: &Options,
+    out: &mut Extraction,
+    retime: Option<&dyn Retime>,
+) -> Result<Vec<(TimePs, TimePs)>> {
     let wire = |plane: &str| {
         let plane = plane.to_owned();
         move |source| Error::Wire {
@@ -96,7 +141,11 @@ pub fn extract_bytes(
     };
     let space = SpaceView::new(bytes);
     let t_sess = session_start_ns_view(&space).map_err(wire(xplane_proto::TASK_ENV_PLANE))?;
-    let mut scanner = Scanner::default();
+    let mut scanner = Scanner {
+        pending: Vec::new(),
+        retime,
+        times: Vec::new(),
+    };
     for plane in space.planes() {
         let plane = plane.map_err(wire(""))?;
         scanner
@@ -114,7 +163,7 @@ pub fn extract_bytes(
             info.files.push(file);
         }
     }
-    Ok(())
+    Ok(scanner.times)
 }
 
 enum ScanError {
@@ -208,10 +257,13 @@ fn as_u64(v: Option<StatValue<'_>>) -> Option<u64> {
 }
 
 /// Reusable per-plane state of the scan.
-#[derive(Default)]
-struct Scanner {
+struct Scanner<'r> {
     /// Producer id → occurrence index (`usize::MAX`: a skipped send/recv), per line.
     pending: Vec<(u64, usize)>,
+    /// Moves times, when asked.
+    retime: Option<&'r dyn Retime>,
+    /// The moved `(begin, end)` of every occurrence pushed, with `retime`.
+    times: Vec<(TimePs, TimePs)>,
 }
 
 /// What a plane is to the validator.
@@ -242,7 +294,7 @@ fn plane_role(name: &str) -> Option<PlaneRole> {
     })
 }
 
-impl Scanner {
+impl Scanner<'_> {
     fn plane(
         &mut self,
         plane: &PlaneView<'_>,
@@ -345,7 +397,11 @@ impl Scanner {
                 let class = classes.get(event.metadata_id);
                 let kind = match class {
                     Some(EventClass::EndMarker) => {
-                        self.end_marker(&event, &ids, line_base_ns, out, &mut stats)?;
+                        let extended =
+                            self.end_marker(&event, &ids, line_base_ns, out, &mut stats)?;
+                        if let (Some((i, end)), Some(retime)) = (extended, self.retime) {
+                            self.times[i].1 = TimePs(retime.retime(plane, &line, end));
+                        }
                         continue;
                     }
                     Some(EventClass::Collective(k)) => k,
@@ -407,6 +463,12 @@ impl Scanner {
                 if let Some(p) = s.producer {
                     self.pending.push((p, out.occurrences().len()));
                 }
+                if let Some(retime) = self.retime {
+                    self.times.push((
+                        TimePs(retime.retime(plane, &line, begin)),
+                        TimePs(retime.retime(plane, &line, end)),
+                    ));
+                }
                 out.push(Occurrence {
                     participant: Participant { node, device },
                     kind,
@@ -425,6 +487,8 @@ impl Scanner {
         Ok(())
     }
 
+    /// Link an `end:` marker to its op; returns the op's index and new end
+    /// when the marker extended it.
     fn end_marker(
         &mut self,
         event: &EventView<'_>,
@@ -432,7 +496,7 @@ impl Scanner {
         line_base_ns: i128,
         out: &mut Extraction,
         stats: &mut ExtractStats,
-    ) -> Result<(), WireError> {
+    ) -> Result<Option<(usize, i128)>, WireError> {
         let mut consumer = None;
         if ids.consumer.is_some() {
             for stat in event.stats() {
@@ -459,11 +523,12 @@ impl Scanner {
                 if marker_end > occ.end.0 {
                     occ.end = TimePs(marker_end);
                     stats.end_markers_extending += 1;
+                    return Ok(Some((i, marker_end)));
                 }
             }
             None => stats.end_markers_unlinked += 1,
         }
-        Ok(())
+        Ok(None)
     }
 }
 

@@ -58,7 +58,9 @@ mod units;
 pub use check::check;
 pub use classify::{CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name};
 pub use error::{Error, Result};
-pub use extract::{NodeSource, Options, PlaneChoice, extract_bytes, extract_file};
+pub use extract::{
+    NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
+};
 pub use input::{check_files, check_merged, node_id_from_path};
 pub use matching::MatchKey;
 pub use occurrence::{ExtractStats, Extraction, NodeInfo, Occurrence, Sym};

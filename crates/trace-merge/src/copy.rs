@@ -12,12 +12,6 @@ use crate::error::MergeError;
 use crate::remap::PlaneMetadata;
 use crate::report::SnapshotSummary;
 
-/// One plane stat the merge adds (replacing any stat of the same name).
-pub(crate) struct AddedStat<'s> {
-    pub name: &'s str,
-    pub value: x_stat::Value,
-}
-
 /// Where and how a plane is copied.
 pub(crate) struct PlaneJob<'a> {
     /// The input file, for errors.
@@ -32,8 +26,8 @@ pub(crate) struct PlaneJob<'a> {
     /// For the snapshot plane: the node's own session start, to read the
     /// snapshots' host times.
     pub snapshot_base_ns: Option<i128>,
-    /// Plane stats to add.
-    pub added: Vec<AddedStat<'a>>,
+    /// Plane stats to set, by name.
+    pub added: Vec<(&'static str, x_stat::Value)>,
 }
 
 /// What a copy did.
@@ -52,9 +46,10 @@ fn row_key(display_id: i64, id: i64) -> u32 {
     (if display_id != 0 { display_id } else { id }) as u32
 }
 
-/// New `display_id`s for lines whose row id repeats an earlier line's,
-/// by line index; ids are the smallest unused positive row ids.
-fn renumbered_rows(lines: &[LineView<'_>]) -> HashMap<usize, i64> {
+/// New `display_id`s for the lines of a drawn plane whose viewer row id
+/// (the low 32 bits of `display_id`, else `id`) repeats an earlier line's,
+/// by line index; the new ids are the smallest unused positive row ids.
+pub fn renumbered_rows(lines: &[LineView<'_>]) -> HashMap<usize, i64> {
     let keys: Vec<u32> = lines.iter().map(|l| row_key(l.display_id, l.id)).collect();
     let used: HashSet<u32> = keys.iter().copied().collect();
     let mut seen = HashSet::with_capacity(keys.len());
@@ -90,12 +85,12 @@ pub(crate) fn copy_plane<W: Write + Seek>(
         remap.remap_stat(&mut stat);
         stats.push(stat);
     }
-    for added in &job.added {
-        let id = meta.intern_stat(added.name);
+    for (name, value) in &job.added {
+        let id = meta.intern_stat(name);
         stats.retain(|s| s.metadata_id != id);
         stats.push(XStat {
             metadata_id: id,
-            value: Some(added.value.clone()),
+            value: Some(value.clone()),
         });
     }
 
@@ -120,14 +115,7 @@ pub(crate) fn copy_plane<W: Write + Seek>(
         .collect::<Result<_, _>>()
         .map_err(corrupt)?;
     for s in checks.iter().filter_map(|c| c.snapshots) {
-        snapshots = Some(match snapshots {
-            None => s,
-            Some(a) => SnapshotSummary {
-                count: a.count + s.count,
-                first_sys_ns: a.first_sys_ns.min(s.first_sys_ns),
-                last_sys_ns: a.last_sys_ns.max(s.last_sys_ns),
-            },
-        });
+        snapshots = Some(s.join(snapshots));
     }
 
     w.begin_plane(job.id, job.name).map_err(io)?;
@@ -188,27 +176,54 @@ fn check_line(
     line: &LineView<'_>,
     snapshot_base_ns: Option<i128>,
 ) -> Result<LineCheck, xplane_proto::WireError> {
-    let mut check = LineCheck {
-        events: 0,
-        snapshots: None,
-    };
+    let mut events = 0;
     for event in line.events() {
-        let event = event?;
-        for stat in event.stats() {
+        for stat in event?.stats() {
             stat?;
         }
-        if let Some(base) = snapshot_base_ns {
-            let sys = base + line.timestamp_ns as i128 + event.offset_ps().div_euclid(1000) as i128;
-            let s = check.snapshots.get_or_insert(SnapshotSummary {
-                count: 0,
-                first_sys_ns: sys,
-                last_sys_ns: sys,
-            });
-            s.count += 1;
-            s.first_sys_ns = s.first_sys_ns.min(sys);
-            s.last_sys_ns = s.last_sys_ns.max(sys);
-        }
-        check.events += 1;
+        events += 1;
     }
-    Ok(check)
+    let snapshots = match snapshot_base_ns {
+        Some(base) => SnapshotSummary::of_line(line, base)?,
+        None => None,
+    };
+    Ok(LineCheck { events, snapshots })
+}
+
+impl SnapshotSummary {
+    /// The snapshot events of one line of a `/host:snapshots` plane whose
+    /// trace starts at `session_start_ns` (their host times are absolute).
+    pub fn of_line(
+        line: &LineView<'_>,
+        session_start_ns: i128,
+    ) -> Result<Option<SnapshotSummary>, xplane_proto::WireError> {
+        let mut out: Option<SnapshotSummary> = None;
+        for event in line.events() {
+            let event = event?;
+            let sys = session_start_ns
+                + line.timestamp_ns as i128
+                + event.offset_ps().div_euclid(1000) as i128;
+            out = Some(
+                SnapshotSummary {
+                    count: 1,
+                    first_sys_ns: sys,
+                    last_sys_ns: sys,
+                }
+                .join(out),
+            );
+        }
+        Ok(out)
+    }
+
+    /// This summary and another's together.
+    pub fn join(self, other: Option<SnapshotSummary>) -> SnapshotSummary {
+        match other {
+            None => self,
+            Some(o) => SnapshotSummary {
+                count: self.count + o.count,
+                first_sys_ns: self.first_sys_ns.min(o.first_sys_ns),
+                last_sys_ns: self.last_sys_ns.max(o.last_sys_ns),
+            },
+        }
+    }
 }

@@ -70,8 +70,9 @@ mod remap;
 mod report;
 mod survey;
 
+pub use copy::renumbered_rows;
 pub use error::MergeError;
-pub use merge::{SUMMARY_FILE_NAME, merge, summary_beside};
+pub use merge::{SUMMARY_FILE_NAME, merge, merged_task_environment, summary_beside, write_summary};
 pub use naming::{
     BadOrdinal, IdScheme, Placement, PlaneKind, VIEWER_LAST_DEVICE_PID, classify, hidden_name,
     host_node_name, place, viewer_draws,
@@ -79,3 +80,4 @@ pub use naming::{
 pub use options::{DEFAULT_GPU_ID_STRIDE, MergeInput, MergeOptions};
 pub use remap::{IdRemap, PlaneMetadata};
 pub use report::{MergeReport, NodeReport, PlaneReport, SnapshotSummary};
+pub use survey::{NodeLayout, PlannedPlane};

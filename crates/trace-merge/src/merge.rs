@@ -5,17 +5,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use xplane_proto::{
-    FileBytes, HOST_PLANE, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PROFILE_START_TIME,
+    FileBytes, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PROFILE_START_TIME,
     PROFILE_STOP_TIME, TASK_ENV_PLANE, XPlane, XSpaceFile, XStat, write_atomically, x_stat,
 };
 
-use crate::copy::{AddedStat, PlaneJob, copy_plane};
+use crate::copy::{PlaneJob, copy_plane};
 use crate::error::MergeError;
-use crate::naming::{IdScheme, PlaneKind, VIEWER_LAST_DEVICE_PID};
+use crate::naming::{IdScheme, PlaneKind};
 use crate::options::{MergeInput, MergeOptions};
 use crate::remap::PlaneMetadata;
 use crate::report::{MergeReport, NodeReport, PlaneReport};
-use crate::survey::{NodePlan, survey};
+use crate::survey::{NodeLayout, survey};
 
 /// The summary file written beside the merged trace unless
 /// [`MergeOptions::summary_path`] says otherwise.
@@ -56,51 +56,42 @@ pub fn merge(
 
     let mut file = XSpaceFile::create(output).map_err(MergeError::Io)?;
     let w = file.writer();
-    w.plane(&combined_task_env(ref_plan, t_ref, stop))
+    w.plane(&merged_task_environment(ref_plan, t_ref, stop))
         .map_err(MergeError::Io)?;
-    let mut report = MergeReport {
-        output: output.to_path_buf(),
-        reference_node: reference,
-        session_start_ns: t_ref,
-        session_stop_ns: stop,
-        gpu_id_stride: scheme.stride(),
-        hostnames: Vec::new(),
-        planes: 1,
-        lines: 0,
-        events: 0,
-        warnings: Vec::new(),
-        nodes: Vec::new(),
-    };
-    for (plan, input) in plans.iter().zip(&order) {
-        let node = copy_node(w, plan, input, t_ref)?;
-        report.planes += node.planes.len();
-        report.lines += node.planes.iter().map(|p| p.lines).sum::<u64>();
-        report.events += node.planes.iter().map(|p| p.events).sum::<u64>();
-        if let Some(h) = &node.hostname
-            && !report.hostnames.contains(h)
-        {
-            report.hostnames.push(h.clone());
-        }
-        report.nodes.push(node);
+    let mut report = MergeReport::new(output, reference, t_ref, stop, scheme);
+    for plan in &plans {
+        report.push_node(copy_node(w, plan, t_ref)?);
     }
-    report.warnings = warnings(&report);
+    report.finish();
 
     let summary = options
         .summary_path
         .clone()
         .unwrap_or_else(|| summary_beside(output));
-    let json = serde_json::to_vec_pretty(&report).expect("the report serialises");
     file.commit(&report.hostnames, &[], &report.warnings)
         .map_err(MergeError::Io)?;
-    let written = write_atomically(&summary, |f| std::io::Write::write_all(f, &json));
+    write_summary(&summary, &report, output)?;
+    Ok(report)
+}
+
+/// Write `summary` (any serialisable report) as JSON at `path`, atomically;
+/// on failure the merged trace at `output` is removed too, so a merge
+/// leaves both files or neither.
+pub fn write_summary(
+    path: &Path,
+    summary: &impl serde::Serialize,
+    output: &Path,
+) -> Result<(), MergeError> {
+    let json = serde_json::to_vec_pretty(summary).expect("the report serialises");
+    let written = write_atomically(path, |f| std::io::Write::write_all(f, &json));
     if let Err(e) = written {
         let _ = std::fs::remove_file(output);
         return Err(MergeError::Summary {
-            path: summary,
+            path: path.to_path_buf(),
             source: std::io::Error::other(e.to_string()),
         });
     }
-    Ok(report)
+    Ok(())
 }
 
 /// `combined.metadata.json` in the folder of `output`.
@@ -112,7 +103,7 @@ pub fn summary_beside(output: &Path) -> PathBuf {
 }
 
 /// Check node ids and pick the reference.
-fn check_nodes(inputs: &[MergeInput], wanted: Option<u32>) -> Result<u32, MergeError> {
+pub(crate) fn check_nodes(inputs: &[MergeInput], wanted: Option<u32>) -> Result<u32, MergeError> {
     let mut seen: HashMap<u32, &Path> = HashMap::new();
     for input in inputs {
         if let Some(first) = seen.insert(input.node_id, &input.path) {
@@ -148,8 +139,8 @@ fn time_value(ns: i128) -> x_stat::Value {
 }
 
 /// The one `Task Environment` of the merged trace: the reference's plane
-/// with the reference's start and the latest stop of any node.
-fn combined_task_env(reference: &NodePlan, t_ref: i128, stop: Option<i128>) -> XPlane {
+/// with the reference's start `t_ref` and the latest stop of any node.
+pub fn merged_task_environment(reference: &NodeLayout, t_ref: i128, stop: Option<i128>) -> XPlane {
     let source = reference.task_env.clone().unwrap_or_default();
     let mut meta = PlaneMetadata::new();
     let remap = meta.absorb_owned(&source.event_metadata, &source.stat_metadata);
@@ -197,8 +188,7 @@ fn combined_task_env(reference: &NodePlan, t_ref: i128, stop: Option<i128>) -> X
 /// Copy every plane of one node.
 fn copy_node<W: std::io::Write + std::io::Seek>(
     w: &mut xplane_proto::XSpaceWriter<W>,
-    plan: &NodePlan,
-    input: &MergeInput,
+    plan: &NodeLayout,
     t_ref: i128,
 ) -> Result<NodeReport, MergeError> {
     let bytes = FileBytes::open(&plan.path).map_err(MergeError::Io)?;
@@ -213,7 +203,6 @@ fn copy_node<W: std::io::Write + std::io::Seek>(
         rebase_ns,
         snapshots: None,
         planes: Vec::new(),
-        diagnostics: input.diagnostics.clone(),
     };
     let mut planes = view.planes();
     for planned in &plan.planes {
@@ -224,20 +213,7 @@ fn copy_node<W: std::io::Write + std::io::Seek>(
         if plane.name != planned.original_name {
             return Err(changed(&plan.path));
         }
-        let mut added = vec![AddedStat {
-            name: NODE_ID_STAT,
-            value: x_stat::Value::Int64Value(plan.node_id as i64),
-        }];
-        if let Some(h) = &plan.hostname {
-            added.push(AddedStat {
-                name: HOSTNAME_STAT,
-                value: x_stat::Value::StrValue(h.clone()),
-            });
-        }
-        added.push(AddedStat {
-            name: ORIGINAL_PLANE_STAT,
-            value: x_stat::Value::StrValue(planned.original_name.clone()),
-        });
+        let added = plan.added_stats(&planned.original_name);
         let job = PlaneJob {
             path: &plan.path,
             id: planned.placement.id,
@@ -253,16 +229,11 @@ fn copy_node<W: std::io::Write + std::io::Seek>(
             node.snapshots = copied.snapshots;
         }
         node.planes.push(PlaneReport {
-            original_name: planned.original_name.clone(),
-            original_id: planned.original_id,
-            kind: planned.kind,
-            merged_name: planned.placement.name.clone(),
-            merged_id: planned.placement.id,
-            drawn: planned.placement.drawn,
             lines: copied.lines,
             events: copied.events,
             rows_renumbered: copied.rows_renumbered,
             ids_remapped: copied.ids_remapped,
+            ..PlaneReport::placed(planned)
         });
     }
     if planes.next().is_some() {
@@ -276,35 +247,4 @@ fn changed(path: &Path) -> MergeError {
         path: path.to_path_buf(),
         source: std::io::Error::other("file changed while it was being merged"),
     })
-}
-
-fn warnings(report: &MergeReport) -> Vec<String> {
-    let mut out = Vec::new();
-    let high: Vec<&PlaneReport> = report
-        .nodes
-        .iter()
-        .flat_map(|n| &n.planes)
-        .filter(|p| p.drawn && p.merged_name != HOST_PLANE)
-        .filter(|p| p.merged_id + 1 > VIEWER_LAST_DEVICE_PID)
-        .collect();
-    if let Some(first) = high.first() {
-        out.push(format!(
-            "{} drawn planes (first {:?}) have ids of {} or more: xprof versions that \
-             cap device process ids at {} show them all as one process; a smaller \
-             gpu_id_stride (GPUs per node + 1) keeps ids low",
-            high.len(),
-            first.merged_name,
-            VIEWER_LAST_DEVICE_PID,
-            VIEWER_LAST_DEVICE_PID
-        ));
-    }
-    if let Some(reference) = report.nodes.first()
-        && !reference.planes.iter().any(|p| p.kind == PlaneKind::Host)
-    {
-        out.push(format!(
-            "reference node {} has no {HOST_PLANE} plane: the merged trace has no host plane",
-            reference.node_id
-        ));
-    }
-    out
 }

@@ -13,10 +13,6 @@ pub struct MergeInput {
     /// The node's hostname; when `None`, the first entry of the file's
     /// XSpace `hostnames` field is used.
     pub hostname: Option<String>,
-    /// Per-node diagnostics from alignment (anchors used and skipped,
-    /// correction range, extrapolations, ...), written unchanged into the
-    /// merge summary.
-    pub diagnostics: Option<serde_json::Value>,
 }
 
 impl MergeInput {
@@ -26,7 +22,6 @@ impl MergeInput {
             node_id,
             path: path.into(),
             hostname: None,
-            diagnostics: None,
         }
     }
 }

@@ -4,7 +4,103 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::naming::PlaneKind;
+use xplane_proto::HOST_PLANE;
+
+use crate::naming::{IdScheme, PlaneKind, VIEWER_LAST_DEVICE_PID};
+use crate::survey::PlannedPlane;
+
+impl MergeReport {
+    /// An empty report: the merged trace's time base and id scheme; only
+    /// the `Task Environment` plane written so far.
+    pub fn new(
+        output: &std::path::Path,
+        reference_node: u32,
+        session_start_ns: i128,
+        session_stop_ns: Option<i128>,
+        scheme: IdScheme,
+    ) -> Self {
+        MergeReport {
+            output: output.to_path_buf(),
+            reference_node,
+            session_start_ns,
+            session_stop_ns,
+            gpu_id_stride: scheme.stride(),
+            hostnames: Vec::new(),
+            planes: 1,
+            lines: 0,
+            events: 0,
+            warnings: Vec::new(),
+            nodes: Vec::new(),
+        }
+    }
+
+    /// Add a node that was copied, counting its planes, lines and events.
+    pub fn push_node(&mut self, node: NodeReport) {
+        self.planes += node.planes.len();
+        self.lines += node.planes.iter().map(|p| p.lines).sum::<u64>();
+        self.events += node.planes.iter().map(|p| p.events).sum::<u64>();
+        if let Some(h) = &node.hostname
+            && !self.hostnames.contains(h)
+        {
+            self.hostnames.push(h.clone());
+        }
+        self.nodes.push(node);
+    }
+
+    /// Once every node is in: the warnings for a reader of the merged trace.
+    pub fn finish(&mut self) {
+        self.warnings = warnings(self);
+    }
+}
+
+impl PlaneReport {
+    /// A plane's placement, with nothing copied yet.
+    pub fn placed(planned: &PlannedPlane) -> Self {
+        PlaneReport {
+            original_name: planned.original_name.clone(),
+            original_id: planned.original_id,
+            kind: planned.kind,
+            merged_name: planned.placement.name.clone(),
+            merged_id: planned.placement.id,
+            drawn: planned.placement.drawn,
+            lines: 0,
+            events: 0,
+            rows_renumbered: 0,
+            ids_remapped: false,
+        }
+    }
+}
+
+fn warnings(report: &MergeReport) -> Vec<String> {
+    let mut out = Vec::new();
+    let high: Vec<&PlaneReport> = report
+        .nodes
+        .iter()
+        .flat_map(|n| &n.planes)
+        .filter(|p| p.drawn && p.merged_name != HOST_PLANE)
+        .filter(|p| p.merged_id + 1 > VIEWER_LAST_DEVICE_PID)
+        .collect();
+    if let Some(first) = high.first() {
+        out.push(format!(
+            "{} drawn planes (first {:?}) have ids of {} or more: xprof versions that \
+             cap device process ids at {} show them all as one process; a smaller \
+             gpu_id_stride (GPUs per node + 1) keeps ids low",
+            high.len(),
+            first.merged_name,
+            VIEWER_LAST_DEVICE_PID,
+            VIEWER_LAST_DEVICE_PID
+        ));
+    }
+    if let Some(reference) = report.nodes.first()
+        && !reference.planes.iter().any(|p| p.kind == PlaneKind::Host)
+    {
+        out.push(format!(
+            "reference node {} has no {HOST_PLANE} plane: the merged trace has no host plane",
+            reference.node_id
+        ));
+    }
+    out
+}
 
 /// The whole merge: time base, id scheme, and one entry per node.
 #[derive(Debug, Clone, Serialize)]
@@ -55,9 +151,6 @@ pub struct NodeReport {
     pub snapshots: Option<SnapshotSummary>,
     /// Where each of the node's planes went.
     pub planes: Vec<PlaneReport>,
-    /// The per-node diagnostics given with the input (alignment statistics,
-    /// anchors used and skipped, correction range, extrapolations), as given.
-    pub diagnostics: Option<serde_json::Value>,
 }
 
 /// The clock snapshot pairs found on a node's `/host:snapshots` plane.

@@ -8,13 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use alignment_core::{AlignOptions, NodeInput, OffsetsFile, align_node};
+use crate::Global;
+use alignment_core::AlignOptions;
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use trace_align::{MergeSettings, RunFiles};
 use trace_synth::{SynthConfig, synthesize};
-
-use super::merge::discover;
-use crate::Global;
 
 /// Measure read, align, merge and validate on a synthetic run.
 #[derive(Debug, clap::Args)]
@@ -72,14 +71,9 @@ fn file_bytes(paths: &[PathBuf]) -> u64 {
 /// Run one stage on the run in `dir` and return its figures.
 fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     let run_dir = dir.join("run");
-    let plan = discover(&run_dir)?;
-    let traces: Vec<PathBuf> = plan.nodes.values().map(|(p, _)| p.clone()).collect();
+    let plan = RunFiles::discover(&run_dir)?.plan(&AlignOptions::default())?;
+    let traces: Vec<PathBuf> = plan.nodes.iter().map(|n| n.trace.clone()).collect();
     let aligned_dir = dir.join("aligned");
-    let aligned: Vec<PathBuf> = plan
-        .nodes
-        .keys()
-        .map(|n| aligned_dir.join(format!("node{n}.aligned.xplane.pb")))
-        .collect();
     let combined = dir.join("combined.xplane.pb");
     let start = Instant::now();
     let (events, bytes) = match stage {
@@ -96,36 +90,20 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
             (events, file_bytes(&traces))
         }
         "align" => {
-            std::fs::create_dir_all(&aligned_dir)?;
-            let offsets = OffsetsFile::read(&plan.offsets)?;
-            let options = AlignOptions::default();
-            let base = super::align::session_start(&traces[0])?;
-            let mut events = 0;
-            for ((&node, (trace, _)), out) in plan.nodes.iter().zip(&aligned) {
-                let input = NodeInput {
-                    node_id: node,
-                    trace: trace.clone(),
-                    ..Default::default()
-                };
-                let d = align_node(&input, &offsets, &options, Some(base), out)?;
-                events += d.events_corrected + d.lines.iter().map(|l| l.copied).sum::<u64>();
-            }
+            let outcome = plan.align_each(&aligned_dir, None)?;
+            let events = outcome
+                .nodes
+                .iter()
+                .map(|n| {
+                    let d = &n.diagnostics;
+                    d.events_corrected + d.lines.iter().map(|l| l.copied).sum::<u64>()
+                })
+                .sum();
             (events, file_bytes(&traces))
         }
         "merge" => {
-            let inputs: Vec<trace_merge::MergeInput> = plan
-                .nodes
-                .keys()
-                .zip(&aligned)
-                .map(|(&n, p)| trace_merge::MergeInput {
-                    node_id: n,
-                    path: p.clone(),
-                    hostname: None,
-                    diagnostics: None,
-                })
-                .collect();
-            let report = trace_merge::merge(&inputs, &Default::default(), &combined)?;
-            (report.events, file_bytes(&aligned))
+            let outcome = plan.merge(&combined, &MergeSettings::default())?;
+            (outcome.merge.events, file_bytes(&traces))
         }
         "validate" => {
             let report = collective_check::check_merged(&combined, &Default::default())?;
@@ -255,13 +233,14 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    let end_to_end = stages[1].seconds + stages[2].seconds;
-    let rate = run.events as f64 / end_to_end;
+    let merge = &stages[2];
+    let rate = merge.events as f64 / merge.seconds;
     println!(
-        "align + merge end to end: {:.2} s = {:.2} M events/s = {:.0}% of the read floor",
-        end_to_end,
+        "merge end to end (align, merge, validate before and after): {:.2} s = {:.2} M events/s = {:.0}% of the read floor; peak RSS {:.2}x the input",
+        merge.seconds,
         rate / 1e6,
-        100.0 * rate / floor
+        100.0 * rate / floor,
+        merge.peak_rss_mib * (1 << 20) as f64 / total as f64
     );
     Ok(())
 }

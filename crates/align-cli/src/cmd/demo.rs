@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use trace_synth::{SynthConfig, score_files, synthesize};
 
-use super::merge::{discover, execute, summary};
+use super::merge::{merge_with_bar, summary};
 use crate::Global;
 
 /// Run the whole job on a simulated cluster.
@@ -68,16 +68,13 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         run.events,
         run_dir.display()
     ));
-    let plan = discover(&run_dir)?;
+    let plan = trace_align::RunFiles::discover(&run_dir)?.plan(&Default::default())?;
     let output = dir.join("combined.xplane.pb");
-    let progress = !global.quiet && !args.json;
-    let outcome = execute(
+    let outcome = merge_with_bar(
         &plan,
-        &Default::default(),
         &output,
-        trace_merge::DEFAULT_GPU_ID_STRIDE,
-        true,
-        progress,
+        &Default::default(),
+        !global.quiet && !args.json,
     )?;
     let mut score =
         score_files(&[&output], &run.truth_path).context("scoring against the truth")?;

@@ -1,17 +1,12 @@
 //! `align-cli merge`: align every node of a run and merge them into one
 //! trace, validating collectives before and after.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use alignment_core::{AlignOptions, NodeDiagnostics, NodeInput, OffsetsFile, align_node};
 use anyhow::{Context, bail};
-use collective_check::{NodeId, Report};
 use indicatif::ProgressBar;
-use serde::Serialize;
-use trace_merge::{MergeInput, MergeOptions, MergeReport};
+use trace_align::{MergeOutcome, MergeSettings, Plan, RunFiles};
 
-use super::align::{node_from_name, session_start};
 use super::policy::PolicyArgs;
 use crate::Global;
 use crate::exit::ValidationFailed;
@@ -57,197 +52,8 @@ fn parse_node_path(s: &str) -> Result<(u32, PathBuf), String> {
     Ok((n, PathBuf::from(p)))
 }
 
-/// What to merge: one trace per node and the offsets file.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    /// Node id → (trace, snapshots file).
-    pub nodes: BTreeMap<u32, (PathBuf, Option<PathBuf>)>,
-    /// The offsets file.
-    pub offsets: PathBuf,
-    /// Trace-like files of the run folder left out: no node id in the name.
-    pub ignored: Vec<PathBuf>,
-}
-
-/// Find the traces, snapshot files and offsets file of a run folder.
-pub fn discover(dir: &Path) -> anyhow::Result<Plan> {
-    let mut nodes: BTreeMap<u32, (PathBuf, Option<PathBuf>)> = BTreeMap::new();
-    let mut snapshots: BTreeMap<u32, PathBuf> = BTreeMap::new();
-    let mut plan_ignored = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("reading run folder {}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    paths.sort();
-    for path in paths {
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let is_trace = (name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz"))
-            && !name.contains(".aligned.");
-        let is_snapshots = name.contains(".snapshots.");
-        if !is_trace && !is_snapshots {
-            continue;
-        }
-        // Node files are named node<N>/rank<N>; anything else (a merged
-        // trace, say) is not a node's and is left out, with a word.
-        let Ok(node) = node_from_name(&path) else {
-            plan_ignored.push(path);
-            continue;
-        };
-        if is_trace {
-            if let Some((first, _)) = nodes.insert(node, (path.clone(), None)) {
-                bail!(
-                    "node {node} has two traces in {}: {} and {}",
-                    dir.display(),
-                    first.display(),
-                    path.display()
-                );
-            }
-        } else {
-            snapshots.insert(node, path);
-        }
-    }
-    for (node, path) in snapshots {
-        match nodes.get_mut(&node) {
-            Some(entry) => entry.1 = Some(path),
-            None => bail!(
-                "{}: snapshots for node {node}, which has no trace",
-                path.display()
-            ),
-        }
-    }
-    Ok(Plan {
-        nodes,
-        ignored: plan_ignored,
-        offsets: dir.join("round_offsets.jsonl"),
-    })
-}
-
-/// The outcome of a merge.
-#[derive(Debug, Serialize)]
-pub struct Outcome {
-    /// The merged trace.
-    pub output: PathBuf,
-    /// Per node, what alignment did.
-    pub nodes: Vec<NodeDiagnostics>,
-    /// What the merge did.
-    pub merge: MergeReport,
-    /// Collective check of the unaligned traces.
-    pub before: Option<Report>,
-    /// Collective check of the merged trace.
-    pub after: Option<Report>,
-}
-
-/// Align every node of `plan` into a temporary folder, merge, and validate.
-pub fn execute(
-    plan: &Plan,
-    options: &AlignOptions,
-    output: &Path,
-    gpu_id_stride: u32,
-    validate: bool,
-    progress: bool,
-) -> anyhow::Result<Outcome> {
-    let offsets = OffsetsFile::read(&plan.offsets)?;
-    for node in offsets.nodes.keys() {
-        if !plan.nodes.contains_key(node) {
-            bail!(
-                "{}: the offsets list node {node}, but no trace was found for it (have {:?})",
-                plan.offsets.display(),
-                plan.nodes.keys().collect::<Vec<_>>()
-            );
-        }
-    }
-    if !options.pass_through_without_offsets {
-        for node in plan.nodes.keys() {
-            if !offsets.nodes.contains_key(node) {
-                bail!(
-                    "{}: node {node} has a trace but is not in the offsets meta header",
-                    plan.offsets.display()
-                );
-            }
-        }
-    }
-    let reference = plan
-        .nodes
-        .get(&options.reference_node)
-        .with_context(|| format!("the reference node {} has no trace", options.reference_node))?;
-    let base = session_start(&reference.0)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".align-cli-")
-        .tempdir_in(
-            output
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
-        )
-        .context("creating a working folder beside the output")?;
-    let bar = if progress {
-        ProgressBar::new(plan.nodes.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_message("aligning");
-    let mut diagnostics = Vec::new();
-    let mut inputs = Vec::new();
-    for (&node, (trace, snapshots)) in &plan.nodes {
-        let aligned = tmp.path().join(format!("node{node}.aligned.xplane.pb"));
-        let input = NodeInput {
-            node_id: node,
-            trace: trace.clone(),
-            snapshots: snapshots.clone(),
-            ..Default::default()
-        };
-        let d = align_node(&input, &offsets, options, Some(base), &aligned)
-            .with_context(|| format!("aligning node {node}"))?;
-        inputs.push(MergeInput {
-            node_id: node,
-            path: aligned,
-            hostname: None,
-            diagnostics: Some(serde_json::to_value(&d)?),
-        });
-        diagnostics.push(d);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let merge = trace_merge::merge(
-        &inputs,
-        &MergeOptions {
-            reference_node: Some(options.reference_node),
-            gpu_id_stride,
-            summary_path: None,
-        },
-        output,
-    )
-    .context("merging")?;
-    let (before, after) = if validate {
-        let check = collective_check::Options::default();
-        let files: Vec<(NodeId, PathBuf)> = plan
-            .nodes
-            .iter()
-            .map(|(&n, (p, _))| (NodeId(n.into()), p.clone()))
-            .collect();
-        (
-            Some(collective_check::check_files(&files, &check).context("validating the inputs")?),
-            Some(
-                collective_check::check_merged(output, &check)
-                    .context("validating the merged trace")?,
-            ),
-        )
-    } else {
-        (None, None)
-    };
-    Ok(Outcome {
-        output: output.to_path_buf(),
-        nodes: diagnostics,
-        merge,
-        before,
-        after,
-    })
-}
-
 /// The end-of-run summary: one line per node, then the collective check.
-pub fn summary(outcome: &Outcome) -> String {
+pub fn summary(outcome: &MergeOutcome) -> String {
     let mut s = format!(
         "{:>5}  {:>10}  {:>26}  {:>8}  {:>12}\n",
         "node", "events", "correction (ns)", "clamped", "extrapolated"
@@ -286,13 +92,13 @@ pub fn summary(outcome: &Outcome) -> String {
         outcome.output.display(),
         outcome.merge.planes,
         outcome.merge.events,
-        trace_merge::summary_beside(&outcome.output).display()
+        outcome.summary.display()
     );
     s
 }
 
 /// Fail with [`ValidationFailed`] when the merged trace has too many violations.
-pub fn enforce(outcome: &Outcome, max_violations: usize) -> anyhow::Result<()> {
+pub fn enforce(outcome: &MergeOutcome, max_violations: usize) -> anyhow::Result<()> {
     if let Some(after) = &outcome.after
         && after.summary.violations > max_violations
     {
@@ -308,53 +114,66 @@ pub fn enforce(outcome: &Outcome, max_violations: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    let mut plan = match &args.run_dir {
-        Some(dir) => discover(dir)?,
-        None => Plan {
-            nodes: BTreeMap::new(),
-            ignored: Vec::new(),
-            offsets: args
-                .offsets
-                .clone()
-                .context("give --run-dir, or --offsets and --trace N=PATH")?,
-        },
+/// Merge `plan` into `output`, with a progress bar on stderr when `show`.
+pub fn merge_with_bar(
+    plan: &Plan,
+    output: &Path,
+    settings: &MergeSettings,
+    show: bool,
+) -> anyhow::Result<MergeOutcome> {
+    let bar = if show {
+        ProgressBar::new(plan.nodes.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_message("aligning and merging");
+    let outcome = plan.merge_with_progress(output, settings, |_| bar.inc(1))?;
+    bar.finish_and_clear();
+    Ok(outcome)
+}
+
+/// The run's files: the run folder's, with the overrides given.
+pub fn run_files(args: &Args) -> anyhow::Result<RunFiles> {
+    let mut run = match &args.run_dir {
+        Some(dir) => RunFiles::discover(dir)?,
+        None => RunFiles::default(),
     };
     if let Some(offsets) = &args.offsets {
-        plan.offsets = offsets.clone();
+        run.offsets = Some(offsets.clone());
     }
     for (node, path) in &args.traces {
-        plan.nodes.insert(*node, (path.clone(), None));
+        run.set_trace(*node, path.clone());
     }
     for (node, path) in &args.snapshots {
-        match plan.nodes.get_mut(node) {
-            Some(entry) => entry.1 = Some(path.clone()),
-            None => bail!(
-                "--snapshots {node}={}: node {node} has no trace",
-                path.display()
-            ),
-        }
+        run.set_snapshots(*node, path.clone())
+            .with_context(|| format!("--snapshots {node}={}", path.display()))?;
     }
+    if run.nodes.is_empty() {
+        bail!("no traces found; give --run-dir or --trace N=PATH");
+    }
+    if run.offsets.is_none() && args.run_dir.is_none() {
+        bail!("give --run-dir, or --offsets and --trace N=PATH");
+    }
+    Ok(run)
+}
+
+pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    let run = run_files(&args)?;
     if !global.quiet {
-        for path in &plan.ignored {
+        for path in &run.ignored {
             eprintln!(
                 "note: left out {}: no node<N>/rank<N> in its name",
                 path.display()
             );
         }
     }
-    if plan.nodes.is_empty() {
-        bail!("no traces found; give --run-dir or --trace N=PATH");
-    }
-    let progress = !global.quiet && !args.json;
-    let outcome = execute(
-        &plan,
-        &args.policy.options(),
-        &args.output,
-        args.gpu_id_stride,
-        !args.no_validate,
-        progress,
-    )?;
+    let plan = run.plan(&args.policy.options())?;
+    let settings = MergeSettings {
+        gpu_id_stride: args.gpu_id_stride,
+        validate: !args.no_validate,
+        ..MergeSettings::default()
+    };
+    let outcome = merge_with_bar(&plan, &args.output, &settings, !global.quiet && !args.json)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {

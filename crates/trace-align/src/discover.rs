@@ -1,0 +1,155 @@
+//! What a run is made of: one trace per node, optional snapshot files, and
+//! the probe offsets file, found in a run folder or given one by one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Result, RunError};
+use crate::format::TraceFormat;
+
+/// The name of the probe offsets file in a run folder.
+pub const OFFSETS_FILE_NAME: &str = "round_offsets.jsonl";
+
+/// One node's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeFiles {
+    /// Its trace.
+    pub trace: PathBuf,
+    /// Its snapshot pairs file (`SnapshotPairs` protobuf or JSONL), when
+    /// not embedded in the trace.
+    pub snapshots: Option<PathBuf>,
+}
+
+/// The files of a run. Node ids are the traces' (`node<N>`/`rank<N>` in
+/// the file name, or given), never positions in a list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RunFiles {
+    /// Node id → its files.
+    pub nodes: BTreeMap<u32, NodeFiles>,
+    /// The probe offsets file, when the run has one.
+    pub offsets: Option<PathBuf>,
+    /// Trace-like files of the run folder that were left out: no node id in
+    /// the name (an earlier merged trace, say).
+    pub ignored: Vec<PathBuf>,
+}
+
+impl RunFiles {
+    /// Find the traces (`*.xplane.pb[.gz]` named `node<N>`/`rank<N>`),
+    /// snapshot files (`*.snapshots.*`) and `round_offsets.jsonl` of a run
+    /// folder. Aligned outputs (`*.aligned.*`) are not inputs.
+    pub fn discover(dir: impl AsRef<Path>) -> Result<RunFiles> {
+        let dir = dir.as_ref();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(RunError::io(dir))?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<_>>()
+            .map_err(RunError::io(dir))?;
+        paths.sort();
+        let mut run = RunFiles::default();
+        let mut snapshots = Vec::new();
+        for path in paths {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let is_trace = (name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz"))
+                && !name.contains(".aligned.");
+            let is_snapshots = name.contains(".snapshots.");
+            if !is_trace && !is_snapshots {
+                continue;
+            }
+            let Some(node) = node_from_name(&path) else {
+                run.ignored.push(path);
+                continue;
+            };
+            if is_trace {
+                run.add_trace(node, path)?;
+            } else {
+                snapshots.push((node, path));
+            }
+        }
+        for (node, path) in snapshots {
+            run.set_snapshots(node, path)?;
+        }
+        let offsets = dir.join(OFFSETS_FILE_NAME);
+        run.offsets = offsets.exists().then_some(offsets);
+        Ok(run)
+    }
+
+    /// The run of these traces, each node id read from its file name.
+    pub fn from_traces<P: AsRef<Path>>(traces: impl IntoIterator<Item = P>) -> Result<RunFiles> {
+        let mut run = RunFiles::default();
+        for trace in traces {
+            let trace = trace.as_ref();
+            let node = node_from_name(trace).ok_or_else(|| RunError::NoNodeId {
+                path: trace.to_path_buf(),
+            })?;
+            run.add_trace(node, trace.to_path_buf())?;
+        }
+        Ok(run)
+    }
+
+    /// Add node `node`'s trace; a second trace for a node is an error.
+    pub fn add_trace(&mut self, node: u32, trace: PathBuf) -> Result<()> {
+        if let Some(first) = self.nodes.get(&node) {
+            return Err(RunError::TwoTraces {
+                node,
+                first: first.trace.clone(),
+                second: trace,
+            });
+        }
+        self.nodes.insert(
+            node,
+            NodeFiles {
+                trace,
+                snapshots: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// Set node `node`'s trace, replacing what the run folder had.
+    pub fn set_trace(&mut self, node: u32, trace: PathBuf) {
+        self.nodes.insert(
+            node,
+            NodeFiles {
+                trace,
+                snapshots: None,
+            },
+        );
+    }
+
+    /// Set node `node`'s snapshots file; the node must have a trace.
+    pub fn set_snapshots(&mut self, node: u32, path: PathBuf) -> Result<()> {
+        match self.nodes.get_mut(&node) {
+            Some(files) => {
+                files.snapshots = Some(path);
+                Ok(())
+            }
+            None => Err(RunError::SnapshotsWithoutTrace { node, path }),
+        }
+    }
+
+    /// Check that every trace is in a format this run can align, from the
+    /// files' content.
+    pub fn check_formats(&self) -> Result<()> {
+        for files in self.nodes.values() {
+            match TraceFormat::detect(&files.trace)? {
+                TraceFormat::XSpace => {}
+                format => {
+                    return Err(RunError::UnsupportedFormat {
+                        path: files.trace.clone(),
+                        format,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The node id in a file name (`node<N>`/`rank<N>`), if any.
+pub fn node_from_name(path: &Path) -> Option<u32> {
+    collective_check::node_id_from_path(path).and_then(|n| u32::try_from(n.0).ok())
+}

@@ -1,0 +1,154 @@
+//! Align every node of a run into its own file: the per-node outputs that
+//! tools reading one trace per rank expect.
+
+use std::path::{Path, PathBuf};
+
+use alignment_core::{NodeDiagnostics, PlaneOutput};
+use collective_check::Report;
+use rayon::prelude::*;
+use serde::Serialize;
+use xplane_proto::{SpaceView, XSpaceFile};
+
+use crate::error::{Result, RunError};
+use crate::node::{NodeCollectives, open};
+use crate::plan::Plan;
+
+/// One node's aligned trace.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlignedNode {
+    /// The aligned trace.
+    pub output: PathBuf,
+    /// What alignment did.
+    pub diagnostics: NodeDiagnostics,
+}
+
+/// What aligning every node did.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlignEachOutcome {
+    /// Per node, by node id.
+    pub nodes: Vec<AlignedNode>,
+    /// The collectives as recorded (when validated).
+    pub before: Option<Report>,
+    /// The collectives as aligned (when validated).
+    pub after: Option<Report>,
+}
+
+impl Plan {
+    /// Align every node into `out_dir`, each under its input's file name:
+    /// every plane, line, event and stat of the input in the same order,
+    /// only times changed, all on the reference node's session start.
+    /// With `collectives`, the happens-before check before and after comes
+    /// from the same read. Every node's clocks are built before anything
+    /// is written; each file appears only when complete.
+    pub fn align_each(
+        &self,
+        out_dir: impl AsRef<Path>,
+        collectives: Option<&collective_check::Options>,
+    ) -> Result<AlignEachOutcome> {
+        let out_dir = out_dir.as_ref();
+        let outputs = self.outputs_in(out_dir)?;
+        let prepared = self
+            .nodes
+            .par_iter()
+            .map(|input| self.prepare(input))
+            .collect::<Result<Vec<_>>>()?;
+        let t_ref = prepared
+            .iter()
+            .find(|p| p.input.node_id == self.options.reference_node)
+            .expect("a plan's reference node has a trace")
+            .session_start_ns;
+        std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
+        let mut nodes = Vec::with_capacity(prepared.len());
+        let mut all = collectives.map(|_| NodeCollectives::default());
+        for (node, output) in prepared.iter().zip(outputs) {
+            let bytes = open(&node.input.trace)?;
+            let mut file = XSpaceFile::create(&output).map_err(write_err(&output))?;
+            let (diagnostics, _, c) = node.align_into(
+                &bytes,
+                &self.options,
+                t_ref,
+                file.writer(),
+                |p| PlaneOutput::same(p.id, p.name),
+                collectives,
+            )?;
+            let (hostnames, errors, warnings) = space_strings(&bytes.view(), &node.input.trace)?;
+            file.commit(&hostnames, &errors, &warnings)
+                .map_err(write_err(&output))?;
+            if let (Some(all), Some(c)) = (all.as_mut(), c) {
+                all.before.append(c.before);
+                all.after.append(c.after);
+            }
+            nodes.push(AlignedNode {
+                output,
+                diagnostics,
+            });
+        }
+        let (before, after) = match (all, collectives) {
+            (Some(c), Some(options)) => (
+                Some(collective_check::check(&c.before, options)),
+                Some(collective_check::check(&c.after, options)),
+            ),
+            _ => (None, None),
+        };
+        Ok(AlignEachOutcome {
+            nodes,
+            before,
+            after,
+        })
+    }
+
+    /// Each node's output path in `out_dir`; an output that would replace
+    /// an input is an error.
+    fn outputs_in(&self, out_dir: &Path) -> Result<Vec<PathBuf>> {
+        self.nodes
+            .iter()
+            .map(|input| {
+                let name = input.trace.file_name().ok_or_else(|| RunError::NoNodeId {
+                    path: input.trace.clone(),
+                })?;
+                let output = out_dir.join(name);
+                if same_file(&output, &input.trace) {
+                    return Err(RunError::OutputIsInput { path: output });
+                }
+                Ok(output)
+            })
+            .collect()
+    }
+}
+
+/// True when both paths name one existing file.
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// A trace's `hostnames`, `errors` and `warnings`, kept in its aligned copy.
+fn space_strings(
+    view: &SpaceView<'_>,
+    path: &Path,
+) -> Result<(Vec<String>, Vec<String>, Vec<String>)> {
+    let collect = |it: xplane_proto::Strings<'_>| {
+        it.map(|s| s.map(str::to_owned))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|source| {
+                RunError::Trace(xplane_proto::Error::Wire {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            })
+    };
+    Ok((
+        collect(view.hostnames())?,
+        collect(view.errors())?,
+        collect(view.warnings())?,
+    ))
+}
+
+fn write_err(path: &Path) -> impl FnOnce(xplane_proto::Error) -> RunError + '_ {
+    move |source| RunError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}

@@ -1,0 +1,164 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// Why a run could not be discovered, planned, aligned or merged. Every
+/// variant names the file, folder or node concerned; a failed merge leaves
+/// no output behind.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// A run folder or trace could not be read.
+    #[error("reading {path}")]
+    Io {
+        /// The folder or file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A node has two traces in the run folder.
+    #[error("node {node} has two traces: {first} and {second}")]
+    TwoTraces {
+        /// The node.
+        node: u32,
+        /// The first trace found.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+    },
+    /// A snapshots file for a node that has no trace.
+    #[error("{path}: snapshots for node {node}, which has no trace")]
+    SnapshotsWithoutTrace {
+        /// The node.
+        node: u32,
+        /// The snapshots file.
+        path: PathBuf,
+    },
+    /// A trace given without a node id whose file name names none.
+    #[error("{path}: cannot tell the node id from the file name (no node<N>/rank<N>)")]
+    NoNodeId {
+        /// The trace.
+        path: PathBuf,
+    },
+    /// A file given as a trace is neither format the tool reads.
+    #[error("{path}: not an XSpace trace (*.xplane.pb) nor a Kineto trace (JSON): {reason}")]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+        /// What its first bytes are.
+        reason: &'static str,
+    },
+    /// A trace in a format this operation does not handle yet.
+    #[error("{path}: a {format} trace; aligning and merging read XSpace traces only")]
+    UnsupportedFormat {
+        /// The file.
+        path: PathBuf,
+        /// The format found.
+        format: crate::TraceFormat,
+    },
+    /// No trace at all.
+    #[error("no traces found in the run")]
+    NoTraces,
+    /// The run has no probe offsets file.
+    #[error("{path}: no probe offsets file (round_offsets.jsonl)")]
+    NoOffsets {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// The offsets file lists a node that has no trace.
+    #[error("{path}: the offsets list node {node}, but no trace was found for it (have {have:?})")]
+    OffsetsNodeWithoutTrace {
+        /// The offsets file.
+        path: PathBuf,
+        /// The node.
+        node: u32,
+        /// The nodes that have traces.
+        have: Vec<u32>,
+    },
+    /// A node has a trace but no entry in the offsets file's header.
+    #[error("{path}: node {node} has a trace but is not in the offsets meta header")]
+    NodeNotInOffsets {
+        /// The offsets file.
+        path: PathBuf,
+        /// The node.
+        node: u32,
+    },
+    /// The reference node has no trace.
+    #[error("the reference node {node} has no trace (have {have:?})")]
+    ReferenceWithoutTrace {
+        /// The reference node.
+        node: u32,
+        /// The nodes that have traces.
+        have: Vec<u32>,
+    },
+    /// An output would replace one of the run's inputs.
+    #[error("{path}: an output may not replace an input")]
+    OutputIsInput {
+        /// The output (and input).
+        path: PathBuf,
+    },
+    /// The GPU id stride of the merged trace is too small.
+    #[error("gpu_id_stride must be at least 2 (one GPU and the host plane), got {0}")]
+    GpuIdStride(u32),
+    /// The probe offsets file could not be read.
+    #[error("reading the probe offsets")]
+    Offsets(#[source] alignment_core::AlignError),
+    /// Aligning a node failed.
+    #[error("aligning node {node}")]
+    Align {
+        /// The node.
+        node: u32,
+        /// Why.
+        #[source]
+        source: alignment_core::AlignError,
+    },
+    /// A node's planes could not be placed in the merged trace (a corrupt
+    /// trace, a GPU ordinal that does not fit).
+    #[error("placing the planes of node {node}")]
+    Layout {
+        /// The node.
+        node: u32,
+        /// Why.
+        #[source]
+        source: trace_merge::MergeError,
+    },
+    /// Merging failed.
+    #[error("merging")]
+    Merge(#[source] trace_merge::MergeError),
+    /// Reading a trace's collectives failed.
+    #[error("reading the collectives of node {node}")]
+    Collectives {
+        /// The node.
+        node: u32,
+        /// Why.
+        #[source]
+        source: collective_check::Error,
+    },
+    /// A trace could not be mapped or decompressed.
+    #[error("opening a trace")]
+    Trace(#[source] xplane_proto::Error),
+    /// Writing an output failed.
+    #[error("writing {path}")]
+    Write {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: xplane_proto::Error,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = RunError> = std::result::Result<T, E>;
+
+impl RunError {
+    pub(crate) fn align(node: u32) -> impl FnOnce(alignment_core::AlignError) -> Self {
+        move |source| RunError::Align { node, source }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| RunError::Io { path, source }
+    }
+}

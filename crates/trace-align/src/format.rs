@@ -1,0 +1,100 @@
+//! Which format a trace file is in, told from its first bytes (never from
+//! its name): an XSpace protobuf or a Kineto Chrome-trace JSON, either
+//! plain or gzip-compressed.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::{Result, RunError};
+
+/// A trace file's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// XLA/TSL `XSpace` protobuf (`*.xplane.pb`).
+    XSpace,
+    /// PyTorch profiler (Kineto) Chrome-trace JSON (`*.pt.trace.json`).
+    Kineto,
+}
+
+impl std::fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TraceFormat::XSpace => "XSpace",
+            TraceFormat::Kineto => "Kineto JSON",
+        })
+    }
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+impl TraceFormat {
+    /// The format of the file at `path`, from its first bytes (through
+    /// gzip when compressed).
+    pub fn detect(path: impl AsRef<Path>) -> Result<TraceFormat> {
+        let path = path.as_ref();
+        let mut file = std::fs::File::open(path).map_err(RunError::io(path))?;
+        let mut head = [0u8; 64];
+        let n = read_up_to(&mut file, &mut head).map_err(RunError::io(path))?;
+        let head = if head[..n].starts_with(&GZIP_MAGIC) {
+            let file = std::fs::File::open(path).map_err(RunError::io(path))?;
+            let mut inflated = [0u8; 64];
+            let mut gz = flate2::read::GzDecoder::new(file);
+            let n = read_up_to(&mut gz, &mut inflated).map_err(RunError::io(path))?;
+            inflated[..n].to_vec()
+        } else {
+            head[..n].to_vec()
+        };
+        Self::of_bytes(&head).map_err(|reason| RunError::UnknownFormat {
+            path: path.to_path_buf(),
+            reason,
+        })
+    }
+
+    /// The format of a file that starts with `head` (decompressed).
+    pub fn of_bytes(head: &[u8]) -> Result<TraceFormat, &'static str> {
+        match head.iter().find(|b| !b.is_ascii_whitespace()) {
+            None if head.is_empty() => Err("the file is empty"),
+            None => Err("the file holds only white space"),
+            Some(b'{') => Ok(TraceFormat::Kineto),
+            // XSpace fields 1..=4 (planes, errors, warnings, hostnames) are
+            // length-delimited: tags 0x0a, 0x12, 0x1a, 0x22.
+            Some(_) if matches!(head[0], 0x0a | 0x12 | 0x1a | 0x22) => Ok(TraceFormat::XSpace),
+            Some(_) => Err("its first byte starts neither a JSON object nor an XSpace field"),
+        }
+    }
+}
+
+/// Read until `buf` is full or the input ends.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TraceFormat;
+
+    #[test]
+    fn formats_from_first_bytes() {
+        assert_eq!(TraceFormat::of_bytes(b"\x0a\x05"), Ok(TraceFormat::XSpace));
+        assert_eq!(TraceFormat::of_bytes(b"\x22\x01h"), Ok(TraceFormat::XSpace));
+        assert_eq!(
+            TraceFormat::of_bytes(b"  \n{\"traceEvents\""),
+            Ok(TraceFormat::Kineto)
+        );
+        assert!(TraceFormat::of_bytes(b"").is_err());
+        assert!(TraceFormat::of_bytes(b"   ").is_err());
+        assert!(TraceFormat::of_bytes(b"PK\x03\x04").is_err());
+    }
+}

@@ -1,0 +1,50 @@
+//! A whole profiled run as a library: find its traces, plan the alignment,
+//! and align every node, merge and validate in one streaming pass.
+//!
+//! - [`RunFiles`] finds a run's files ([`RunFiles::discover`] on a run
+//!   folder, [`RunFiles::from_traces`] for plain paths; formats are told
+//!   from content, [`TraceFormat`]).
+//! - [`RunFiles::plan`] reads the clock evidence and checks it against the
+//!   traces, giving a [`Plan`]: one [`alignment_core::NodeInput`] per node,
+//!   the offsets, the policies.
+//! - [`Plan::merge`] aligns every node straight into one merged trace while
+//!   reading its collectives, and returns a [`MergeOutcome`] (per node
+//!   diagnostics, the merge report, the happens-before check before and
+//!   after) that serialises to the CLI's `--json`. [`Plan::align_each`]
+//!   writes each node's aligned trace into a folder instead.
+//! - Errors are [`RunError`]s naming the file, folder or node.
+//!
+//! What `align-cli merge --run-dir RUN -o merged.xplane.pb` does:
+//!
+//! ```
+//! use alignment_core::AlignOptions;
+//! use trace_align::{MergeSettings, RunFiles};
+//!
+//! # let dir = tempfile::tempdir()?;
+//! # let config = trace_synth::SynthConfig { nodes: 2, steps: 100, ..Default::default() };
+//! # trace_synth::synthesize(&config, dir.path().join("run"))?;
+//! let run = RunFiles::discover(dir.path().join("run"))?;
+//! let plan = run.plan(&AlignOptions::default())?;
+//! let outcome = plan.merge(dir.path().join("merged.xplane.pb"), &MergeSettings::default())?;
+//! let (before, after) = (outcome.before.unwrap(), outcome.after.unwrap());
+//! assert!(before.summary.violations > 0);
+//! assert_eq!(after.summary.violations, 0);
+//! assert_eq!(outcome.merge.nodes.len(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod discover;
+mod each;
+mod error;
+mod format;
+mod merge;
+mod node;
+mod plan;
+
+pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
+pub use each::{AlignEachOutcome, AlignedNode};
+pub use error::{Result, RunError};
+pub use format::TraceFormat;
+pub use merge::{MergeOutcome, MergeSettings};
+pub use plan::Plan;

@@ -1,0 +1,397 @@
+//! Align every node of a run straight into one merged trace, reading each
+//! trace once: no intermediate files, no second read of input or output.
+
+use std::path::{Path, PathBuf};
+
+use alignment_core::{NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
+use collective_check::Report;
+use rayon::prelude::*;
+use serde::Serialize;
+use trace_merge::{
+    IdScheme, MergeReport, NodeLayout, NodeReport, PlaneKind, PlaneReport, PlannedPlane,
+    SnapshotSummary,
+};
+use xplane_proto::{TASK_ENV_PLANE, XPlane, XSpaceFile};
+
+use crate::error::{Result, RunError};
+use crate::node::{NodeCollectives, PreparedNode, open};
+use crate::plan::Plan;
+
+/// How to merge.
+#[derive(Debug, Clone)]
+pub struct MergeSettings {
+    /// Plane ids per node in the merged trace (GPU plane id = node ×
+    /// stride + ordinal); see [`trace_merge::MergeOptions`].
+    pub gpu_id_stride: u32,
+    /// Check the collectives before and after alignment.
+    pub validate: bool,
+    /// How collectives are read and checked.
+    pub collectives: collective_check::Options,
+    /// Where to write the summary; `None`: `combined.metadata.json` beside
+    /// the output.
+    pub summary_path: Option<PathBuf>,
+}
+
+impl Default for MergeSettings {
+    fn default() -> Self {
+        MergeSettings {
+            gpu_id_stride: trace_merge::DEFAULT_GPU_ID_STRIDE,
+            validate: true,
+            collectives: collective_check::Options::default(),
+            summary_path: None,
+        }
+    }
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, Serialize)]
+pub struct MergeOutcome {
+    /// The merged trace.
+    pub output: PathBuf,
+    /// The summary written beside it.
+    pub summary: PathBuf,
+    /// Per node, what alignment did, by node id.
+    pub nodes: Vec<NodeDiagnostics>,
+    /// Where every plane went.
+    pub merge: MergeReport,
+    /// The collectives as recorded (when validated).
+    pub before: Option<Report>,
+    /// The collectives as merged (when validated).
+    pub after: Option<Report>,
+}
+
+/// The summary file: the merge report and every node's alignment.
+#[derive(Serialize)]
+struct Summary<'a> {
+    #[serde(flatten)]
+    merge: &'a MergeReport,
+    alignment: &'a [NodeDiagnostics],
+}
+
+/// A node ready to be merged: its clocks, its layout in the merged trace,
+/// its stop time on the global clock.
+struct MergeNode<'p> {
+    node: PreparedNode<'p>,
+    layout: NodeLayout,
+    stop_ns: Option<i128>,
+    /// The reference node's aligned `Task Environment`.
+    task_env: Option<XPlane>,
+}
+
+impl Plan {
+    /// Align every node and merge them into one trace at `output`, checking
+    /// the collectives before and after; see [`Plan::merge_with_progress`].
+    pub fn merge(
+        &self,
+        output: impl AsRef<Path>,
+        settings: &MergeSettings,
+    ) -> Result<MergeOutcome> {
+        self.merge_with_progress(output, settings, |_| {})
+    }
+
+    /// Align every node and merge them into one trace at `output`, calling
+    /// `progress` with each node id once its planes are written.
+    ///
+    /// Each trace is memory-mapped and read once: its planes are aligned
+    /// straight into the merged writer (lines in parallel) while its
+    /// collectives are read, as recorded and as aligned, on another core.
+    /// Nodes are written one after the other, so memory holds one node's
+    /// mapping at a time. The output and its summary appear only when
+    /// complete; on any error neither is written.
+    pub fn merge_with_progress(
+        &self,
+        output: impl AsRef<Path>,
+        settings: &MergeSettings,
+        mut progress: impl FnMut(u32),
+    ) -> Result<MergeOutcome> {
+        let output = output.as_ref();
+        let scheme = IdScheme::new(settings.gpu_id_stride)
+            .ok_or(RunError::GpuIdStride(settings.gpu_id_stride))?;
+        let reference = self.options.reference_node;
+        let nodes: Vec<MergeNode<'_>> = self
+            .merge_order()
+            .into_par_iter()
+            .map(|input| self.prepare_merge(input, scheme))
+            .collect::<Result<_>>()?;
+        let t_ref = nodes[0].node.session_start_ns;
+        let stop = nodes.iter().filter_map(|n| n.stop_ns).max();
+
+        let mut file = XSpaceFile::create(output).map_err(write_err(output))?;
+        let mut layout = nodes[0].layout.clone();
+        layout.task_env = nodes[0].task_env.clone();
+        file.writer()
+            .plane(&trace_merge::merged_task_environment(&layout, t_ref, stop))
+            .map_err(write_err(output))?;
+        let mut report = MergeReport::new(output, reference, t_ref, stop, scheme);
+        let mut diagnostics = Vec::with_capacity(nodes.len());
+        let mut collectives = settings.validate.then(NodeCollectives::default);
+        for n in &nodes {
+            let (d, node_report, c) = self.merge_node(n, t_ref, scheme, settings, file.writer())?;
+            report.push_node(node_report);
+            diagnostics.push(d);
+            if let (Some(all), Some(c)) = (collectives.as_mut(), c) {
+                all.before.append(c.before);
+                all.after.append(c.after);
+            }
+            progress(n.node.input.node_id);
+        }
+        report.finish();
+        diagnostics.sort_by_key(|d| d.node_id);
+        file.commit(&report.hostnames, &[], &report.warnings)
+            .map_err(write_err(output))?;
+        let summary = settings
+            .summary_path
+            .clone()
+            .unwrap_or_else(|| trace_merge::summary_beside(output));
+        trace_merge::write_summary(
+            &summary,
+            &Summary {
+                merge: &report,
+                alignment: &diagnostics,
+            },
+            output,
+        )
+        .map_err(RunError::Merge)?;
+        let (before, after) = match collectives {
+            Some(mut c) => {
+                name_merged_nodes(&mut c.after, &report);
+                (
+                    Some(collective_check::check(&c.before, &settings.collectives)),
+                    Some(collective_check::check(&c.after, &settings.collectives)),
+                )
+            }
+            None => (None, None),
+        };
+        Ok(MergeOutcome {
+            output: output.to_path_buf(),
+            summary,
+            nodes: diagnostics,
+            merge: report,
+            before,
+            after,
+        })
+    }
+
+    /// Build a node's clocks and its layout in the merged trace.
+    fn prepare_merge<'p>(
+        &self,
+        input: &'p alignment_core::NodeInput,
+        scheme: IdScheme,
+    ) -> Result<MergeNode<'p>> {
+        let is_reference = input.node_id == self.options.reference_node;
+        let node = self.prepare(input)?;
+        let bytes = open(&input.trace)?;
+        let view = bytes.view();
+        let layout = NodeLayout::survey(
+            &view,
+            &input.trace,
+            input.node_id,
+            None,
+            is_reference,
+            scheme,
+        )
+        .map_err(|source| RunError::Layout {
+            node: input.node_id,
+            source,
+        })?;
+        let stop_ns = layout
+            .session_stop_ns
+            .map(|stop| node.clocks.host_ns_to_global_ns(stop));
+        let task_env = if is_reference {
+            NodeAligner::with_clocks(
+                &input.trace,
+                view,
+                node.clocks.clone(),
+                node.session_start_ns,
+                &self.options,
+                Some(node.session_start_ns),
+            )
+            .and_then(|a| a.aligned_task_environment())
+            .map_err(RunError::align(input.node_id))?
+        } else {
+            None
+        };
+        Ok(MergeNode {
+            node,
+            layout,
+            stop_ns,
+            task_env,
+        })
+    }
+
+    /// Align one node into the merged writer.
+    fn merge_node<W: std::io::Write + std::io::Seek + Send>(
+        &self,
+        n: &MergeNode<'_>,
+        t_ref: i128,
+        scheme: IdScheme,
+        settings: &MergeSettings,
+        writer: &mut xplane_proto::XSpaceWriter<W>,
+    ) -> Result<(NodeDiagnostics, NodeReport, Option<NodeCollectives>)> {
+        let input = n.node.input;
+        let bytes = open(&input.trace)?;
+        let mut placer = Placer::new(
+            &n.layout,
+            scheme,
+            input.node_id == self.options.reference_node,
+            n.node.session_start_ns,
+        );
+        let (diagnostics, written, collectives) = n.node.align_into(
+            &bytes,
+            &self.options,
+            t_ref,
+            writer,
+            |source| placer.place(source),
+            settings.validate.then_some(&settings.collectives),
+        )?;
+        let (planes, snapshots) = placer.finish(&input.trace)?;
+        let planes = planes
+            .into_iter()
+            .zip(written)
+            .map(|(plane, w)| PlaneReport {
+                lines: w.lines,
+                events: w.events,
+                ..plane
+            })
+            .collect();
+        let report = NodeReport {
+            node_id: input.node_id,
+            path: input.trace.clone(),
+            hostname: n.layout.hostname.clone(),
+            session_start_ns: t_ref,
+            session_stop_ns: n.stop_ns,
+            rebase_ns: 0,
+            snapshots,
+            planes,
+        };
+        Ok((diagnostics, report, collectives))
+    }
+}
+
+/// Places the planes of one node as the aligner writes them.
+struct Placer<'l> {
+    layout: &'l NodeLayout,
+    scheme: IdScheme,
+    is_reference: bool,
+    session_start_ns: i128,
+    next: usize,
+    planes: Vec<PlaneReport>,
+    snapshots: Option<SnapshotSummary>,
+    problem: Option<xplane_proto::WireError>,
+    changed: bool,
+}
+
+impl<'l> Placer<'l> {
+    fn new(
+        layout: &'l NodeLayout,
+        scheme: IdScheme,
+        is_reference: bool,
+        session_start_ns: i128,
+    ) -> Self {
+        Placer {
+            layout,
+            scheme,
+            is_reference,
+            session_start_ns,
+            next: 0,
+            planes: Vec::new(),
+            snapshots: None,
+            problem: None,
+            changed: false,
+        }
+    }
+
+    fn place(&mut self, source: &PlaneSource<'_, '_>) -> PlaneOutput {
+        let planned = match self.layout.planes.get(self.next) {
+            Some(p) if p.original_name == source.name => {
+                self.next += 1;
+                p.clone()
+            }
+            // The `Task Environment` the aligner adds to a trace without one.
+            _ if source.name == TASK_ENV_PLANE && source.lines.is_empty() => {
+                added_task_environment(self.scheme, self.layout.node_id, self.is_reference)
+            }
+            _ => {
+                self.changed = true;
+                added_task_environment(self.scheme, self.layout.node_id, self.is_reference)
+            }
+        };
+        let display_ids = if planned.placement.drawn {
+            trace_merge::renumbered_rows(source.lines)
+        } else {
+            Default::default()
+        };
+        if planned.kind == PlaneKind::Snapshots {
+            for line in source.lines {
+                match SnapshotSummary::of_line(line, self.session_start_ns) {
+                    Ok(Some(s)) => self.snapshots = Some(s.join(self.snapshots)),
+                    Ok(None) => {}
+                    Err(e) => self.problem = self.problem.or(Some(e)),
+                }
+            }
+        }
+        self.planes.push(PlaneReport {
+            rows_renumbered: display_ids.len() as u64,
+            ..PlaneReport::placed(&planned)
+        });
+        PlaneOutput {
+            id: planned.placement.id,
+            name: planned.placement.name.clone(),
+            set_stats: self.layout.added_stats(&planned.original_name),
+            display_ids,
+        }
+    }
+
+    fn finish(self, path: &Path) -> Result<(Vec<PlaneReport>, Option<SnapshotSummary>)> {
+        if let Some(source) = self.problem {
+            return Err(RunError::Layout {
+                node: self.layout.node_id,
+                source: trace_merge::MergeError::Corrupt {
+                    path: path.to_path_buf(),
+                    plane: Some(xplane_proto::SNAPSHOT_PLANE.to_owned()),
+                    source,
+                },
+            });
+        }
+        if self.changed || self.next != self.layout.planes.len() {
+            return Err(RunError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::other("the file changed while it was being merged"),
+            });
+        }
+        Ok((self.planes, self.snapshots))
+    }
+}
+
+/// Where a node's added `Task Environment` goes: hidden, as any other.
+fn added_task_environment(scheme: IdScheme, node: u32, is_reference: bool) -> PlannedPlane {
+    let kind = PlaneKind::TaskEnvironment;
+    PlannedPlane {
+        original_name: TASK_ENV_PLANE.to_owned(),
+        original_id: 0,
+        kind,
+        placement: trace_merge::place(scheme, node, is_reference, kind, TASK_ENV_PLANE, 0)
+            .expect("a Task Environment has no GPU ordinal to misplace"),
+    }
+}
+
+/// The merged collectives name their nodes' hosts and the merged file, as
+/// a check of the merged trace would.
+fn name_merged_nodes(after: &mut collective_check::Extraction, report: &MergeReport) {
+    for node in &report.nodes {
+        if let Some(info) = after
+            .nodes
+            .get_mut(&collective_check::NodeId(node.node_id.into()))
+        {
+            info.hostname.clone_from(&node.hostname);
+            info.files = vec![report.output.display().to_string()];
+        }
+    }
+}
+
+fn write_err(path: &Path) -> impl FnOnce(xplane_proto::Error) -> RunError + '_ {
+    move |source| RunError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}

@@ -1,0 +1,100 @@
+//! From a run's files to what will be done: every node's inputs, the
+//! reference node, the clock evidence, the policies.
+
+use std::path::PathBuf;
+
+use alignment_core::{AlignOptions, NodeInput, OffsetsFile};
+
+use crate::discover::{OFFSETS_FILE_NAME, RunFiles};
+use crate::error::{Result, RunError};
+
+/// An alignment of a whole run, checked and ready to execute: every input
+/// read that can be read before the traces (the offsets file), every node
+/// id cross-checked.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// One input per node, by node id.
+    pub nodes: Vec<NodeInput>,
+    /// The probe offsets.
+    pub offsets: OffsetsFile,
+    /// The policies; `options.reference_node` is the global clock.
+    pub options: AlignOptions,
+}
+
+impl RunFiles {
+    /// Plan the alignment of this run with `options`: reads the offsets
+    /// file and checks it against the traces (every listed node has a
+    /// trace; every trace's node is listed, unless passed through), and
+    /// that the reference node has a trace.
+    pub fn plan(&self, options: &AlignOptions) -> Result<Plan> {
+        if self.nodes.is_empty() {
+            return Err(RunError::NoTraces);
+        }
+        self.check_formats()?;
+        let have = || self.nodes.keys().copied().collect::<Vec<_>>();
+        if !self.nodes.contains_key(&options.reference_node) {
+            return Err(RunError::ReferenceWithoutTrace {
+                node: options.reference_node,
+                have: have(),
+            });
+        }
+        let path = self.offsets.clone().ok_or_else(|| RunError::NoOffsets {
+            path: self.offsets_folder().join(OFFSETS_FILE_NAME),
+        })?;
+        let offsets = OffsetsFile::read(&path).map_err(RunError::Offsets)?;
+        if let Some(&node) = offsets.nodes.keys().find(|n| !self.nodes.contains_key(n)) {
+            return Err(RunError::OffsetsNodeWithoutTrace {
+                path,
+                node,
+                have: have(),
+            });
+        }
+        if !options.pass_through_without_offsets
+            && let Some(&node) = self.nodes.keys().find(|n| !offsets.nodes.contains_key(n))
+        {
+            return Err(RunError::NodeNotInOffsets { path, node });
+        }
+        let nodes = self
+            .nodes
+            .iter()
+            .map(|(&node_id, files)| NodeInput {
+                node_id,
+                trace: files.trace.clone(),
+                snapshots: files.snapshots.clone(),
+                ..Default::default()
+            })
+            .collect();
+        Ok(Plan {
+            nodes,
+            offsets,
+            options: options.clone(),
+        })
+    }
+
+    /// The folder the traces are in (for naming a missing offsets file).
+    fn offsets_folder(&self) -> PathBuf {
+        self.nodes
+            .values()
+            .next()
+            .and_then(|f| f.trace.parent())
+            .map(PathBuf::from)
+            .unwrap_or_default()
+    }
+}
+
+impl Plan {
+    /// The reference node's input.
+    pub fn reference(&self) -> &NodeInput {
+        self.nodes
+            .iter()
+            .find(|n| n.node_id == self.options.reference_node)
+            .expect("a plan's reference node has a trace")
+    }
+
+    /// The nodes in merge order: the reference first, then by node id.
+    pub fn merge_order(&self) -> Vec<&NodeInput> {
+        let mut order: Vec<&NodeInput> = self.nodes.iter().collect();
+        order.sort_by_key(|n| (n.node_id != self.options.reference_node, n.node_id));
+        order
+    }
+}

@@ -1,0 +1,168 @@
+//! The one-pass merge against the two-pass path it replaces (align each
+//! node into a file, then merge the files), and its errors.
+
+use std::path::{Path, PathBuf};
+
+use alignment_core::AlignOptions;
+use trace_align::{MergeSettings, RunError, RunFiles};
+use trace_merge::{MergeInput, MergeOptions};
+use trace_synth::{SynthConfig, synthesize};
+
+fn synth_run(dir: &Path, nodes: u32) -> PathBuf {
+    let run = dir.join("run");
+    let config = SynthConfig {
+        nodes,
+        steps: 100,
+        ..Default::default()
+    };
+    synthesize(&config, &run).unwrap();
+    run
+}
+
+/// The merged trace of the one-pass merge is the merge of the per-node
+/// aligned traces, message for message (the encodings differ only in the
+/// width of length prefixes), for every reference node.
+#[test]
+fn one_pass_equals_align_then_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = synth_run(dir.path(), 3);
+    for reference in [0, 2] {
+        let options = AlignOptions {
+            reference_node: reference,
+            ..Default::default()
+        };
+        let plan = RunFiles::discover(&run).unwrap().plan(&options).unwrap();
+        let one = dir.path().join(format!("one{reference}.xplane.pb"));
+        let outcome = plan.merge(&one, &MergeSettings::default()).unwrap();
+
+        let aligned_dir = dir.path().join(format!("aligned{reference}"));
+        let each = plan.align_each(&aligned_dir, None).unwrap();
+        let inputs: Vec<MergeInput> = each
+            .nodes
+            .iter()
+            .map(|n| MergeInput::new(n.diagnostics.node_id, &n.output))
+            .collect();
+        let two = dir.path().join(format!("two{reference}.xplane.pb"));
+        let report = trace_merge::merge(
+            &inputs,
+            &MergeOptions {
+                reference_node: Some(reference),
+                summary_path: Some(dir.path().join("two.json")),
+                ..Default::default()
+            },
+            &two,
+        )
+        .unwrap();
+        assert!(
+            xplane_proto::read_xspace(&one).unwrap() == xplane_proto::read_xspace(&two).unwrap(),
+            "reference {reference}: the one-pass merge differs from align + merge"
+        );
+        assert_eq!(outcome.merge.events, report.events);
+        assert_eq!(outcome.merge.planes, report.planes);
+        // The collectives as aligned are those of the merged trace.
+        let merged = collective_check::check_merged(&two, &Default::default()).unwrap();
+        let after = outcome.after.unwrap();
+        assert_eq!(after.summary.instances, merged.summary.instances);
+        assert_eq!(after.summary.violations, merged.summary.violations);
+        assert_eq!(after.violations.len(), merged.violations.len());
+        let before = outcome.before.unwrap();
+        assert!(before.summary.violations > 0);
+        assert_eq!(after.summary.violations, 0);
+    }
+}
+
+#[test]
+fn align_each_refuses_to_replace_its_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = synth_run(dir.path(), 2);
+    let plan = RunFiles::discover(&run)
+        .unwrap()
+        .plan(&AlignOptions::default())
+        .unwrap();
+    let before = std::fs::read(run.join("node0.xplane.pb")).unwrap();
+    let err = plan.align_each(&run, None).unwrap_err();
+    assert!(matches!(err, RunError::OutputIsInput { .. }), "{err}");
+    assert_eq!(std::fs::read(run.join("node0.xplane.pb")).unwrap(), before);
+}
+
+#[test]
+fn planning_errors_name_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = synth_run(dir.path(), 2);
+
+    let files = RunFiles::discover(&run).unwrap();
+    let options = AlignOptions {
+        reference_node: 5,
+        ..Default::default()
+    };
+    let err = files.plan(&options).unwrap_err();
+    assert!(
+        matches!(err, RunError::ReferenceWithoutTrace { node: 5, .. }),
+        "{err}"
+    );
+
+    std::fs::remove_file(run.join("round_offsets.jsonl")).unwrap();
+    let err = RunFiles::discover(&run)
+        .unwrap()
+        .plan(&AlignOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, RunError::NoOffsets { .. }), "{err}");
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let err = RunFiles::discover(&empty)
+        .unwrap()
+        .plan(&AlignOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, RunError::NoTraces), "{err}");
+}
+
+#[test]
+fn traces_are_told_apart_by_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = synth_run(dir.path(), 2);
+    // A Kineto file under an XSpace name is read as what it is.
+    std::fs::write(run.join("node1.xplane.pb"), br#"{"traceEvents": []}"#).unwrap();
+    let err = RunFiles::discover(&run)
+        .unwrap()
+        .plan(&AlignOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RunError::UnsupportedFormat {
+                format: trace_align::TraceFormat::Kineto,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    std::fs::write(run.join("node1.xplane.pb"), b"").unwrap();
+    let err = RunFiles::discover(&run)
+        .unwrap()
+        .plan(&AlignOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, RunError::UnknownFormat { .. }), "{err}");
+}
+
+#[test]
+fn a_failed_merge_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = synth_run(dir.path(), 2);
+    // Cut node 1's trace short: its planes are found corrupt mid-merge.
+    let path = run.join("node1.xplane.pb");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let plan = RunFiles::discover(&run)
+        .unwrap()
+        .plan(&AlignOptions::default())
+        .unwrap();
+    let err = plan
+        .merge(out_dir.join("m.xplane.pb"), &MergeSettings::default())
+        .unwrap_err();
+    assert!(matches!(err, RunError::Layout { node: 1, .. }), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&out_dir).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
