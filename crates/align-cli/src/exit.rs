@@ -50,19 +50,14 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 /// Print the whole error chain to stderr (`error: ...`, then one
-/// `caused by: ...` per cause, leaving out a cause whose text the line
-/// before already ends with) and return the exit code.
+/// `caused by: ...` per cause; every error of the workspace prints only
+/// itself, never its cause) and return the exit code.
 pub fn report(err: &anyhow::Error) -> ExitCode {
     if !is_broken_pipe(err) {
         let mut stderr = io::stderr().lock();
-        let mut previous = err.to_string();
-        let _ = writeln!(stderr, "error: {previous}");
+        let _ = writeln!(stderr, "error: {err}");
         for cause in err.chain().skip(1) {
-            let text = cause.to_string();
-            if !previous.ends_with(&text) {
-                let _ = writeln!(stderr, "caused by: {text}");
-            }
-            previous = text;
+            let _ = writeln!(stderr, "caused by: {cause}");
         }
     }
     code(err)

@@ -55,24 +55,17 @@ impl NodeClocks {
     ) -> Result<Self> {
         let header = offsets.nodes.get(&node_id);
         if header.is_none() && !options.pass_through_without_offsets {
-            return Err(AlignError::invalid(
-                &offsets.path,
-                "meta header",
-                format!(
-                    "node {node_id} is not listed (nodes: {:?})",
-                    offsets.nodes.keys().collect::<Vec<_>>()
-                ),
-            ));
+            return Err(AlignError::NodeNotListed {
+                path: offsets.path.clone(),
+                node: node_id,
+                listed: offsets.nodes.keys().copied().collect(),
+            });
         }
         if !offsets.nodes.contains_key(&options.reference_node) {
-            return Err(AlignError::invalid(
-                &offsets.path,
-                "meta header",
-                format!(
-                    "the reference node {} is not listed",
-                    options.reference_node
-                ),
-            ));
+            return Err(AlignError::ReferenceNotListed {
+                path: offsets.path.clone(),
+                node: options.reference_node,
+            });
         }
         let start_walltime_ns = start_walltime_ns.or(header.map(|h| h.start_walltime_ns));
         let start_gpu_ns = start_gpu_ns.or(header.map(|h| h.start_gpu_ns).filter(|&g| g != 0));
@@ -88,17 +81,10 @@ impl NodeClocks {
                 None
             }
             Err(clock_model::ClockError::NoOffsetAnchors { .. }) => {
-                return Err(AlignError::Node {
+                return Err(AlignError::NoUsableOffsets {
+                    path: offsets.path.clone(),
                     node: node_id,
-                    message: format!(
-                        "no usable offsets rows in {} ({}); pass the node through unaligned to keep it",
-                        offsets.path.display(),
-                        if has_rows {
-                            "every row was skipped"
-                        } else {
-                            "the node has no rows"
-                        }
-                    ),
+                    has_rows,
                 });
             }
             Err(source) => {

@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-/// Why a node could not be aligned. Every variant names the file and the
-/// place (line, plane, anchor) so the user can find the bad input.
+/// Why a node could not be aligned: one variant per meaning, each naming
+/// the file and the place (line, plane, pair, node) so the user can find
+/// the bad input. A cause is printed by the error chain, never twice.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AlignError {
@@ -11,35 +12,185 @@ pub enum AlignError {
     #[error(transparent)]
     Trace(#[from] xplane_proto::Error),
     /// A file could not be read.
-    #[error("{path}: {source}")]
+    #[error("reading {path}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The I/O error.
+        #[source]
         source: std::io::Error,
     },
     /// A JSON line could not be parsed.
-    #[error("{path}:{line}: {message}")]
+    #[error("{path}:{line}: malformed JSON, expected {expected}")]
     Json {
         /// The file.
         path: PathBuf,
         /// 1-based line number.
         line: usize,
-        /// What is wrong.
-        message: String,
+        /// What the line should hold.
+        expected: &'static str,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
     },
-    /// A value in an input file breaks the model's rules.
-    #[error("{path}: {place}: {message}")]
-    Invalid {
+    /// The offsets file's first line is not the meta header (or the file is empty).
+    #[error("{path}:{line}: the first line must be the meta header with \"meta\": true")]
+    NoMetaHeader {
+        /// The offsets file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+    },
+    /// The meta header lists a node twice.
+    #[error("{path}:{line}: node {node} is listed twice in the meta header")]
+    NodeListedTwice {
+        /// The offsets file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The node.
+        node: u32,
+    },
+    /// An offsets row names a node the header does not list.
+    #[error("{path}:{line}: row for node {node}, which the meta header does not list")]
+    RowForUnlistedNode {
+        /// The offsets file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The node.
+        node: u32,
+    },
+    /// An offsets row with a NaN or infinite offset or drift.
+    #[error("{path}:{line}: offset_ns and drift_ppm of node {node} must be finite")]
+    NonFiniteOffset {
+        /// The offsets file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The node.
+        node: u32,
+    },
+    /// Offsets rows out of round order.
+    #[error(
+        "{path}:{line}: round_id {round} after round {previous}: rows must be in ascending round order"
+    )]
+    RoundsOutOfOrder {
+        /// The offsets file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// This row's round.
+        round: u64,
+        /// The round before it.
+        previous: u64,
+    },
+    /// An offsets row whose window ends before it starts.
+    #[error("{path}:{line}: window ends ({end_ns}) before it starts ({start_ns})")]
+    WindowBackwards {
+        /// The offsets file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// Window start, epoch ns.
+        start_ns: u64,
+        /// Window end, epoch ns.
+        end_ns: u64,
+    },
+    /// An offsets row with no window and no legacy midpoint.
+    #[error(
+        "{path}:{line}: a row needs window_start_ns and window_end_ns (or the legacy midpoint_sys_ns)"
+    )]
+    RowWithoutWindow {
+        /// The offsets file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+    },
+    /// Snapshot pairs in which a clock goes backwards.
+    #[error(
+        "{file}: snapshot pair {pair}: {clock} clock goes backwards: {after_ns} ns after {before_ns} ns"
+    )]
+    SnapshotsBackwards {
+        /// Where the pairs came from.
+        file: PathBuf,
+        /// 0-based index of the pair that goes back.
+        pair: usize,
+        /// Which clock: `sys` or `tracer`.
+        clock: &'static str,
+        /// The previous pair's value, ns.
+        before_ns: u64,
+        /// This pair's value, ns.
+        after_ns: u64,
+    },
+    /// A snapshot event without its tracer time.
+    #[error(
+        "{path}: plane /host:snapshots, line '{line}', event {event}: no rocm_ns stat (the tracer time)"
+    )]
+    SnapshotWithoutTracerTime {
+        /// The trace.
+        path: PathBuf,
+        /// The line name.
+        line: String,
+        /// 0-based event index.
+        event: usize,
+    },
+    /// A snapshot event before the epoch.
+    #[error(
+        "{path}: plane /host:snapshots, line '{line}', event {event}: negative host time {sys_ns} ns"
+    )]
+    NegativeSnapshotTime {
+        /// The trace.
+        path: PathBuf,
+        /// The line name.
+        line: String,
+        /// 0-based event index.
+        event: usize,
+        /// The host time found.
+        sys_ns: i128,
+    },
+    /// A snapshots file that is not a `SnapshotPairs` protobuf.
+    #[error("{path}: not a SnapshotPairs protobuf")]
+    NotSnapshotPairs {
         /// The file.
         path: PathBuf,
-        /// Where in the file (line, plane, pair index).
-        place: String,
-        /// What is wrong.
-        message: String,
+        /// The decoder's error.
+        #[source]
+        source: xplane_proto::prost::DecodeError,
     },
-    /// The clock map could not be built from the anchors.
-    #[error("{path}: node {node}: {what}: {source}")]
+    /// The node is not in the offsets file's header.
+    #[error("{path}: meta header: node {node} is not listed (nodes: {listed:?})")]
+    NodeNotListed {
+        /// The offsets file.
+        path: PathBuf,
+        /// The node.
+        node: u32,
+        /// The nodes listed.
+        listed: Vec<u32>,
+    },
+    /// The reference node is not in the offsets file's header.
+    #[error("{path}: meta header: the reference node {node} is not listed")]
+    ReferenceNotListed {
+        /// The offsets file.
+        path: PathBuf,
+        /// The reference node.
+        node: u32,
+    },
+    /// No row of the offsets file gives the node an anchor.
+    #[error(
+        "node {node}: no usable offsets rows in {path} ({}); pass the node through unaligned to keep it",
+        if *.has_rows { "every row was skipped" } else { "the node has no rows" }
+    )]
+    NoUsableOffsets {
+        /// The offsets file.
+        path: PathBuf,
+        /// The node.
+        node: u32,
+        /// True when the node has rows, all skipped.
+        has_rows: bool,
+    },
+    /// A clock map could not be built from its anchors.
+    #[error("{path}: node {node}: {what}")]
     Clock {
         /// The file the anchors came from.
         path: PathBuf,
@@ -48,34 +199,71 @@ pub enum AlignError {
         /// Which map.
         what: &'static str,
         /// The map's own error, naming the anchor.
+        #[source]
         source: Box<clock_model::ClockError>,
     },
-    /// A node's inputs do not fit together (missing rows, missing snapshots).
-    #[error("node {node}: {message}")]
-    Node {
-        /// The node.
-        node: u32,
-        /// What is missing or inconsistent.
-        message: String,
+    /// Events on the tracer clock, but an input the tracer path needs is missing.
+    #[error("{path}: plane '{plane}', line '{line}': events on the tracer clock, but {missing}")]
+    TracerInputMissing {
+        /// The trace.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The line.
+        line: String,
+        /// What is missing.
+        missing: TracerInput,
     },
+    /// An aligned time that does not fit the output's int64 fields.
+    #[error(
+        "{path}: plane '{plane}', line '{line}' (id {line_id}), event {event}: aligned time {value_ps} ps from the line start does not fit int64"
+    )]
+    Overflow {
+        /// The trace.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The line name.
+        line: String,
+        /// The line id.
+        line_id: i64,
+        /// 0-based event index (0 for the line's own start).
+        event: usize,
+        /// The value that does not fit, ps.
+        value_ps: i128,
+    },
+}
+
+/// An input the tracer-clock path needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TracerInput {
+    /// The clock snapshot pairs.
+    SnapshotPairs,
+    /// `S_w`, the tracer start on the host clock.
+    StartWalltime,
+    /// `S_g`, the tracer start on the tracer clock.
+    StartGpu,
+}
+
+impl std::fmt::Display for TracerInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TracerInput::SnapshotPairs => {
+                "the node has no clock snapshot pairs (no /host:snapshots plane with pairs, and no snapshots file)"
+            }
+            TracerInput::StartWalltime => "the node has no start_walltime_ns (S_w)",
+            TracerInput::StartGpu => {
+                "start_gpu_ns (S_g) is unknown (0 in the offsets header); give it explicitly"
+            }
+        })
+    }
 }
 
 /// The crate's result type.
 pub type Result<T, E = AlignError> = std::result::Result<T, E>;
 
 impl AlignError {
-    pub(crate) fn invalid(
-        path: impl Into<PathBuf>,
-        place: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        AlignError::Invalid {
-            path: path.into(),
-            place: place.into(),
-            message: message.into(),
-        }
-    }
-
     /// Malformed trace bytes found by the zero-copy reader in `path`.
     pub(crate) fn wire(path: &std::path::Path, source: xplane_proto::WireError) -> Self {
         AlignError::Trace(xplane_proto::Error::Wire {

@@ -81,7 +81,7 @@ pub use diagnostics::{
     AnchorReport, CorrectionRange, Extrapolations, LineCounts, LineReport, NodeDiagnostics,
     SkippedReport, SnapshotReport,
 };
-pub use error::{AlignError, Result};
+pub use error::{AlignError, Result, TracerInput};
 pub use line::LineClock;
 pub use node::{NodeAligner, NodeInput, align_node, align_space};
 pub use offsets::{NodeStart, OffsetsFile};

@@ -13,7 +13,7 @@ use crate::clocks::NodeClocks;
 use crate::diagnostics::{
     AnchorReport, LineCounts, LineReport, NodeDiagnostics, SkippedReport, SnapshotReport,
 };
-use crate::error::{AlignError, Result};
+use crate::error::{AlignError, Result, TracerInput};
 use crate::line::{LineClock, LineContext, LineError, align_line};
 use crate::offsets::OffsetsFile;
 use crate::options::{AlignOptions, DeviceTimeline};
@@ -187,11 +187,11 @@ impl<'a> NodeAligner<'a> {
     /// snapshot pairs or the tracer start `(S_w, S_g)`.
     fn check_tracer_inputs(&self) -> Result<()> {
         let missing = if self.clocks.snapshot.is_none() {
-            "the node has no clock snapshot pairs (no /host:snapshots plane with pairs, and no snapshots file)"
+            TracerInput::SnapshotPairs
         } else if self.clocks.start_walltime_ns.is_none() {
-            "the node has no start_walltime_ns (S_w)"
+            TracerInput::StartWalltime
         } else if self.clocks.start_gpu_ns.is_none() {
-            "start_gpu_ns (S_g) is unknown (0 in the offsets header); give it explicitly"
+            TracerInput::StartGpu
         } else {
             // Everything the tracer path needs is there: no need to look.
             return Ok(());
@@ -204,11 +204,12 @@ impl<'a> NodeAligner<'a> {
                 if self.line_clock(&plane, &line) == LineClock::Tracer
                     && line.events().next().is_some()
                 {
-                    return Err(AlignError::invalid(
-                        &self.path,
-                        format!("plane '{}', line '{}'", plane.name, line.name),
-                        format!("events on the tracer clock, but {missing}"),
-                    ));
+                    return Err(AlignError::TracerInputMissing {
+                        path: self.path.clone(),
+                        plane: plane.name.to_owned(),
+                        line: line.name.to_owned(),
+                        missing,
+                    });
                 }
             }
         }
@@ -420,14 +421,14 @@ impl<'a> NodeAligner<'a> {
     fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
         match e {
             LineError::Wire(e) => AlignError::wire(&self.path, e),
-            LineError::Overflow { event, offset_ps } => AlignError::invalid(
-                &self.path,
-                format!(
-                    "plane '{}', line '{}' (id {}), event {event}",
-                    plane.name, line.name, line.id
-                ),
-                format!("aligned time {offset_ps} ps from the line start does not fit int64"),
-            ),
+            LineError::Overflow { event, offset_ps } => AlignError::Overflow {
+                path: self.path.clone(),
+                plane: plane.name.to_owned(),
+                line: line.name.to_owned(),
+                line_id: line.id,
+                event,
+                value_ps: offset_ps,
+            },
         }
     }
 

@@ -72,11 +72,7 @@ impl OffsetsFile {
 
     /// Parse offsets from any reader; `path` names it in errors.
     pub fn parse(reader: impl BufRead, path: &Path) -> Result<Self> {
-        let json_err = |line: usize, message: String| AlignError::Json {
-            path: path.to_path_buf(),
-            line,
-            message,
-        };
+        let path_buf = || path.to_path_buf();
         let mut nodes = None;
         let mut rows = Vec::new();
         let mut last_round = None;
@@ -87,65 +83,70 @@ impl OffsetsFile {
                 continue;
             }
             let Some(known) = &nodes else {
-                let header: Header = serde_json::from_str(&text).map_err(|e| {
-                    json_err(
-                        line_no,
-                        format!("expected the meta header {{\"meta\":true,\"nodes\":[...]}}: {e}"),
-                    )
-                })?;
+                let header: Header =
+                    serde_json::from_str(&text).map_err(|source| AlignError::Json {
+                        path: path_buf(),
+                        line: line_no,
+                        expected: "the meta header {\"meta\":true,\"nodes\":[...]}",
+                        source,
+                    })?;
                 if !header.meta {
-                    return Err(json_err(
-                        line_no,
-                        "the first line must have \"meta\": true".into(),
-                    ));
+                    return Err(AlignError::NoMetaHeader {
+                        path: path_buf(),
+                        line: line_no,
+                    });
                 }
                 let mut by_id = BTreeMap::new();
                 for node in header.nodes {
                     if by_id.insert(node.node_id, node).is_some() {
-                        return Err(json_err(
-                            line_no,
-                            format!("node {} is listed twice in the meta header", node.node_id),
-                        ));
+                        return Err(AlignError::NodeListedTwice {
+                            path: path_buf(),
+                            line: line_no,
+                            node: node.node_id,
+                        });
                     }
                 }
                 nodes = Some(by_id);
                 continue;
             };
-            let row: Row = serde_json::from_str(&text)
-                .map_err(|e| json_err(line_no, format!("malformed offsets row: {e}")))?;
+            let row: Row = serde_json::from_str(&text).map_err(|source| AlignError::Json {
+                path: path_buf(),
+                line: line_no,
+                expected: "an offsets row",
+                source,
+            })?;
             if !known.contains_key(&row.node_id) {
-                return Err(json_err(
-                    line_no,
-                    format!(
-                        "row for node {} which the meta header does not list",
-                        row.node_id
-                    ),
-                ));
+                return Err(AlignError::RowForUnlistedNode {
+                    path: path_buf(),
+                    line: line_no,
+                    node: row.node_id,
+                });
             }
             if !row.offset_ns.is_finite() || !row.drift_ppm.is_finite() {
-                return Err(json_err(
-                    line_no,
-                    "offset_ns and drift_ppm must be finite".into(),
-                ));
+                return Err(AlignError::NonFiniteOffset {
+                    path: path_buf(),
+                    line: line_no,
+                    node: row.node_id,
+                });
             }
-            if last_round.is_some_and(|last| row.round_id < last) {
-                return Err(json_err(
-                    line_no,
-                    format!(
-                        "round_id {} after round {}: rows must be in ascending round order",
-                        row.round_id,
-                        last_round.unwrap_or_default()
-                    ),
-                ));
+            if let Some(previous) = last_round.filter(|&last| row.round_id < last) {
+                return Err(AlignError::RoundsOutOfOrder {
+                    path: path_buf(),
+                    line: line_no,
+                    round: row.round_id,
+                    previous,
+                });
             }
             last_round = Some(row.round_id);
             let window = match (row.window_start_ns, row.window_end_ns, row.midpoint_sys_ns) {
                 (Some(start), Some(end), _) => {
                     if end < start {
-                        return Err(json_err(
-                            line_no,
-                            format!("window ends ({end}) before it starts ({start})"),
-                        ));
+                        return Err(AlignError::WindowBackwards {
+                            path: path_buf(),
+                            line: line_no,
+                            start_ns: start,
+                            end_ns: end,
+                        });
                     }
                     clock_model::RowWindow::Window {
                         start_ns: start,
@@ -156,11 +157,10 @@ impl OffsetsFile {
                     midpoint_sys_ns: midpoint,
                 },
                 _ => {
-                    return Err(json_err(
-                        line_no,
-                        "a row needs window_start_ns and window_end_ns (or the legacy midpoint_sys_ns)"
-                            .into(),
-                    ));
+                    return Err(AlignError::RowWithoutWindow {
+                        path: path_buf(),
+                        line: line_no,
+                    });
                 }
             };
             rows.push((
@@ -176,7 +176,10 @@ impl OffsetsFile {
                 },
             ));
         }
-        let nodes = nodes.ok_or_else(|| json_err(1, "empty file: no meta header".into()))?;
+        let nodes = nodes.ok_or_else(|| AlignError::NoMetaHeader {
+            path: path_buf(),
+            line: 1,
+        })?;
         Ok(OffsetsFile {
             path: path.to_path_buf(),
             nodes,
@@ -265,20 +268,29 @@ mod tests {
             ),
             (
                 &["not json"],
-                "round_offsets.jsonl:2: malformed offsets row",
+                "round_offsets.jsonl:2: malformed JSON, expected an offsets row",
             ),
         ];
         for (rows, want) in cases {
             let err = parse(rows).unwrap_err().to_string();
             assert!(err.contains(want), "{err:?} should contain {want:?}");
         }
-        let err = OffsetsFile::parse(&b""[..], Path::new("o.jsonl"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("o.jsonl:1: empty file"), "{err}");
-        let err = OffsetsFile::parse(&b"{\"round_id\":1}"[..], Path::new("o.jsonl"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("o.jsonl:1: expected the meta header"), "{err}");
+        let err = OffsetsFile::parse(&b""[..], Path::new("o.jsonl")).unwrap_err();
+        assert!(
+            matches!(err, AlignError::NoMetaHeader { line: 1, .. }),
+            "{err}"
+        );
+        let err = OffsetsFile::parse(&b"{\"round_id\":1}"[..], Path::new("o.jsonl")).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                AlignError::Json {
+                    line: 1,
+                    expected,
+                    ..
+                } if expected.starts_with("the meta header")
+            ),
+            "{err}"
+        );
     }
 }

@@ -43,14 +43,14 @@ impl Snapshots {
             } else {
                 None
             };
-            if let Some((clock, before, after)) = which {
-                return Err(AlignError::invalid(
-                    &source,
-                    format!("snapshot pair {}", i + 1),
-                    format!(
-                        "{clock} clock goes backwards: {after} ns after {before} ns in pair {i}"
-                    ),
-                ));
+            if let Some((clock, before_ns, after_ns)) = which {
+                return Err(AlignError::SnapshotsBackwards {
+                    file: source,
+                    pair: i + 1,
+                    clock,
+                    before_ns,
+                    after_ns,
+                });
             }
         }
         Ok(Snapshots { source, pairs })
@@ -86,8 +86,6 @@ impl Snapshots {
                 let line = line.map_err(wire)?;
                 for (i, event) in line.events().enumerate() {
                     let event = event.map_err(wire)?;
-                    let place =
-                        || format!("plane {SNAPSHOT_PLANE}, line '{}', event {i}", line.name);
                     let mut tracer = None;
                     for stat in event.stats() {
                         let stat = stat.map_err(wire)?;
@@ -99,8 +97,10 @@ impl Snapshots {
                             };
                         }
                     }
-                    let tracer = tracer.ok_or_else(|| {
-                        AlignError::invalid(path, place(), "snapshot event without a rocm_ns stat")
+                    let tracer = tracer.ok_or_else(|| AlignError::SnapshotWithoutTracerTime {
+                        path: path.to_path_buf(),
+                        line: line.name.to_owned(),
+                        event: i,
                     })?;
                     let sys = xplane_proto::absolute_ps(
                         session_start_ns,
@@ -108,8 +108,11 @@ impl Snapshots {
                         event.offset_ps(),
                     )
                     .div_euclid(1000);
-                    let sys = u64::try_from(sys).map_err(|_| {
-                        AlignError::invalid(path, place(), format!("negative sys time {sys} ns"))
+                    let sys = u64::try_from(sys).map_err(|_| AlignError::NegativeSnapshotTime {
+                        path: path.to_path_buf(),
+                        line: line.name.to_owned(),
+                        event: i,
+                        sys_ns: sys,
                     })?;
                     pairs.push(SnapshotPair {
                         sys_ns: sys,
@@ -134,12 +137,11 @@ impl Snapshots {
             return Self::parse_jsonl(std::io::BufReader::new(file), path);
         }
         let bytes = std::fs::read(path).map_err(AlignError::io(path))?;
-        let message = xplane_proto::SnapshotPairs::decode(bytes.as_slice()).map_err(|e| {
-            AlignError::invalid(
-                path,
-                "SnapshotPairs",
-                format!("not a SnapshotPairs protobuf: {e}"),
-            )
+        let message = xplane_proto::SnapshotPairs::decode(bytes.as_slice()).map_err(|source| {
+            AlignError::NotSnapshotPairs {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         let pairs = message
             .pairs
@@ -166,10 +168,11 @@ impl Snapshots {
             if text.trim().is_empty() {
                 continue;
             }
-            let line: Line = serde_json::from_str(&text).map_err(|e| AlignError::Json {
+            let line: Line = serde_json::from_str(&text).map_err(|source| AlignError::Json {
                 path: path.to_path_buf(),
                 line: i + 1,
-                message: format!("expected {{\"sys_ns\": U, \"tracer_ns\": U}}: {e}"),
+                expected: "{\"sys_ns\": U, \"tracer_ns\": U}",
+                source,
             })?;
             pairs.push(SnapshotPair {
                 sys_ns: line.sys_ns,

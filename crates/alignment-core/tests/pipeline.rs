@@ -315,6 +315,17 @@ fn correction_stat_and_metadata_survive() {
     );
 }
 
+/// An error and its causes, as the CLI prints them.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        text += &format!(": {c}");
+        cause = c.source();
+    }
+    text
+}
+
 fn assert_fails_without_output(case: &Case, options: &AlignOptions, needle: &str) {
     let err = case.run(options).unwrap_err();
     let text = format!("{err}");
@@ -487,7 +498,7 @@ fn conflicting_anchors_are_an_error_naming_the_rounds() {
         )
         .replace("1e+06", "2e+06");
     let case = Case::new(&node1_trace(&true_pairs()), &(lines.join("\n") + "\n"));
-    let err = case.run(&AlignOptions::default()).unwrap_err().to_string();
+    let err = chain(&case.run(&AlignOptions::default()).unwrap_err());
     assert!(
         err.contains("round_offsets.jsonl") && err.contains("node 1"),
         "{err}"

@@ -10,7 +10,7 @@ pub enum Error {
     #[error(transparent)]
     Read(#[from] xplane_proto::Error),
     /// The bytes of a plane are malformed.
-    #[error("{path}: plane {plane:?}: {source}")]
+    #[error("{path}: plane {plane:?}")]
     Wire {
         /// The file.
         path: PathBuf,
@@ -41,7 +41,7 @@ pub enum Error {
         second: PathBuf,
     },
     /// Writing a report failed.
-    #[error("writing the {what} report: {source}")]
+    #[error("writing the {what} report")]
     Write {
         /// Which output (`json`, `csv`, `summary`).
         what: &'static str,

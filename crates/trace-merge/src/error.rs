@@ -32,10 +32,10 @@ pub enum MergeError {
     #[error("invalid merge option: {0}")]
     InvalidOption(String),
     /// A file could not be opened, mapped or written.
-    #[error("{0}")]
-    Io(#[source] xplane_proto::Error),
+    #[error(transparent)]
+    Io(xplane_proto::Error),
     /// A file's bytes are not a valid XSpace.
-    #[error("{path}: corrupt XSpace{}: {source}", plane_context(plane))]
+    #[error("{path}: corrupt XSpace{}", plane_context(plane))]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -79,7 +79,7 @@ pub enum MergeError {
         rebase_ns: i128,
     },
     /// The merge summary could not be written.
-    #[error("{path}: writing merge summary: {source}")]
+    #[error("{path}: writing merge summary")]
     Summary {
         /// The summary file.
         path: PathBuf,

@@ -15,7 +15,7 @@ pub enum SynthError {
         reason: String,
     },
     /// A file could not be created, read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The file.
         path: PathBuf,

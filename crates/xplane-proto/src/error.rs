@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be opened, read, or written.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -15,7 +15,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// An I/O error on a stream that has no file name (a writer given by the caller).
-    #[error("writing XSpace: {0}")]
+    #[error("writing XSpace")]
     Stream(#[from] std::io::Error),
     /// The file is larger than the 2 GiB that protobuf writers can produce.
     #[error("{path}: file is {size} bytes, over the 2 GiB limit of an XSpace protobuf")]
@@ -34,7 +34,7 @@ pub enum Error {
         magic: Vec<u8>,
     },
     /// The gzip stream is corrupt or truncated.
-    #[error("{path}: corrupt gzip data: {source}")]
+    #[error("{path}: corrupt gzip data")]
     Gzip {
         /// The file.
         path: PathBuf,
@@ -42,7 +42,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The bytes are not a valid XSpace message (full decode).
-    #[error("{path}: not a valid XSpace protobuf: {source}")]
+    #[error("{path}: not a valid XSpace protobuf")]
     Decode {
         /// The file.
         path: PathBuf,
@@ -50,7 +50,7 @@ pub enum Error {
         source: prost::DecodeError,
     },
     /// The bytes are not a valid XSpace message (zero-copy reader).
-    #[error("{path}: not a valid XSpace protobuf: {source}")]
+    #[error("{path}: not a valid XSpace protobuf")]
     Wire {
         /// The file.
         path: PathBuf,

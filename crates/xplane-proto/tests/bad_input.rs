@@ -12,8 +12,15 @@ use xplane_proto::{
     read_xspace, x_event, x_stat,
 };
 
+/// The error and its causes, as a command-line tool prints them.
 fn message(err: &Error) -> String {
-    err.to_string()
+    let mut text = err.to_string();
+    let mut cause = std::error::Error::source(err);
+    while let Some(c) = cause {
+        text += &format!(": {c}");
+        cause = c.source();
+    }
+    text
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
@@ -183,7 +190,7 @@ fn malformed_nested_event_gives_its_offset() {
     let err = view.walk_all().unwrap_err();
     assert_eq!(err.kind, WireErrorKind::BadWireType(3));
     assert_eq!(err.offset, bytes.len() - 1);
-    let text = file.wire_error(err).to_string();
+    let text = message(&file.wire_error(err));
     assert!(text.contains("nested.xplane.pb"), "{text}");
     assert!(
         text.contains(&format!("in Event at byte {}", bytes.len() - 1)),

@@ -48,6 +48,24 @@ pub struct Stage {
     pub bytes: u64,
     /// Peak resident memory of the process, MiB.
     pub peak_rss_mib: f64,
+    /// CPU time of the process (user + system, every thread), s.
+    pub cpu_seconds: f64,
+}
+
+/// CPU time of this process so far (user + system, every thread), s.
+fn cpu_seconds() -> f64 {
+    // Fields 14 and 15 of /proc/self/stat, after the parenthesised name.
+    let ticks = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 2..];
+            let mut fields = rest.split_whitespace().skip(11);
+            let user: u64 = fields.next()?.parse().ok()?;
+            let system: u64 = fields.next()?.parse().ok()?;
+            Some(user + system)
+        });
+    // The kernel's USER_HZ is 100 on every Linux configuration in use.
+    ticks.map_or(f64::NAN, |t| t as f64 / 100.0)
 }
 
 fn peak_rss_mib() -> f64 {
@@ -76,6 +94,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     let aligned_dir = dir.join("aligned");
     let combined = dir.join("combined.xplane.pb");
     let start = Instant::now();
+    let cpu_start = cpu_seconds();
     let (events, bytes) = match stage {
         "read" => {
             let mut events = 0;
@@ -120,6 +139,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
         events,
         bytes,
         peak_rss_mib: peak_rss_mib(),
+        cpu_seconds: cpu_seconds() - cpu_start,
     })
 }
 
@@ -211,15 +231,16 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         largest as f64 / (1 << 20) as f64
     );
     println!(
-        "{:<9} {:>8} {:>12} {:>9} {:>14} {:>10}",
-        "stage", "s", "M events/s", "MB/s", "peak RSS MiB", "vs floor"
+        "{:<9} {:>8} {:>8} {:>12} {:>9} {:>14} {:>10}",
+        "stage", "s", "CPU s", "M events/s", "MB/s", "peak RSS MiB", "vs floor"
     );
     for s in &stages {
         let rate = s.events as f64 / s.seconds;
         println!(
-            "{:<9} {:>8.2} {:>12.2} {:>9.0} {:>14.0} {:>9.0}%",
+            "{:<9} {:>8.2} {:>8.2} {:>12.2} {:>9.0} {:>14.0} {:>9.0}%",
             s.stage,
             s.seconds,
+            s.cpu_seconds,
             rate / 1e6,
             s.bytes as f64 / s.seconds / 1e6,
             s.peak_rss_mib,
