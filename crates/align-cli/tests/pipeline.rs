@@ -54,6 +54,22 @@ fn demo_reports_violations_gone_and_scores() {
         .stdout(predicate::str::contains("truth events"));
 }
 
+/// Epoch picoseconds in the reports once made `demo --json` panic.
+#[test]
+fn demo_json_parses_with_integer_times() {
+    let assert = cli()
+        .args(["demo", "--nodes", "2", "--steps", "100", "--json"])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    let node = &json["merge"]["nodes"][1];
+    assert!(node["anchors_used"][0]["host_ns"].is_i64(), "{node}");
+    assert!(node["correction"]["min_ns"].is_i64(), "{node}");
+    assert_eq!(node["anchors_used"][0]["source"], "own_window");
+    assert_eq!(node["policies"]["offset_model"], "interpolate");
+    assert_eq!(json["score"]["collective_violations"], 0);
+}
+
 #[test]
 fn merge_run_dir_writes_trace_and_summary() {
     let dir = demo_dir();

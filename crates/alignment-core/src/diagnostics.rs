@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use clock_model::{AnchorSource, OffsetWarning, SkipReason};
 use serde::Serialize;
 
 use crate::line::{LineClock, OFF_AFTER, OFF_BEFORE, SNAP_AFTER, SNAP_BEFORE};
@@ -101,12 +102,12 @@ pub struct LineReport {
 pub struct AnchorReport {
     /// The round.
     pub round_id: u64,
-    /// `x_k`: host time, epoch ns (fractional).
-    pub host_ns: f64,
-    /// The measured offset, ns.
-    pub offset_ns: f64,
+    /// `x_k`: host time, epoch ns (rounded down).
+    pub host_ns: i64,
+    /// The measured offset, ns (rounded to the nearest).
+    pub offset_ns: i64,
     /// Which rule placed it.
-    pub source: String,
+    pub source: AnchorSource,
 }
 
 /// A row that gave no anchor.
@@ -115,7 +116,7 @@ pub struct SkippedReport {
     /// The round.
     pub round_id: u64,
     /// Why it was skipped.
-    pub reason: String,
+    pub reason: SkipReason,
 }
 
 /// Extrapolation counts.
@@ -131,15 +132,15 @@ pub struct Extrapolations {
     pub after_last_offset_anchor: u64,
 }
 
-/// The correction applied to event starts, ns.
-#[derive(Debug, Clone, Copy, Serialize, Default)]
+/// The correction applied to event starts, ns (rounded to the nearest).
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq, Eq)]
 pub struct CorrectionRange {
     /// Smallest.
-    pub min_ns: f64,
+    pub min_ns: i64,
     /// Largest.
-    pub max_ns: f64,
+    pub max_ns: i64,
     /// Mean.
-    pub mean_ns: f64,
+    pub mean_ns: i64,
 }
 
 /// Snapshot pairs used.
@@ -177,7 +178,7 @@ pub struct NodeDiagnostics {
     /// Offsets rows skipped.
     pub anchors_skipped: Vec<SkippedReport>,
     /// Warnings about the offsets (unconverged rounds, jumps).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<OffsetWarning>,
     /// Events corrected.
     pub events_corrected: u64,
     /// Events clamped by the monotonicity guard.
@@ -204,9 +205,9 @@ impl NodeDiagnostics {
         };
         self.correction = match (counts.correction_min_ps, counts.correction_max_ps) {
             (Some(min), Some(max)) if counts.events > 0 => Some(CorrectionRange {
-                min_ns: min as f64 / 1000.0,
-                max_ns: max as f64 / 1000.0,
-                mean_ns: counts.correction_sum_ps as f64 / counts.events as f64 / 1000.0,
+                min_ns: ps_to_nearest_ns(min),
+                max_ns: ps_to_nearest_ns(max),
+                mean_ns: ps_to_nearest_ns(counts.correction_sum_ps / counts.events as i128),
             }),
             _ => None,
         };
@@ -228,7 +229,7 @@ impl NodeDiagnostics {
         }
         if let Some(c) = &self.correction {
             s.push_str(&format!(
-                ", correction {:.1} .. {:.1} ns (mean {:.1})",
+                ", correction {} .. {} ns (mean {})",
                 c.min_ns, c.max_ns, c.mean_ns
             ));
         }
@@ -247,8 +248,19 @@ impl NodeDiagnostics {
             self.anchors_skipped.len()
         ));
         for w in &self.warnings {
-            s.push_str(&format!("\n  warning: {w}"));
+            s.push_str(&format!("\n  warning: {w:?}"));
         }
         s
     }
+}
+
+/// Picoseconds to the nearest nanosecond (ties away from zero), saturating
+/// at the ends of `i64`.
+pub(crate) fn ps_to_nearest_ns(ps: i128) -> i64 {
+    let ns = if ps >= 0 {
+        (ps + 500) / 1000
+    } else {
+        (ps - 500) / 1000
+    };
+    ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }

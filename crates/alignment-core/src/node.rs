@@ -12,6 +12,7 @@ use xplane_proto::{
 use crate::clocks::NodeClocks;
 use crate::diagnostics::{
     AnchorReport, LineCounts, LineReport, NodeDiagnostics, SkippedReport, SnapshotReport,
+    ps_to_nearest_ns,
 };
 use crate::error::{AlignError, Result, TracerInput};
 use crate::line::{LineClock, LineContext, LineError, align_line};
@@ -530,19 +531,19 @@ fn initial_diagnostics(
                 .iter()
                 .map(|a| AnchorReport {
                     round_id: a.round_id,
-                    host_ns: a.host.as_ps() as f64 / 1000.0,
-                    offset_ns: a.offset.as_ps() as f64 / 1000.0,
-                    source: format!("{:?}", a.source),
+                    host_ns: a.host.as_ns_floor() as i64,
+                    offset_ns: ps_to_nearest_ns(a.offset.as_ps()),
+                    source: a.source,
                 })
                 .collect(),
             a.skipped
                 .iter()
                 .map(|s| SkippedReport {
                     round_id: s.round_id,
-                    reason: format!("{:?}", s.reason),
+                    reason: s.reason,
                 })
                 .collect(),
-            a.warnings.iter().map(|w| format!("{w:?}")).collect(),
+            a.warnings.clone(),
         ),
         None => (Vec::new(), Vec::new(), Vec::new()),
     };

@@ -45,22 +45,6 @@ impl TracerLines {
     }
 }
 
-/// Serialise a policy enum by its variant name in snake case.
-fn snake_name<T: std::fmt::Debug, S: serde::Serializer>(
-    value: &T,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    let name = format!("{value:?}");
-    let mut out = String::with_capacity(name.len() + 4);
-    for (i, c) in name.chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    s.serialize_str(&out)
-}
-
 /// `*`-only glob matching.
 fn glob_match(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
@@ -87,13 +71,10 @@ pub struct AlignOptions {
     /// The node whose host clock is the global timeline (default 0).
     pub reference_node: u32,
     /// Outside the snapshot pairs: extrapolate the end segment or hold the end offset.
-    #[serde(serialize_with = "snake_name")]
     pub snapshot_extrapolation: Extrapolation,
     /// Outside the offset anchors: extrapolate the end segment or hold the end offset.
-    #[serde(serialize_with = "snake_name")]
     pub offset_extrapolation: Extrapolation,
     /// Interpolate between offset anchors, or use each row's drift.
-    #[serde(serialize_with = "snake_name")]
     pub offset_model: OffsetModel,
     /// Which host lines are on the tracer clock.
     pub tracer_lines: TracerLines,

@@ -124,7 +124,7 @@ fn reference_windows_and_unreachable_rounds_keep_the_accuracy() {
         node1
             .anchors_skipped
             .iter()
-            .all(|s| s.reason == "Unreachable")
+            .all(|s| s.reason == clock_model::SkipReason::Unreachable)
     );
     let node2 = &diagnostics[2];
     assert!(!node2.anchors_used.is_empty());
@@ -132,13 +132,13 @@ fn reference_windows_and_unreachable_rounds_keep_the_accuracy() {
         node2
             .anchors_used
             .iter()
-            .all(|a| a.source == "ReferenceWindow")
+            .all(|a| a.source == clock_model::AnchorSource::ReferenceWindow)
     );
     assert!(
         diagnostics[3]
             .anchors_used
             .iter()
-            .all(|a| a.source == "OwnWindow")
+            .all(|a| a.source == clock_model::AnchorSource::OwnWindow)
     );
 }
 

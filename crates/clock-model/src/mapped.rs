@@ -27,6 +27,11 @@ pub struct Mapped<D: Domain> {
 
 /// What a map does outside its first and last anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Extrapolation {
     /// Continue the first / last segment (seed §4.2). Default.
     #[default]

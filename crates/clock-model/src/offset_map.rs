@@ -10,6 +10,11 @@ use crate::time::{Global, GlobalTime, Host, HostTime};
 
 /// How offsets are modelled between and beyond anchors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum OffsetModel {
     /// Piecewise-linear through the anchors (alignment.md). Default.
     #[default]

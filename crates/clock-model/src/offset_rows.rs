@@ -46,6 +46,11 @@ pub struct OffsetRow {
 
 /// Which rule placed an anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum AnchorSource {
     /// The node's own window: `x = (ws+we)/2`, `y = x − offset`.
     OwnWindow,
@@ -76,6 +81,11 @@ pub struct OffsetAnchor {
 
 /// Why a row gave no anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum SkipReason {
     /// `reachable:false`: its offset is not a measurement.
     Unreachable,
@@ -102,6 +112,11 @@ pub struct SkippedRow {
 
 /// Something suspicious but not fatal, for the caller to report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum OffsetWarning {
     /// The round's solve did not converge (its anchor is still used).
     NotConverged {

@@ -147,6 +147,7 @@ impl<D: Domain> fmt::Display for Time<D> {
 
 /// A signed span of time in integer picoseconds (`i128`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(transparent))]
 pub struct DurationPs(pub i128);
 
 impl DurationPs {

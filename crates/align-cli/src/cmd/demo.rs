@@ -80,10 +80,17 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         score_files(&[&output], &run.truth_path).context("scoring against the truth")?;
     score.collective_violations = outcome.after.as_ref().map(|a| a.summary.violations as u64);
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "merge": outcome, "score": score }))?
-        );
+        // Serialised directly (epoch picoseconds do not fit a JSON `Value`).
+        #[derive(serde::Serialize)]
+        struct Demo<'a, S> {
+            merge: &'a trace_align::MergeOutcome,
+            score: &'a S,
+        }
+        let demo = Demo {
+            merge: &outcome,
+            score: &score,
+        };
+        println!("{}", serde_json::to_string_pretty(&demo)?);
         return Ok(());
     }
     say(summary(&outcome));

@@ -59,9 +59,9 @@ pub fn summary(outcome: &MergeOutcome) -> String {
         "node", "events", "correction (ns)", "clamped", "extrapolated"
     );
     for d in &outcome.nodes {
-        let range = d.correction.map_or("-".to_owned(), |c| {
-            format!("{:.0} .. {:.0}", c.min_ns, c.max_ns)
-        });
+        let range = d
+            .correction
+            .map_or("-".to_owned(), |c| format!("{} .. {}", c.min_ns, c.max_ns));
         let e = &d.extrapolated;
         let extrapolated = e.before_first_snapshot
             + e.after_last_snapshot
