@@ -81,10 +81,16 @@ impl FileBytes {
         } else if size == 0 {
             Data::Owned(Vec::new())
         } else {
-            // SAFETY: the map is read-only; a file changed underneath by another
-            // process can give wrong bytes, which the reader treats like any
-            // other malformed input (errors, never undefined behaviour in safe code
-            // that only reads the slice).
+            // SAFETY: `Mmap::map` is unsafe because the mapping aliases a
+            // file other processes can change. The contract callers accept:
+            // while a `FileBytes` lives, its file must not be truncated (a
+            // read of a page past the new end raises SIGBUS and ends the
+            // process) and should not be rewritten (the bytes change under
+            // the reader; the zero-copy reader bounds-checks every field, so
+            // changed bytes give wrong values or a malformed-input error, not
+            // undefined behaviour). Traces are written beside their final
+            // name and renamed into place, which never truncates a mapped
+            // file.
             let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err(path))?;
             Data::Mapped(map)
         };
@@ -195,34 +201,42 @@ pub fn write_xspace(path: impl AsRef<Path>, space: &XSpace) -> Result<()> {
 
 /// Create `path` atomically: `write` fills a temporary file in the same
 /// folder, which is synced and renamed over `path` only on success; on any
-/// error the temporary file is removed and `path` is left as it was.
+/// error (or a panic) the temporary file is removed and `path` is left as
+/// it was.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
+    let mut tmp = temp_beside(path)?;
+    let result = write(tmp.as_file_mut()).and_then(|()| tmp.as_file().sync_all());
+    result.map_err(io_err(path))?;
+    persist(tmp, path)
+}
+
+/// A temporary file in `path`'s folder, named after it (`.<name>.<random>`),
+/// removed when dropped unless persisted.
+pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     };
     let name = path.file_name().ok_or_else(|| Error::Io {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
     })?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp = dir.join(tmp_name);
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
-        write(&mut file)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::Io {
-            path: path.to_path_buf(),
-            source,
-        }
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    tempfile::Builder::new()
+        .prefix(&prefix)
+        .tempfile_in(dir)
+        .map_err(io_err(path))
+}
+
+/// Move a complete temporary file over `path`.
+pub(crate) fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<()> {
+    tmp.persist(path).map(drop).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        source: e.error,
     })
 }

@@ -272,47 +272,46 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 
 /// An [`XSpaceWriter`] onto a file that appears at its path only when
 /// [`XSpaceFile::commit`] succeeds (gzip-compressed when the path ends in
-/// `.gz`). Dropped without commit, it leaves nothing behind.
+/// `.gz`). The bytes go to a temporary file beside the target, which is
+/// removed whenever the `XSpaceFile` is dropped without a successful
+/// commit, including when the commit itself fails.
 pub struct XSpaceFile {
     path: PathBuf,
-    tmp: PathBuf,
-    writer: Option<XSpaceWriter<BufWriter<File>>>,
+    tmp: tempfile::NamedTempFile,
+    writer: XSpaceWriter<BufWriter<File>>,
 }
 
 impl XSpaceFile {
     /// Start writing `path`.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let mut name = std::ffi::OsString::from(".");
-        name.push(path.file_name().unwrap_or_default());
-        name.push(format!(".stream{}", std::process::id()));
-        let tmp = path.with_file_name(name);
-        let file = File::create(&tmp).map_err(|source| Error::Io {
-            path: tmp.clone(),
+        let tmp = crate::file::temp_beside(&path)?;
+        let file = tmp.reopen().map_err(|source| Error::Io {
+            path: tmp.path().to_path_buf(),
             source,
         })?;
         Ok(XSpaceFile {
             path,
             tmp,
-            writer: Some(XSpaceWriter::new(BufWriter::with_capacity(1 << 20, file))),
+            writer: XSpaceWriter::new(BufWriter::with_capacity(1 << 20, file)),
         })
     }
 
     /// The streaming writer.
     pub fn writer(&mut self) -> &mut XSpaceWriter<BufWriter<File>> {
-        self.writer.as_mut().expect("not committed")
+        &mut self.writer
     }
 
     /// Finish the XSpace and move it into place.
     pub fn commit(
-        mut self,
+        self,
         hostnames: &[String],
         errors: &[String],
         warnings: &[String],
     ) -> Result<()> {
-        let writer = self.writer.take().expect("not committed");
+        let XSpaceFile { path, tmp, writer } = self;
         let io = |source| Error::Io {
-            path: self.path.clone(),
+            path: path.clone(),
             source,
         };
         let file = writer
@@ -321,30 +320,18 @@ impl XSpaceFile {
             .map_err(|e| io(e.into_error()))?;
         file.sync_all().map_err(io)?;
         drop(file);
-        let gz = self
-            .path
+        let gz = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
         if gz {
-            let tmp = self.tmp.clone();
-            write_atomically(&self.path, |out| {
-                let mut input = File::open(&tmp)?;
+            write_atomically(&path, |out| {
+                let mut input = tmp.reopen()?;
                 let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::default());
                 std::io::copy(&mut input, &mut enc)?;
                 enc.finish()?.flush()
-            })?;
-            std::fs::remove_file(&self.tmp).map_err(io)?;
+            })
         } else {
-            std::fs::rename(&self.tmp, &self.path).map_err(io)?;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for XSpaceFile {
-    fn drop(&mut self) {
-        if self.writer.is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+            crate::file::persist(tmp, &path)
         }
     }
 }

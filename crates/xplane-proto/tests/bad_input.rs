@@ -227,3 +227,34 @@ fn dangling_references_are_not_reader_errors() {
     assert_eq!(view.to_owned().unwrap(), space);
     assert_eq!(read_xspace(&path).unwrap(), space);
 }
+
+/// Names in `dir` that start with a dot: temporary files left behind.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with('.'))
+        .collect()
+}
+
+/// A commit that cannot move the file into place (the output names a
+/// folder) once left its `.NAME.stream<pid>` file behind.
+#[test]
+fn failed_commit_leaves_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["out.xplane.pb", "out.xplane.pb.gz"] {
+        let out = dir.path().join(name);
+        std::fs::create_dir(&out).unwrap();
+        let mut file = xplane_proto::XSpaceFile::create(&out).unwrap();
+        file.writer().plane(&XPlane::default()).unwrap();
+        let err = file.commit(&[], &[], &[]).unwrap_err();
+        assert!(message(&err).contains(name), "{}", message(&err));
+        assert!(out.is_dir(), "the folder is left as it was");
+        assert_eq!(temporaries(dir.path()), Vec::<String>::new());
+    }
+    // Dropped without commit: nothing either.
+    let out = dir.path().join("never.xplane.pb");
+    drop(xplane_proto::XSpaceFile::create(&out).unwrap());
+    assert!(!out.exists());
+    assert_eq!(temporaries(dir.path()), Vec::<String>::new());
+}
