@@ -5,6 +5,10 @@
 //! validation exceeded its threshold ([`exit::ValidationFailed`]), 2 bad
 //! input or usage.
 //!
+//! `demo`, `bench`, `synth` and `score` work on simulated runs; they come
+//! with the default `synth` feature, which a production build can leave
+//! out (`--no-default-features`).
+//!
 //! To add a subcommand: write `src/cmd/<name>.rs` (or `src/cmd/<name>/mod.rs`)
 //! with a clap `Args` struct and `pub fn run(args: Args, global: &Global) ->
 //! anyhow::Result<()>`, declare it in `src/cmd/mod.rs`, and add one variant
@@ -49,12 +53,16 @@ enum Command {
     /// Align every node of a run and merge them into one trace, validating collectives.
     Merge(cmd::merge::Args),
     /// Synthesise a 4-node run, align, merge, validate and score it: the whole job on a demo.
+    #[cfg(feature = "synth")]
     Demo(cmd::demo::Args),
     /// Measure read, align, merge and validate throughput and peak memory on a synthetic run.
+    #[cfg(feature = "synth")]
     Bench(cmd::bench::Args),
     /// Write a simulated multi-node run with ground truth (traces, snapshots, offsets, truth.bin).
+    #[cfg(feature = "synth")]
     Synth(cmd::synth::Args),
     /// Score aligned or merged traces against a synthetic run's truth.
+    #[cfg(feature = "synth")]
     Score(cmd::score::Args),
     /// Check collectives for happens-before violations (exit 1 above --max-violations).
     Validate(cmd::validate::Args),
@@ -66,9 +74,13 @@ impl Command {
             Command::Inspect(args) => cmd::inspect::run(args, global),
             Command::Align(args) => cmd::align::run(args, global),
             Command::Merge(args) => cmd::merge::run(args, global),
+            #[cfg(feature = "synth")]
             Command::Demo(args) => cmd::demo::run(args, global),
+            #[cfg(feature = "synth")]
             Command::Bench(args) => cmd::bench::run(args, global),
+            #[cfg(feature = "synth")]
             Command::Synth(args) => cmd::synth::run(args, global),
+            #[cfg(feature = "synth")]
             Command::Score(args) => cmd::score::run(args, global),
             Command::Validate(args) => cmd::validate::run(args, global),
         }

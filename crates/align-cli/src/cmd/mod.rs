@@ -1,11 +1,15 @@
 //! One module per subcommand, each with its `Args` and `run`.
 
 pub mod align;
+#[cfg(feature = "synth")]
 pub mod bench;
+#[cfg(feature = "synth")]
 pub mod demo;
 pub mod inspect;
 pub mod merge;
 pub mod policy;
+#[cfg(feature = "synth")]
 pub mod score;
+#[cfg(feature = "synth")]
 pub mod synth;
 pub mod validate;
