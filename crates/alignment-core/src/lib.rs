@@ -78,7 +78,7 @@ mod snapshots;
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{
     AnchorReport, CorrectionRange, Extrapolations, LineCounts, LineReport, NodeDiagnostics,
-    SkippedReport, SnapshotReport,
+    OffsetModelReport, SkippedReport, SnapshotReport,
 };
 pub use error::{AlignError, Result};
 pub use line::LineClock;

@@ -50,7 +50,11 @@ fn snake_name<T: std::fmt::Debug, S: serde::Serializer>(
     value: &T,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    let name = format!("{value:?}");
+    s.serialize_str(&snake_case(&format!("{value:?}")))
+}
+
+/// `CamelCase` → `snake_case`.
+pub(crate) fn snake_case(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
     for (i, c) in name.chars().enumerate() {
         if c.is_uppercase() && i > 0 {
@@ -58,7 +62,7 @@ fn snake_name<T: std::fmt::Debug, S: serde::Serializer>(
         }
         out.push(c.to_ascii_lowercase());
     }
-    s.serialize_str(&out)
+    out
 }
 
 /// `*`-only glob matching.
@@ -92,7 +96,8 @@ pub struct AlignOptions {
     /// Outside the offset anchors: extrapolate the end segment or hold the end offset.
     #[serde(serialize_with = "snake_name")]
     pub offset_extrapolation: Extrapolation,
-    /// Interpolate between offset anchors, or use each row's drift.
+    /// How offsets are modelled: chosen per node from the anchors (`auto`,
+    /// default), a least-squares fit, interpolation, or each row's drift.
     #[serde(serialize_with = "snake_name")]
     pub offset_model: OffsetModel,
     /// Which host lines are on the tracer clock.
@@ -113,7 +118,7 @@ impl Default for AlignOptions {
             reference_node: 0,
             snapshot_extrapolation: Extrapolation::Extrapolate,
             offset_extrapolation: Extrapolation::Extrapolate,
-            offset_model: OffsetModel::Interpolate,
+            offset_model: OffsetModel::Auto,
             tracer_lines: TracerLines::Auto,
             device_timeline: DeviceTimeline::Global,
             pass_through_without_offsets: false,

@@ -66,27 +66,33 @@
 #![deny(missing_docs)]
 
 mod anchors;
+mod choice;
 mod compose;
 mod cursor;
 mod drift;
 mod error;
+mod fit;
 mod map;
 mod mapped;
+mod noise;
 mod offset_map;
 mod offset_rows;
 mod search;
 mod segment;
 mod snapshot;
+mod spline;
 mod time;
 mod wide;
 
+pub use choice::{MAX_FIT_GAP_ROUNDS, MIN_FIT_ANCHORS, ModelChoice, ModelReason, Uncertainty};
 pub use compose::{Compose, ComposeCursor, Composed};
 pub use cursor::Cursor;
 pub use drift::{DriftCursor, DriftMap};
 pub use error::ClockError;
+pub use fit::OffsetFit;
 pub use map::PiecewiseLinear;
 pub use mapped::{ClockMap, Extrapolation, MapCursor, Mapped, Side};
-pub use offset_map::{OffsetCursor, OffsetMap, OffsetModel};
+pub use offset_map::{OffsetCursor, OffsetEstimate, OffsetMap, OffsetModel};
 pub use offset_rows::{
     AnchorSource, OffsetAnchor, OffsetAnchors, OffsetRow, OffsetWarning, RowWindow, SkipReason,
     SkippedRow,
