@@ -9,8 +9,9 @@
 //!    outliers (every line through two neighbours misses them by > 6σ on
 //!    the same side) left out;
 //! 3. one least-squares line through all anchors. Only if its residuals
-//!    follow a trend (Durbin–Watson statistic below 1.2, from six anchors
-//!    on) are knots sought: add the anchor as a knot that lowers the
+//!    follow a trend (Durbin–Watson statistic below 1.2) or are far larger
+//!    than the noise (mean square over 9σ²), from six anchors on, are
+//!    knots sought: add the anchor as a knot that lowers the
 //!    residual sum the most, again and again, and keep the curve with the
 //!    lowest generalised cross-validation score `RSS/(1 − p/n)²` (`p`
 //!    fitted values), looking three knots past the best. So noise alone
@@ -117,19 +118,19 @@ impl OffsetFit {
         }
         let u: Vec<f64> = samples.iter().map(|s| s.u).collect();
         let v: Vec<f64> = samples.iter().map(|s| s.v).collect();
-        let sigma2 = divided_sigma(&u, &v, 2).unwrap_or(noise::NOISE_FLOOR_PS);
-        let flags = noise::outliers(&u, &v, sigma2);
+        let flags = noise::outliers(&u, &v);
         for (s, &f) in samples.iter_mut().zip(&flags) {
             s.w = if f { 0.0 } else { 1.0 };
         }
         let sigma = knot_noise(&samples);
         let min_drop = MIN_DROP * noise::NOISE_FLOOR_PS * noise::NOISE_FLOOR_PS;
-        let curve = match spline::choose_nodes(&samples, min_drop) {
+        let curve = match spline::choose_nodes(&samples, min_drop, sigma) {
             Some(c) => c,
             None => {
                 // Left-out anchors made a node unsupported: use them all.
                 samples.iter_mut().for_each(|s| s.w = 1.0);
-                spline::choose_nodes(&samples, min_drop).ok_or(ClockError::FitSingular { node })?
+                spline::choose_nodes(&samples, min_drop, sigma)
+                    .ok_or(ClockError::FitSingular { node })?
             }
         };
         fit.outliers = list

@@ -24,16 +24,31 @@ pub(crate) fn divided_sigma(u: &[f64], v: &[f64], order: usize) -> Option<f64> {
     if n < order + 1 {
         return None;
     }
-    let mut z: Vec<f64> = (0..=n - order - 1)
-        .map(|s| normalised_difference(&u[s..=s + order], &v[s..=s + order]).abs())
-        .collect();
+    let z: Vec<f64> = differences(u, v, order);
+    Some(robust_sigma(z))
+}
+
+/// The normalised divided differences of `order` over each run of
+/// `order + 1` consecutive anchors.
+fn differences(u: &[f64], v: &[f64], order: usize) -> Vec<f64> {
+    (0..=u.len() - order - 1)
+        .map(|s| normalised_difference(&u[s..=s + order], &v[s..=s + order]))
+        .collect()
+}
+
+/// 1.4826 × the median absolute value, never below [`NOISE_FLOOR_PS`].
+fn robust_sigma(mut z: Vec<f64>) -> f64 {
+    if z.is_empty() {
+        return NOISE_FLOOR_PS;
+    }
+    z.iter_mut().for_each(|z| *z = z.abs());
     z.sort_by(f64::total_cmp);
     let median = if z.len() % 2 == 1 {
         z[z.len() / 2]
     } else {
         (z[z.len() / 2 - 1] + z[z.len() / 2]) / 2.0
     };
-    Some((1.4826 * median).max(NOISE_FLOOR_PS))
+    (1.4826 * median).max(NOISE_FLOOR_PS)
 }
 
 /// `Σ c_i v_i / √(Σ c_i²)` with `c_i = 1 / Π_{j≠i} (u_i − u_j)`: the divided
@@ -52,39 +67,66 @@ fn normalised_difference(u: &[f64], v: &[f64]) -> f64 {
     c.iter().zip(v).map(|(c, v)| c * v).sum::<f64>() / norm
 }
 
-/// Flags isolated outliers: anchor `k` is one when every straight line
+/// Flags isolated outliers: anchor `k` is one when, with σ read from the
+/// second differences it takes no part in, every straight line
 /// through two of its neighbours — the two on its left, the two on its
-/// right, the nearest on either side — misses it by more than 6 standard
-/// errors (σ = `sigma`), all on the same side (an end anchor has only one
-/// such line). A kink in the offsets never makes all of them miss (one
-/// side lies on the anchor's own piece), nor does an outlier next door
-/// (one line avoids it). Needs
-/// at least 5 anchors; never flags more than a quarter of them (the worst
-/// first).
-pub(crate) fn outliers(u: &[f64], v: &[f64], sigma: f64) -> Vec<bool> {
+/// right, the nearest on either side; for an end anchor also the second
+/// and third — misses it by more than 6 standard errors, all
+/// on the same side. A kink in the offsets never makes all of them miss
+/// (one side lies on the anchor's own piece); an end anchor alone on its
+/// piece cannot be told from an outlier, and is left out. The worst
+/// anchor is taken out first and the rest checked again without it, so an
+/// outlier's neighbours are not blamed for it. Needs at least 5 anchors;
+/// never flags more than a quarter of them.
+pub(crate) fn outliers(u: &[f64], v: &[f64]) -> Vec<bool> {
     let n = u.len();
     let mut flags = vec![false; n];
-    if n < 5 {
-        return flags;
-    }
-    let mut scored: Vec<(f64, usize)> = (0..n)
-        .filter_map(|k| {
-            let checks = [
-                (k >= 2).then(|| side_z(u, v, k, k - 2, k - 1, sigma)),
-                (k >= 1 && k + 1 < n).then(|| side_z(u, v, k, k - 1, k + 1, sigma)),
-                (k + 2 < n).then(|| side_z(u, v, k, k + 2, k + 1, sigma)),
-            ];
-            let z: Vec<f64> = checks.into_iter().flatten().collect();
-            let same_side = z.iter().all(|x| x.signum() == z[0].signum());
-            let smallest = z.iter().fold(f64::INFINITY, |m, z| m.min(z.abs()));
-            (same_side && smallest > OUTLIER_Z).then_some((smallest, k))
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for &(_, k) in scored.iter().take(n / 4) {
-        flags[k] = true;
+    let mut alive: Vec<usize> = (0..n).collect();
+    while alive.len() >= 5 && flags.iter().filter(|&&f| f).count() < n / 4 {
+        let au: Vec<f64> = alive.iter().map(|&k| u[k]).collect();
+        let av: Vec<f64> = alive.iter().map(|&k| v[k]).collect();
+        let d = differences(&au, &av, 2);
+        let worst = (0..alive.len())
+            .filter_map(|k| {
+                // The noise without the differences `k` takes part in.
+                let others: Vec<f64> = d
+                    .iter()
+                    .enumerate()
+                    .filter(|&(s, _)| s + 2 < k || s > k)
+                    .map(|(_, &z)| z)
+                    .collect();
+                let sigma = robust_sigma(others);
+                outlier_score(&au, &av, k, sigma).map(|z| (z, k))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let Some((_, k)) = worst else {
+            break;
+        };
+        flags[alive[k]] = true;
+        alive.remove(k);
     }
     flags
+}
+
+/// `Some(score)` when anchor `k` is an outlier by the rule above; the
+/// score (for picking the worst first) is the miss of the line through
+/// its nearest neighbours, the most precise check, or for an end anchor
+/// its smallest miss.
+fn outlier_score(u: &[f64], v: &[f64], k: usize, sigma: f64) -> Option<f64> {
+    let n = u.len();
+    let middle = (k >= 1 && k + 1 < n).then(|| side_z(u, v, k, k - 1, k + 1, sigma));
+    let checks = [
+        (k >= 2).then(|| side_z(u, v, k, k - 2, k - 1, sigma)),
+        middle,
+        (k + 2 < n).then(|| side_z(u, v, k, k + 2, k + 1, sigma)),
+        // An end anchor: also the line that avoids its neighbour.
+        (k == 0).then(|| side_z(u, v, k, 3, 2, sigma)),
+        (k == n - 1).then(|| side_z(u, v, k, n - 4, n - 3, sigma)),
+    ];
+    let z: Vec<f64> = checks.into_iter().flatten().collect();
+    let same_side = z.iter().all(|x| x.signum() == z[0].signum());
+    let smallest = z.iter().fold(f64::INFINITY, |m, z| m.min(z.abs()));
+    (same_side && smallest > OUTLIER_Z).then(|| middle.map_or(smallest, f64::abs))
 }
 
 /// `v_k` minus the line through anchors `a` (farther) and `b` (nearer),
@@ -129,16 +171,16 @@ mod tests {
         let u: Vec<f64> = (0..10).map(|k| k as f64 * 4.0).collect();
         let mut v: Vec<f64> = u.iter().map(|u| 1e3 * u).collect();
         v[6] += 1e6;
-        let f = outliers(&u, &v, 100.0);
+        let f = outliers(&u, &v);
         assert_eq!(f.iter().filter(|&&f| f).count(), 1);
         assert!(f[6]);
         let kink: Vec<f64> = u
             .iter()
             .map(|&u| if u < 16.0 { 0.0 } else { 5e4 * (u - 16.0) })
             .collect();
-        assert!(outliers(&u, &kink, 1.0).iter().all(|&f| !f));
+        assert!(outliers(&u, &kink).iter().all(|&f| !f));
         v[0] -= 1e6;
-        let f = outliers(&u, &v, 100.0);
+        let f = outliers(&u, &v);
         assert!(f[0] && f[6]);
     }
 }

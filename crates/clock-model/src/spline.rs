@@ -89,21 +89,24 @@ pub(crate) fn node_variances(samples: &[Sample], nodes: &[usize]) -> Option<Vec<
 
 /// Greedy node choice: start from the straight line through the whole
 /// range; if its residuals follow a trend (Durbin–Watson below
-/// [`SMOOTH_RESIDUALS`], from [`MIN_KNOT_SAMPLES`] samples on) keep adding the sample node that lowers the weighted residual
+/// [`SMOOTH_RESIDUALS`]) or are far larger than the noise `sigma`
+/// ([`EXCESS_RESIDUALS`]), from [`MIN_KNOT_SAMPLES`] samples on, keep adding the sample node that lowers the weighted residual
 /// sum the most (by more than `min_drop`), scoring each step by
 /// generalised cross-validation `RSS / (1 − p/n)²` (`p` nodes, `n` weighted
 /// samples). The path goes on [`PATIENCE`] steps past the best score, so a
 /// curve that needs several knots before any helps is still found; the
 /// best-scoring step is returned. Any sample may become a node.
-pub(crate) fn choose_nodes(samples: &[Sample], min_drop: f64) -> Option<Curve> {
+pub(crate) fn choose_nodes(samples: &[Sample], min_drop: f64, sigma: f64) -> Option<Curve> {
     let n = samples.len();
     let used = samples.iter().filter(|s| s.w > 0.0).count();
     let mut best = fit(samples, &[0, n - 1])?;
     let mut current = best.clone();
     let mut since_best = 0;
-    if used < MIN_KNOT_SAMPLES || durbin_watson(samples, &best) >= SMOOTH_RESIDUALS {
+    let trend = durbin_watson(samples, &best) < SMOOTH_RESIDUALS;
+    let excess = best.rss > EXCESS_RESIDUALS * (used.saturating_sub(2) as f64) * sigma * sigma;
+    if used < MIN_KNOT_SAMPLES || !(trend || excess) {
         // Too few samples, or the line's residuals look like independent
-        // noise: no knot can be justified.
+        // noise of the size the anchors show: no knot can be justified.
         return Some(best);
     }
     while since_best < PATIENCE {
@@ -139,10 +142,13 @@ const PATIENCE: usize = 3;
 /// Fewest weighted samples for which knots are considered at all.
 pub(crate) const MIN_KNOT_SAMPLES: usize = 6;
 
-/// Knots are only sought when the straight line's residuals have a
+/// Knots are sought when the straight line's residuals have a
 /// Durbin–Watson statistic below this: neighbouring residuals alike (a
 /// trend the line misses) rather than independent noise (about 2).
 const SMOOTH_RESIDUALS: f64 = 1.2;
+
+/// ... or when their mean square exceeds this many times the noise σ².
+const EXCESS_RESIDUALS: f64 = 9.0;
 
 /// `Σ (r_k − r_{k−1})² / Σ r_k²` over the weighted samples' residuals: near
 /// 2 for independent noise, near 0 when the residuals follow a trend.
@@ -261,12 +267,15 @@ mod tests {
         let v: Vec<f64> = (0..9)
             .map(|k| if k < 4 { 0.0 } else { 10.0 * (k - 4) as f64 })
             .collect();
-        let c = choose_nodes(&samples(&v), 1.0).unwrap();
+        let c = choose_nodes(&samples(&v), 1.0, 1e-3).unwrap();
         assert_eq!(c.nodes, vec![0, 4, 8]);
         let flat = samples(&[1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0]);
-        assert_eq!(choose_nodes(&flat, 0.0).unwrap().nodes, vec![0, 7]);
+        assert_eq!(choose_nodes(&flat, 0.0, 1.0).unwrap().nodes, vec![0, 7]);
         // A drop below `min_drop` is not taken.
-        assert_eq!(choose_nodes(&samples(&v), 1e6).unwrap().nodes, vec![0, 8]);
+        assert_eq!(
+            choose_nodes(&samples(&v), 1e6, 1e-3).unwrap().nodes,
+            vec![0, 8]
+        );
     }
 
     #[test]
