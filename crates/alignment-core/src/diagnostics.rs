@@ -156,7 +156,8 @@ pub struct SnapshotReport {
 /// The offset model a node got, why, and the correction's uncertainty.
 #[derive(Debug, Clone, Serialize)]
 pub struct OffsetModelReport {
-    /// The model used: `fit`, `drift`, `interpolate` (never `auto`).
+    /// The model used: `fit`, `drift`, `interpolate`, or `identity` for the
+    /// reference node (never `auto`).
     pub model: String,
     /// Why: `reference`, `forced`, `plentiful`, `few_anchors`, `long_gap`,
     /// `few_rounds`.
@@ -183,7 +184,10 @@ impl From<&clock_model::ModelChoice> for OffsetModelReport {
     fn from(c: &clock_model::ModelChoice) -> Self {
         let u = c.uncertainty.as_ref();
         OffsetModelReport {
-            model: snake_case(&format!("{:?}", c.model)),
+            model: match c.reason {
+                clock_model::ModelReason::Reference => "identity".to_string(),
+                _ => snake_case(&format!("{:?}", c.model)),
+            },
             reason: snake_case(&format!("{:?}", c.reason)),
             anchors: c.anchors,
             rounds_spanned: c.rounds_spanned,

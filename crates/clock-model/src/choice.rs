@@ -48,7 +48,8 @@ pub struct Uncertainty {
 /// The offset model used for one node and the evidence behind it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ModelChoice {
-    /// The model used (never `Auto`).
+    /// The model used (never `Auto`); for the reference node, whose map is
+    /// the identity, the model asked for.
     pub model: crate::OffsetModel,
     /// Why.
     pub reason: ModelReason,
