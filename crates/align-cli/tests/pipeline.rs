@@ -66,7 +66,7 @@ fn demo_json_parses_with_integer_times() {
     assert!(node["anchors_used"][0]["host_ns"].is_i64(), "{node}");
     assert!(node["correction"]["min_ns"].is_i64(), "{node}");
     assert_eq!(node["anchors_used"][0]["source"], "own_window");
-    assert_eq!(node["policies"]["offset_model"], "interpolate");
+    assert_eq!(node["policies"]["offset_model"], "auto");
     assert_eq!(json["score"]["collective_violations"], 0);
 }
 

@@ -2,7 +2,7 @@
 //! file: `P_i : Tracer → Host` and `O_i : Host → Global`.
 
 use clock_model::{
-    Global, GlobalTime, Host, HostTime, Mapped, OffsetAnchors, OffsetMap, OffsetModel,
+    Global, GlobalTime, Host, HostTime, Mapped, ModelChoice, OffsetAnchors, OffsetMap, OffsetModel,
     PiecewiseLinear, SnapshotMap,
 };
 
@@ -33,6 +33,9 @@ pub struct NodeClocks {
     pub to_reference: Option<PiecewiseLinear<Global, Host>>,
     /// The anchors behind `O_i`, with the rows skipped and the warnings.
     pub anchors: Option<OffsetAnchors>,
+    /// The offset model `O_i` uses, why, and the correction's uncertainty;
+    /// `None` for a node passed through.
+    pub offset_choice: Option<ModelChoice>,
     /// True when the node had no usable offsets and is passed through unaligned.
     pub passed_through: bool,
     /// `S_w`: REALTIME at tracer start, epoch ns.
@@ -96,21 +99,31 @@ impl NodeClocks {
                 });
             }
         };
-        let (offset, passed_through) = match &anchors {
-            // The reference node's own clock is the global timeline.
-            Some(_) if node_id == options.reference_node => (OffsetMap::Identity, false),
-            Some(a) => (
-                OffsetMap::build(a, options.offset_model, options.offset_extrapolation).map_err(
-                    |source| AlignError::Clock {
-                        path: offsets.path.clone(),
-                        node: node_id,
-                        what: "offset map",
-                        source: Box::new(source),
-                    },
-                )?,
-                false,
-            ),
-            None => (OffsetMap::Identity, true),
+        let (offset, offset_choice, passed_through) = match &anchors {
+            Some(a) => {
+                // The reference node's own clock is the global timeline.
+                let reference = node_id == options.reference_node;
+                let own;
+                let a = if reference && !a.is_reference {
+                    own = OffsetAnchors {
+                        is_reference: true,
+                        ..a.clone()
+                    };
+                    &own
+                } else {
+                    a
+                };
+                let estimate =
+                    OffsetMap::estimate(a, options.offset_model, options.offset_extrapolation)
+                        .map_err(|source| AlignError::Clock {
+                            path: offsets.path.clone(),
+                            node: node_id,
+                            what: "offset map",
+                            source: Box::new(source),
+                        })?;
+                (estimate.map, Some(estimate.choice), false)
+            }
+            None => (OffsetMap::Identity, None, true),
         };
         let to_reference =
             if options.reference_node == OFFSETS_BASE_NODE || node_id == options.reference_node {
@@ -142,6 +155,7 @@ impl NodeClocks {
             offset,
             to_reference,
             anchors,
+            offset_choice,
             passed_through,
             start_walltime_ns,
             start_gpu_ns,

@@ -8,7 +8,7 @@ use clock_model::{AnchorSource, OffsetWarning, SkipReason};
 use serde::Serialize;
 
 use crate::line::{LineClock, OFF_AFTER, OFF_BEFORE, SNAP_AFTER, SNAP_BEFORE};
-use crate::options::AlignOptions;
+use crate::options::{AlignOptions, snake_case};
 
 /// Counts over a set of events (one line, or a whole node).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -154,6 +154,54 @@ pub struct SnapshotReport {
     pub sys_range_ns: Option<(u64, u64)>,
 }
 
+/// The offset model a node got, why, and the correction's uncertainty.
+#[derive(Debug, Clone, Serialize)]
+pub struct OffsetModelReport {
+    /// The model used: `fit`, `drift`, `interpolate`, or `identity` for the
+    /// reference node (never `auto`).
+    pub model: String,
+    /// Why: `reference`, `forced`, `plentiful`, `few_anchors`, `long_gap`,
+    /// `few_rounds`.
+    pub reason: String,
+    /// Anchors used.
+    pub anchors: usize,
+    /// Rounds from the first anchor's to the last's.
+    pub rounds_spanned: u64,
+    /// Most consecutive rounds without an anchor between two anchors.
+    pub longest_gap_rounds: u64,
+    /// Inner knots of the fit.
+    pub knots: usize,
+    /// Anchors left out of the fit as isolated outliers.
+    pub outliers: usize,
+    /// One standard error of the correction inside the anchored range, ns.
+    pub error_ns: Option<u64>,
+    /// The anchors' noise σ, ns.
+    pub noise_ns: Option<u64>,
+    /// RMS residual of the fit, ns.
+    pub residual_rms_ns: Option<u64>,
+}
+
+impl From<&clock_model::ModelChoice> for OffsetModelReport {
+    fn from(c: &clock_model::ModelChoice) -> Self {
+        let u = c.uncertainty.as_ref();
+        OffsetModelReport {
+            model: match c.reason {
+                clock_model::ModelReason::Reference => "identity".to_string(),
+                _ => snake_case(&format!("{:?}", c.model)),
+            },
+            reason: snake_case(&format!("{:?}", c.reason)),
+            anchors: c.anchors,
+            rounds_spanned: c.rounds_spanned,
+            longest_gap_rounds: c.longest_gap_rounds,
+            knots: c.knots,
+            outliers: c.outliers,
+            error_ns: u.map(|u| u.error_ns),
+            noise_ns: u.and_then(|u| u.noise_ns),
+            residual_rms_ns: u.and_then(|u| u.residual_rms_ns),
+        }
+    }
+}
+
 /// Everything the alignment of one node did.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeDiagnostics {
@@ -179,6 +227,9 @@ pub struct NodeDiagnostics {
     pub anchors_skipped: Vec<SkippedReport>,
     /// Warnings about the offsets (unconverged rounds, jumps).
     pub warnings: Vec<OffsetWarning>,
+    /// The offset model chosen, why, and the correction's uncertainty
+    /// (`None` when passed through).
+    pub offset_model: Option<OffsetModelReport>,
     /// Events corrected.
     pub events_corrected: u64,
     /// Events clamped by the monotonicity guard.
@@ -247,6 +298,19 @@ impl NodeDiagnostics {
             self.anchors_used.len(),
             self.anchors_skipped.len()
         ));
+        if let Some(m) = &self.offset_model {
+            s.push_str(&format!(
+                "\n  offset model {} ({}): {} anchors over {} rounds, longest gap {} rounds, {} knots, {} outliers, error ± {}",
+                m.model,
+                m.reason.replace('_', " "),
+                m.anchors,
+                m.rounds_spanned,
+                m.longest_gap_rounds,
+                m.knots,
+                m.outliers,
+                m.error_ns.map_or("unknown".to_string(), |e| format!("{e} ns"))
+            ));
+        }
         for w in &self.warnings {
             s.push_str(&format!("\n  warning: {w:?}"));
         }

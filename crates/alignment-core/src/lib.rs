@@ -79,7 +79,7 @@ mod snapshots;
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{
     AnchorReport, CorrectionRange, Extrapolations, LineCounts, LineReport, NodeDiagnostics,
-    SkippedReport, SnapshotReport,
+    OffsetModelReport, SkippedReport, SnapshotReport,
 };
 pub use error::{AlignError, Result, TracerInput};
 pub use line::LineClock;

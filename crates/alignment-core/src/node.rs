@@ -567,6 +567,7 @@ fn initial_diagnostics(
         anchors_used,
         anchors_skipped,
         warnings,
+        offset_model: clocks.offset_choice.as_ref().map(Into::into),
         events_corrected: 0,
         events_clamped: 0,
         extrapolated: Default::default(),

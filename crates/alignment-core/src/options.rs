@@ -45,6 +45,18 @@ impl TracerLines {
     }
 }
 
+/// `CamelCase` → `snake_case`.
+pub(crate) fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
 /// `*`-only glob matching.
 fn glob_match(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
@@ -74,7 +86,8 @@ pub struct AlignOptions {
     pub snapshot_extrapolation: Extrapolation,
     /// Outside the offset anchors: extrapolate the end segment or hold the end offset.
     pub offset_extrapolation: Extrapolation,
-    /// Interpolate between offset anchors, or use each row's drift.
+    /// How offsets are modelled: chosen per node from the anchors (`auto`,
+    /// default), a least-squares fit, interpolation, or each row's drift.
     pub offset_model: OffsetModel,
     /// Which host lines are on the tracer clock.
     pub tracer_lines: TracerLines,
@@ -94,7 +107,7 @@ impl Default for AlignOptions {
             reference_node: 0,
             snapshot_extrapolation: Extrapolation::Extrapolate,
             offset_extrapolation: Extrapolation::Extrapolate,
-            offset_model: OffsetModel::Interpolate,
+            offset_model: OffsetModel::Auto,
             tracer_lines: TracerLines::Auto,
             device_timeline: DeviceTimeline::Global,
             pass_through_without_offsets: false,

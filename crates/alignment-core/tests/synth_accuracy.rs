@@ -201,3 +201,54 @@ fn another_reference_node_puts_everything_on_its_clock() {
         "worst error {worst} ps against node 2's clock"
     );
 }
+
+#[test]
+fn the_offset_model_is_chosen_per_node_and_reported() {
+    // Node 1 is reached in round 0 only: one anchor, so `auto` takes its
+    // drift; the others have an anchor every round and are fitted.
+    let config = SynthConfig {
+        unreachable: (1..8).map(|round| RoundNode { round, node: 1 }).collect(),
+        ..small()
+    };
+    let (report, diagnostics) = align_run_with_diagnostics(&config, &AlignOptions::default());
+    assert_p99_within(&report, 1000.0);
+    let model = |n: usize| diagnostics[n].offset_model.as_ref().unwrap();
+    assert_eq!(
+        (model(0).model.as_str(), model(0).reason.as_str()),
+        ("identity", "reference")
+    );
+    assert_eq!(model(0).error_ns, Some(0));
+    assert_eq!(
+        (model(1).model.as_str(), model(1).reason.as_str()),
+        ("drift", "few_anchors")
+    );
+    assert_eq!(model(1).anchors, 1);
+    assert_eq!(
+        model(1).error_ns,
+        None,
+        "one anchor: nothing to estimate from"
+    );
+    for n in [2, 3] {
+        let m = model(n);
+        assert_eq!((m.model.as_str(), m.reason.as_str()), ("fit", "plentiful"));
+        assert!(m.anchors >= 4, "{m:?}");
+        // σ = 100 ns per round: the fitted line is known to about σ.
+        let error = m.error_ns.unwrap();
+        assert!((10..=300).contains(&error), "{m:?}");
+    }
+    assert!(
+        diagnostics[1]
+            .summary()
+            .contains("offset model drift (few anchors)")
+    );
+    let forced = AlignOptions {
+        offset_model: alignment_core::OffsetModel::Interpolate,
+        ..Default::default()
+    };
+    let (_, diagnostics) = align_run_with_diagnostics(&config, &forced);
+    let m = diagnostics[2].offset_model.as_ref().unwrap();
+    assert_eq!(
+        (m.model.as_str(), m.reason.as_str()),
+        ("interpolate", "forced")
+    );
+}

@@ -153,4 +153,32 @@ pub enum ClockError {
         /// What is wrong.
         reason: String,
     },
+    /// The offset fit cannot represent the anchors in `f64` deltas.
+    #[error(
+        "node {node}, round {round_id}: {quantity} exceeds 2^53 ps, beyond what the offset fit handles"
+    )]
+    FitRange {
+        /// The node.
+        node: u32,
+        /// The anchor's round.
+        round_id: u64,
+        /// What is too large.
+        quantity: &'static str,
+    },
+    /// The offset fit's normal equations are singular (anchors that do not
+    /// determine the curve).
+    #[error("node {node}: the offset fit is singular")]
+    FitSingular {
+        /// The node.
+        node: u32,
+    },
+    /// The fitted offsets change faster than the host clock advances, so
+    /// global time would go backwards.
+    #[error("node {node}: the fitted offset map goes backwards before host time {host_ps} ps")]
+    FitNotMonotone {
+        /// The node.
+        node: u32,
+        /// The fitted point whose global time is below the previous one's.
+        host_ps: i128,
+    },
 }

@@ -15,8 +15,12 @@
 //!   amortised O(1), binary search answers the rest, identically.
 //! - [`SnapshotMap`] is `P_i : Tracer → Host` with its inverse (the
 //!   re-bisect on the host side); [`OffsetMap`] is `O_i : Host → Global`
-//!   under an [`OffsetModel`] (interpolating, or the [`DriftMap`]);
-//!   [`Compose`] chains two maps (`O_i ∘ P_i`).
+//!   under an [`OffsetModel`]: the least-squares [`OffsetFit`] (knots where
+//!   the residuals demand them), interpolation, or the [`DriftMap`], or
+//!   `Auto`, which picks per node from the anchors; [`OffsetMap::estimate`]
+//!   also returns the [`ModelChoice`] — model, [`ModelReason`] and
+//!   [`Uncertainty`] in integer ns. [`Compose`] chains two maps
+//!   (`O_i ∘ P_i`).
 //! - [`OffsetAnchors::from_rows`] turns parsed [`OffsetRow`]s into anchors by
 //!   the window rules, reporting [`SkippedRow`]s and [`OffsetWarning`]s.
 //! - [`ClockMap`] / [`MapCursor`] are the traits every map and cursor
@@ -59,6 +63,10 @@
 //! assert_eq!(g.second_outside, None);
 //! // Before the first offset anchor (host 4.2 s) the map extrapolates.
 //! assert_eq!(o.map(HostTime::from_ns(1_000)).outside, Some(Side::Before));
+//! // Two anchors are too few to fit: `Auto` takes each row's drift.
+//! let auto = OffsetMap::estimate(&anchors, OffsetModel::Auto, Extrapolation::Extrapolate)?;
+//! assert_eq!(auto.choice.model, OffsetModel::Drift);
+//! assert_eq!(auto.choice.reason, clock_model::ModelReason::FewAnchors);
 //! // Back to the tracer axis through the inverse snapshot map.
 //! assert_eq!(p.to_tracer(g.via).time, r);
 //! # Ok::<(), clock_model::ClockError>(())
@@ -66,27 +74,33 @@
 #![deny(missing_docs)]
 
 mod anchors;
+mod choice;
 mod compose;
 mod cursor;
 mod drift;
 mod error;
+mod fit;
 mod map;
 mod mapped;
+mod noise;
 mod offset_map;
 mod offset_rows;
 mod search;
 mod segment;
 mod snapshot;
+mod spline;
 mod time;
 mod wide;
 
+pub use choice::{MAX_FIT_GAP_ROUNDS, MIN_FIT_ANCHORS, ModelChoice, ModelReason, Uncertainty};
 pub use compose::{Compose, ComposeCursor, Composed};
 pub use cursor::Cursor;
 pub use drift::{DriftCursor, DriftMap};
 pub use error::ClockError;
+pub use fit::OffsetFit;
 pub use map::PiecewiseLinear;
 pub use mapped::{ClockMap, Extrapolation, MapCursor, Mapped, Side};
-pub use offset_map::{OffsetCursor, OffsetMap, OffsetModel};
+pub use offset_map::{OffsetCursor, OffsetEstimate, OffsetMap, OffsetModel};
 pub use offset_rows::{
     AnchorSource, OffsetAnchor, OffsetAnchors, OffsetRow, OffsetWarning, RowWindow, SkipReason,
     SkippedRow,

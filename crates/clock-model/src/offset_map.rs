@@ -1,12 +1,15 @@
-//! The offset map `O_i : Host → Global` under either offset model.
+//! The offset map `O_i : Host → Global` under each offset model, and the
+//! per-node choice of model.
 
+use crate::choice::{self, Coverage, ModelChoice, ModelReason, Uncertainty, ceil_ns};
 use crate::cursor::Cursor;
 use crate::drift::{DriftCursor, DriftMap};
 use crate::error::ClockError;
+use crate::fit::OffsetFit;
 use crate::map::PiecewiseLinear;
 use crate::mapped::{ClockMap, Extrapolation, MapCursor, Mapped};
 use crate::offset_rows::OffsetAnchors;
-use crate::time::{Global, GlobalTime, Host, HostTime};
+use crate::time::{DurationPs, Global, GlobalTime, Host, HostTime};
 
 /// How offsets are modelled between and beyond anchors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -16,12 +19,28 @@ use crate::time::{Global, GlobalTime, Host, HostTime};
     serde(rename_all = "snake_case")
 )]
 pub enum OffsetModel {
-    /// Piecewise-linear through the anchors (alignment.md). Default.
+    /// Chosen per node from the evidence: [`OffsetModel::Fit`] when anchors
+    /// are plentiful, [`OffsetModel::Drift`] when they are sparse (see
+    /// [`ModelReason`]). Default.
     #[default]
+    Auto,
+    /// Least-squares piecewise-linear fit, knots where the residuals
+    /// demand them ([`OffsetFit`]).
+    Fit,
+    /// Piecewise-linear through the anchors (alignment.md).
     Interpolate,
     /// Each anchor's `drift_ppm` line, blended linearly between neighbours
     /// ([`DriftMap`]).
     Drift,
+}
+
+/// A node's offset map with the model choice and uncertainty behind it.
+#[derive(Debug, Clone)]
+pub struct OffsetEstimate {
+    /// `O_i`.
+    pub map: OffsetMap,
+    /// Which model, why, and how uncertain.
+    pub choice: ModelChoice,
 }
 
 /// `O_i : Host → Global` for one node.
@@ -33,36 +52,94 @@ pub enum OffsetMap {
     Interpolate(PiecewiseLinear<Host, Global>),
     /// [`OffsetModel::Drift`].
     Drift(DriftMap),
+    /// [`OffsetModel::Fit`]: through the fitted ends and knots.
+    Fit(PiecewiseLinear<Host, Global>),
 }
 
 impl OffsetMap {
     /// Builds the map for `anchors.node_id` (the identity for the reference
-    /// node). With `Hold`, both models continue with the end offset.
+    /// node). With `Hold`, every model continues with the end offset.
     pub fn build(
         anchors: &OffsetAnchors,
         model: OffsetModel,
         extrapolation: Extrapolation,
     ) -> Result<Self, ClockError> {
+        Ok(Self::estimate(anchors, model, extrapolation)?.map)
+    }
+
+    /// Builds the map like [`OffsetMap::build`] and says which model was
+    /// used, why, and how uncertain the correction is. `Auto` picks the
+    /// model from the anchors' coverage (see [`ModelReason`]).
+    pub fn estimate(
+        anchors: &OffsetAnchors,
+        model: OffsetModel,
+        extrapolation: Extrapolation,
+    ) -> Result<OffsetEstimate, ClockError> {
+        let coverage = Coverage::of(&anchors.anchors);
+        let mut choice = ModelChoice {
+            model,
+            reason: ModelReason::Forced,
+            anchors: coverage.anchors,
+            rounds_spanned: coverage.rounds_spanned,
+            longest_gap_rounds: coverage.longest_gap_rounds,
+            knots: 0,
+            outliers: 0,
+            uncertainty: None,
+        };
         if anchors.is_reference {
-            return Ok(OffsetMap::Identity);
+            choice.reason = ModelReason::Reference;
+            choice.uncertainty = Some(Uncertainty {
+                error_ns: 0,
+                noise_ns: None,
+                residual_rms_ns: None,
+            });
+            return Ok(OffsetEstimate {
+                map: OffsetMap::Identity,
+                choice,
+            });
         }
         if anchors.anchors.is_empty() {
             return Err(ClockError::NoOffsetAnchors {
                 node: anchors.node_id,
             });
         }
-        match model {
+        if model == OffsetModel::Auto {
+            (choice.model, choice.reason) = match coverage.sparse_reason() {
+                Some(reason) => (OffsetModel::Drift, reason),
+                None => (OffsetModel::Fit, ModelReason::Plentiful),
+            };
+        }
+        let kept = anchors.checked()?;
+        let noise = || choice::anchor_noise(anchors, &kept);
+        let map = match choice.model {
+            OffsetModel::Fit | OffsetModel::Auto => {
+                let fit = OffsetFit::new(anchors)?;
+                choice.knots = fit.knots().len();
+                choice.outliers = fit.outliers().len();
+                choice.uncertainty = fit.error().map(|e| Uncertainty {
+                    error_ns: ceil_ns(e),
+                    noise_ns: fit.noise().map(ceil_ns),
+                    residual_rms_ns: fit.residual_rms().map(ceil_ns),
+                });
+                OffsetMap::Fit(fit.map(extrapolation)?)
+            }
             OffsetModel::Interpolate => {
                 let points = anchors.points();
-                let kept: Vec<(i128, i128)> =
-                    anchors.checked()?.iter().map(|&k| points[k]).collect();
-                Ok(OffsetMap::Interpolate(PiecewiseLinear::from_points(
-                    &kept,
-                    extrapolation,
-                )?))
+                let kept: Vec<(i128, i128)> = kept.iter().map(|&k| points[k]).collect();
+                choice.uncertainty = noise().map(|n| through_anchors(n, None));
+                OffsetMap::Interpolate(PiecewiseLinear::from_points(&kept, extrapolation)?)
             }
-            OffsetModel::Drift => Ok(OffsetMap::Drift(DriftMap::new(anchors, extrapolation)?)),
-        }
+            OffsetModel::Drift => {
+                let mismatch = choice::drift_mismatch(anchors, &kept);
+                choice.uncertainty = match (noise(), mismatch) {
+                    (Some(n), m) => Some(through_anchors(n, m)),
+                    (None, Some(m)) => Some(through_anchors(0.0, Some(m))),
+                    (None, None) => None,
+                };
+                OffsetMap::Drift(DriftMap::new(anchors, extrapolation)?)
+            }
+        };
+        Ok(OffsetEstimate { map, choice })
     }
 
     /// Evaluates by binary search.
@@ -75,6 +152,7 @@ impl OffsetMap {
             },
             OffsetMap::Interpolate(m) => m.map(h),
             OffsetMap::Drift(m) => m.map(h),
+            OffsetMap::Fit(m) => m.map(h),
         }
     }
 
@@ -85,6 +163,7 @@ impl OffsetMap {
             OffsetMap::Identity => OffsetCursor::Identity,
             OffsetMap::Interpolate(m) => OffsetCursor::Interpolate(m.cursor()),
             OffsetMap::Drift(m) => OffsetCursor::Drift(m.cursor()),
+            OffsetMap::Fit(m) => OffsetCursor::Fit(m.cursor()),
         }
     }
 }
@@ -99,6 +178,8 @@ pub enum OffsetCursor<'a> {
     Interpolate(Cursor<'a, Host, Global>),
     /// Over [`OffsetMap::Drift`].
     Drift(DriftCursor<'a>),
+    /// Over [`OffsetMap::Fit`].
+    Fit(Cursor<'a, Host, Global>),
 }
 
 impl OffsetCursor<'_> {
@@ -112,6 +193,7 @@ impl OffsetCursor<'_> {
             },
             OffsetCursor::Interpolate(c) => c.map(h),
             OffsetCursor::Drift(c) => c.map(h),
+            OffsetCursor::Fit(c) => c.map(h),
         }
     }
 }
@@ -134,5 +216,16 @@ impl ClockMap<Host, Global> for OffsetMap {
     #[inline]
     fn cursor(&self) -> OffsetCursor<'_> {
         OffsetMap::cursor(self)
+    }
+}
+
+/// The uncertainty of a map through the anchors themselves: the anchors'
+/// noise, or the drift lines' mismatch if larger.
+fn through_anchors(noise_ps: f64, mismatch_ps: Option<f64>) -> Uncertainty {
+    let ns = |ps: f64| ceil_ns(DurationPs::from_ps(ps.ceil() as i128));
+    Uncertainty {
+        error_ns: ns(noise_ps.max(mismatch_ps.unwrap_or(0.0))),
+        noise_ns: (noise_ps > 0.0).then(|| ns(noise_ps)),
+        residual_rms_ns: None,
     }
 }

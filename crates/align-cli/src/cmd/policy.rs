@@ -24,6 +24,10 @@ impl From<ExtrapolationArg> for Extrapolation {
 /// Between offset anchors.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum OffsetModelArg {
+    /// Per node from the anchors: fit when plentiful, drift when sparse.
+    Auto,
+    /// Least-squares piecewise-linear fit, knots where the residuals demand.
+    Fit,
     /// Piecewise-linear through the anchors.
     Interpolate,
     /// Each row's drift_ppm around its window midpoint.
@@ -52,7 +56,7 @@ pub struct PolicyArgs {
     #[arg(long, value_enum, default_value = "extrapolate")]
     pub offset_extrapolation: ExtrapolationArg,
     /// How offsets are modelled between anchors.
-    #[arg(long, value_enum, default_value = "interpolate")]
+    #[arg(long, value_enum, default_value = "auto")]
     pub offset_model: OffsetModelArg,
     /// Host lines on the tracer clock, by name pattern (`*` wildcard;
     /// repeatable). Default: detected by their line base S_w.
@@ -77,6 +81,8 @@ impl PolicyArgs {
             snapshot_extrapolation: self.snapshot_extrapolation.into(),
             offset_extrapolation: self.offset_extrapolation.into(),
             offset_model: match self.offset_model {
+                OffsetModelArg::Auto => OffsetModel::Auto,
+                OffsetModelArg::Fit => OffsetModel::Fit,
                 OffsetModelArg::Interpolate => OffsetModel::Interpolate,
                 OffsetModelArg::Drift => OffsetModel::Drift,
             },
