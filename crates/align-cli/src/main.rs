@@ -58,6 +58,8 @@ enum Command {
     Score(cmd::score::Args),
     /// Check collectives for happens-before violations (exit 1 above --max-violations).
     Validate(cmd::validate::Args),
+    /// Write traces as Perfetto protobuf (`*.pftrace`) or Chrome trace JSON (`*.json`, `*.json.gz`).
+    Export(cmd::export::Args),
 }
 
 impl Command {
@@ -71,6 +73,7 @@ impl Command {
             Command::Synth(args) => cmd::synth::run(args, global),
             Command::Score(args) => cmd::score::run(args, global),
             Command::Validate(args) => cmd::validate::run(args, global),
+            Command::Export(args) => cmd::export::run(args, global),
         }
     }
 }

@@ -3,6 +3,7 @@
 pub mod align;
 pub mod bench;
 pub mod demo;
+pub mod export;
 pub mod inspect;
 pub mod merge;
 pub mod policy;
