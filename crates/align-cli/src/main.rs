@@ -50,7 +50,7 @@ enum Command {
     Merge(cmd::merge::Args),
     /// Synthesise a 4-node run, align, merge, validate and score it: the whole job on a demo.
     Demo(cmd::demo::Args),
-    /// Measure read, align, merge and validate throughput and peak memory on a synthetic run.
+    /// Measure read, align, merge, validate and export throughput and peak memory on a synthetic run.
     Bench(cmd::bench::Args),
     /// Write a simulated multi-node run with ground truth (traces, snapshots, offsets, truth.bin).
     Synth(cmd::synth::Args),
