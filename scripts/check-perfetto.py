@@ -5,7 +5,7 @@ schema, as shipped in the `perfetto` PyPI package (`perfetto_trace_pb2`).
 Run by hand (not in CI):
 
     python3 -m venv /tmp/pf && /tmp/pf/bin/pip install perfetto protobuf
-    /tmp/pf/bin/python scripts/check-perfetto.py OUT.pftrace [crates/perfetto-export/proto/perfetto_trace.proto]
+    /tmp/pf/bin/python scripts/check-perfetto.py OUT.pftrace[.gz] [crates/perfetto-export/proto/perfetto_trace.proto]
 
 It reports:
   1. every field of our .proto whose number or type differs from Perfetto's
@@ -16,6 +16,7 @@ It reports:
 Exit status 1 when 1. or 2. found anything or begins and ends do not balance.
 """
 
+import gzip
 import re
 import sys
 from collections import Counter, defaultdict
@@ -94,8 +95,11 @@ def main():
     problems = check_schema(proto_path)
     print(f"schema: {len(our_fields(proto_path))} fields of our .proto checked, {problems} problem(s)")
 
+    data = open(trace_path, "rb").read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
     trace = pb.Trace()
-    trace.ParseFromString(open(trace_path, "rb").read())
+    trace.ParseFromString(data)
     found = Counter()
     depth = defaultdict(int)
     begins = ends = flows = 0

@@ -5,16 +5,27 @@ use std::io::Read;
 
 use xplane_proto::{PlaneIndex, StatValue, StatView};
 
-/// One stat of an event, its name and value resolved through the plane's
-/// stat metadata.
+/// One stat of an event. Names are looked up only when a writer needs them
+/// ([`stat_name`], [`ref_text`]): the Perfetto writer interns by id.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Arg<'a> {
-    /// The stat metadata id (plane-local; the key writers intern names by).
+    /// The stat metadata id (plane-local; its name is the stat's name).
     pub name_id: i64,
-    /// The stat's name (`#<id>` when the plane has no metadata for it).
-    pub name: Cow<'a, str>,
     /// The value.
     pub value: ArgValue<'a>,
+}
+
+/// The name of stat metadata `id` of a plane (`#<id>` when it has none).
+pub fn stat_name<'a>(index: &PlaneIndex<'a>, id: i64) -> Cow<'a, str> {
+    match index.stat_name(id) {
+        Some(n) => Cow::Borrowed(n),
+        None => Cow::Owned(format!("#{id}")),
+    }
+}
+
+/// The text of interned string `id` (a `ref_value`) of a plane.
+pub fn ref_text<'a>(index: &PlaneIndex<'a>, id: u64) -> Cow<'a, str> {
+    stat_name(index, id as i64)
 }
 
 /// A stat's value.
@@ -28,14 +39,9 @@ pub enum ArgValue<'a> {
     Double(f64),
     /// `str_value`, or a `compressed_str_value` decompressed.
     Str(Cow<'a, str>),
-    /// `ref_value`: an interned string of the plane (`id` is its stat
-    /// metadata id, the key writers intern it by).
-    Ref {
-        /// The stat metadata id holding the string.
-        id: u64,
-        /// The string (`#<id>` when the plane has no such metadata).
-        text: Cow<'a, str>,
-    },
+    /// `ref_value`: an interned string of the plane, the name of stat
+    /// metadata `id` ([`ref_text`]).
+    Ref(u64),
     /// `bytes_value`, written as lowercase hex.
     Bytes(&'a [u8]),
     /// A stat with no value.
@@ -48,15 +54,12 @@ pub(crate) struct BadCompressed {
     pub stat: String,
 }
 
-/// Resolve one stat.
+/// One stat as an argument (a compressed string is decompressed).
+#[inline]
 pub(crate) fn arg<'a>(
     stat: &StatView<'a>,
     index: &PlaneIndex<'a>,
 ) -> Result<Arg<'a>, BadCompressed> {
-    let name = match index.stat_name(stat.metadata_id) {
-        Some(n) => Cow::Borrowed(n),
-        None => Cow::Owned(format!("#{}", stat.metadata_id)),
-    };
     let value = match stat.value {
         None => ArgValue::Empty,
         Some(StatValue::Int64(v)) => ArgValue::Int(v),
@@ -64,26 +67,19 @@ pub(crate) fn arg<'a>(
         Some(StatValue::Double(v)) => ArgValue::Double(v),
         Some(StatValue::Str(s)) => ArgValue::Str(Cow::Borrowed(s)),
         Some(StatValue::Bytes(b)) => ArgValue::Bytes(b),
-        Some(StatValue::Ref(id)) => ArgValue::Ref {
-            id,
-            text: match index.stat_name(id as i64) {
-                Some(t) => Cow::Borrowed(t),
-                None => Cow::Owned(format!("#{id}")),
-            },
-        },
+        Some(StatValue::Ref(id)) => ArgValue::Ref(id),
         Some(StatValue::CompressedStr(gz)) => {
             let mut text = String::new();
             flate2::read::MultiGzDecoder::new(gz)
                 .read_to_string(&mut text)
                 .map_err(|_| BadCompressed {
-                    stat: name.to_string(),
+                    stat: stat_name(index, stat.metadata_id).into_owned(),
                 })?;
             ArgValue::Str(Cow::Owned(text))
         }
     };
     Ok(Arg {
         name_id: stat.metadata_id,
-        name,
         value,
     })
 }
@@ -109,10 +105,10 @@ impl ArgValue<'_> {
     }
 
     /// The value as text, for string stats (plain or interned).
-    pub fn as_str(&self) -> Option<&str> {
+    pub fn as_str<'s>(&'s self, index: &PlaneIndex<'s>) -> Option<Cow<'s, str>> {
         match self {
-            ArgValue::Str(s) => Some(s),
-            ArgValue::Ref { text, .. } => Some(text),
+            ArgValue::Str(s) => Some(Cow::Borrowed(s)),
+            ArgValue::Ref(id) => Some(ref_text(index, *id)),
             _ => None,
         }
     }

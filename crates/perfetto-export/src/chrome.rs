@@ -9,7 +9,7 @@
 
 use std::io::Write;
 
-use crate::args::{ArgValue, hex};
+use crate::args::{ArgValue, hex, ref_text, stat_name};
 use crate::error::{Error, Result};
 use crate::sink::{FlowStep, Process, Sink, SliceInfo, Track};
 
@@ -101,13 +101,13 @@ impl<W: Write> ChromeWriter<W> {
         self.out.write_all(b",\"dur\":")?;
         write_us(&mut self.out, s.end_ns - s.begin_ns)?;
         self.out.write_all(b",\"name\":")?;
-        string(&mut self.out, s.name)?;
+        string(&mut self.out, s.name())?;
         write!(self.out, ",\"cat\":\"{}\",\"args\":{{", self.category)?;
         for (k, a) in s.args.iter().enumerate() {
             if k > 0 {
                 self.out.write_all(b",")?;
             }
-            string(&mut self.out, &a.name)?;
+            string(&mut self.out, &stat_name(s.names, a.name_id))?;
             self.out.write_all(b":")?;
             match &a.value {
                 ArgValue::Int(v) => write!(self.out, "{v}")?,
@@ -115,7 +115,8 @@ impl<W: Write> ChromeWriter<W> {
                 ArgValue::Double(v) => {
                     serde_json::to_writer(&mut self.out, v).map_err(std::io::Error::from)?
                 }
-                ArgValue::Str(t) | ArgValue::Ref { text: t, .. } => string(&mut self.out, t)?,
+                ArgValue::Str(t) => string(&mut self.out, t)?,
+                ArgValue::Ref(id) => string(&mut self.out, &ref_text(s.names, *id))?,
                 ArgValue::Bytes(b) => string(&mut self.out, &hex(b))?,
                 ArgValue::Empty => self.out.write_all(b"null")?,
             }

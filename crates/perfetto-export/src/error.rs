@@ -96,8 +96,8 @@ pub enum Error {
     },
     /// The output file's name does not say which format to write.
     #[error(
-        "{path}: unknown output format; name it *.pftrace or *.perfetto-trace (Perfetto), \
-         *.json or *.json.gz (Chrome trace)"
+        "{path}: unknown output format; name it *.pftrace, *.perfetto-trace or either with .gz \
+         (Perfetto), *.json or *.json.gz (Chrome trace)"
     )]
     UnknownFormat {
         /// The output path.

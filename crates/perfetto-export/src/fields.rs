@@ -69,8 +69,6 @@ pub mod clock {
 
 /// `TrackEvent`.
 pub mod event {
-    /// `repeated uint64 category_iids = 3`.
-    pub const CATEGORY_IIDS: u32 = 3;
     /// `repeated DebugAnnotation debug_annotations = 4`.
     pub const DEBUG_ANNOTATIONS: u32 = 4;
     /// `Type type = 9`.

@@ -1,7 +1,9 @@
 //! Flow ids: kernel launch → kernel by `correlation_id`, and one flow per
 //! collective instance through its participants across nodes.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use collective_check::{Extraction, Options, Report, check, extract_bytes};
 
@@ -27,12 +29,50 @@ pub fn collective_flow_id(index: usize) -> u64 {
     mix(mix(0x636f_6c6c) ^ index as u64).max(1)
 }
 
+/// A fast hasher for `(node, begin_ps)` keys, looked up once per event
+/// (the keys are not chosen by an adversary).
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+
+    #[inline]
+    fn write_i128(&mut self, v: i128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        mix(self.0)
+    }
+}
+
+type ByKey = BuildHasherDefault<KeyHasher>;
+
 /// Where each participant of each collective instance (with at least two
 /// participants) begins: `(node, begin_ps)` → `(op, flow)`, looked up as the
 /// walk meets the events.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct CollectiveFlows {
-    at: HashMap<(i64, i128), Vec<(String, FlowRef)>>,
+    at: HashMap<(i64, i128), Vec<(String, FlowRef)>, ByKey>,
     /// Instances with a flow.
     pub instances: usize,
 }
@@ -56,7 +96,10 @@ impl CollectiveFlows {
 
     /// The flows of a validator report.
     pub fn from_report(report: &Report) -> Self {
-        let mut flows = CollectiveFlows::default();
+        let mut flows = CollectiveFlows {
+            at: HashMap::default(),
+            instances: 0,
+        };
         for inst in &report.instances {
             if inst.slots.len() < 2 {
                 continue;
@@ -88,17 +131,19 @@ impl CollectiveFlows {
     }
 
     /// The flows of the event of `node` beginning at `begin_ps` whose op
-    /// (`hlo_op`, else its name) is `op`: each is handed out once.
-    pub fn take(
+    /// (`hlo_op`, else its name) is one of `ops`: each is handed out once.
+    /// `ops` is called only when some participant begins there.
+    pub fn take<'s>(
         &mut self,
         node: i64,
         begin_ps: i128,
-        ops: [Option<&str>; 2],
+        ops: impl FnOnce() -> [Option<Cow<'s, str>>; 2],
         out: &mut Vec<FlowRef>,
     ) {
         let Some(list) = self.at.get_mut(&(node, begin_ps)) else {
             return;
         };
+        let ops = ops();
         list.retain(|(op, flow)| {
             let hit = ops.iter().flatten().any(|o| o == op);
             if hit {

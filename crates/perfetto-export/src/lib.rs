@@ -88,7 +88,7 @@ mod survey;
 mod walk;
 mod wire;
 
-pub use args::{Arg, ArgValue};
+pub use args::{Arg, ArgValue, ref_text, stat_name};
 pub use chrome::{ChromeWriter, write_us};
 pub use error::{Error, Result};
 pub use file::{Format, export_file, write_format};

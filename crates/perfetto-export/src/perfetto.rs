@@ -10,11 +10,14 @@
 //!   and snapshots clock 64 against REALTIME at the track's first time; each
 //!   later packet carries the ns since the previous one, and interns event
 //!   names, stat names and XLA's interned strings the first time the
-//!   sequence uses them.
+//!   sequence uses them. The track's category (`host`, `gpu`, `other`) is
+//!   interned once per sequence; events leave it out, to stay small.
 
 use std::io::Write;
 
-use crate::args::{ArgValue, hex};
+use xplane_proto::PlaneIndex;
+
+use crate::args::{ArgValue, hex, ref_text, stat_name};
 use crate::error::{Error, Result};
 use crate::fields::{annotation, clock, defaults, event, interned, packet, trace, track};
 use crate::intern::IdTable;
@@ -238,14 +241,14 @@ impl<W: Write> PerfettoWriter<W> {
     }
 
     #[inline]
-    fn annotation(&mut self, name_id: i64, name: &str, value: &ArgValue<'_>) {
+    fn annotation(&mut self, name_id: i64, value: &ArgValue<'_>, names: &PlaneIndex<'_>) {
         let (iid, new) = self.arg_names.get(name_id);
         if new {
             wire::interned(
                 &mut self.interned,
                 interned::DEBUG_ANNOTATION_NAMES,
                 iid,
-                name.as_bytes(),
+                stat_name(names, name_id).as_bytes(),
             );
         }
         let a = &mut self.scratch;
@@ -257,14 +260,14 @@ impl<W: Write> PerfettoWriter<W> {
             ArgValue::Double(v) => wire::double(a, annotation::DOUBLE_VALUE, *v),
             ArgValue::Str(s) => wire::bytes(a, annotation::STRING_VALUE, s.as_bytes()),
             ArgValue::Bytes(b) => wire::bytes(a, annotation::STRING_VALUE, hex(b).as_bytes()),
-            ArgValue::Ref { id, text } => {
+            ArgValue::Ref(id) => {
                 let (siid, new) = self.strings.get(*id as i64);
                 if new {
                     wire::interned(
                         &mut self.interned,
                         interned::DEBUG_ANNOTATION_STRING_VALUES,
                         siid,
-                        text.as_bytes(),
+                        ref_text(names, *id).as_bytes(),
                     );
                 }
                 wire::varint(a, annotation::STRING_VALUE_IID, siid);
@@ -303,14 +306,13 @@ impl<W: Write> Sink for PerfettoWriter<W> {
                 &mut self.interned,
                 interned::EVENT_NAMES,
                 iid,
-                s.name.as_bytes(),
+                s.name().as_bytes(),
             );
         }
         wire::varint(&mut self.event, event::TYPE, event::SLICE_BEGIN);
-        wire::varint(&mut self.event, event::CATEGORY_IIDS, CATEGORY_IID);
         wire::varint(&mut self.event, event::NAME_IID, iid);
         for a in s.args {
-            self.annotation(a.name_id, &a.name, &a.value);
+            self.annotation(a.name_id, &a.value, s.names);
         }
         for f in s.flows {
             wire::fixed64(&mut self.event, event::FLOW_IDS, f.id);

@@ -1,6 +1,8 @@
 //! What the walk over the input hands to a writer: processes, tracks, and
 //! the slices of each track in begin/end order.
 
+use xplane_proto::PlaneIndex;
+
 use crate::args::Arg;
 use crate::error::Result;
 
@@ -75,14 +77,21 @@ pub struct SliceInfo<'s, 'a> {
     pub begin_ns: i64,
     /// End, absolute ns.
     pub end_ns: i64,
-    /// Event metadata id (plane-local; the key writers intern names by).
+    /// Event metadata id (plane-local; its name is the event's name).
     pub name_id: i64,
-    /// The event's name.
-    pub name: &'a str,
+    /// The plane's names: event names, stat names, interned strings.
+    pub names: &'s PlaneIndex<'a>,
     /// Its stats.
     pub args: &'s [Arg<'a>],
     /// Flows through it.
     pub flows: &'s [FlowRef],
+}
+
+impl<'a> SliceInfo<'_, 'a> {
+    /// The event's name (empty when the plane has no metadata for it).
+    pub fn name(&self) -> &'a str {
+        self.names.event_name(self.name_id).unwrap_or("")
+    }
 }
 
 /// A writer of one output format. The walk calls [`Sink::process`] for every

@@ -1,6 +1,7 @@
 //! The walk over the inputs that feeds a [`Sink`]: nodes, tracks, slices in
 //! begin/end order, stats and flows.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -268,16 +269,15 @@ impl<'a> PlaneWalk<'_, 'a> {
                 let at = s.at as usize;
                 let bytes = &self.input.bytes[at..at + s.len as usize];
                 let event = EventView::parse(bytes, at).map_err(|e| self.wire(e))?;
-                let name = self.entry.index.event_name(event.metadata_id).unwrap_or("");
                 self.event_args(&event, &mut args)?;
                 flows.clear();
-                self.event_flows(&event, name, line_ns, &args, &mut flows);
+                self.event_flows(&event, line_ns, &args, &mut flows);
                 self.summary.slices += 1;
                 sink.begin(&SliceInfo {
                     begin_ns: s.begin_ns,
                     end_ns: s.end_ns,
                     name_id: event.metadata_id,
-                    name,
+                    names: &self.entry.index,
                     args: &args,
                     flows: &flows,
                 })
@@ -303,7 +303,6 @@ impl<'a> PlaneWalk<'_, 'a> {
     fn event_flows(
         &mut self,
         event: &EventView<'a>,
-        name: &str,
         line_ns: i128,
         args: &[Arg<'a>],
         flows: &mut Vec<FlowRef>,
@@ -325,9 +324,13 @@ impl<'a> PlaneWalk<'_, 'a> {
         }
         if !self.flows.is_empty() {
             let begin_ps = line_ns * 1000 + event.offset_ps() as i128;
-            let hlo_op = find(self.hlo_op).and_then(|a| a.value.as_str());
-            self.flows
-                .take(self.entry.node, begin_ps, [hlo_op, Some(name)], flows);
+            let index = &self.entry.index;
+            let ops = || {
+                let hlo_op = find(self.hlo_op).and_then(|a| a.value.as_str(index));
+                let name = index.event_name(event.metadata_id).map(Cow::Borrowed);
+                [hlo_op, name]
+            };
+            self.flows.take(self.entry.node, begin_ps, ops, flows);
         }
     }
 }

@@ -127,3 +127,29 @@ fn overlapping_events_go_to_extra_tracks_of_the_same_process() {
         (2, 1, 3)
     );
 }
+
+#[test]
+fn gzip_perfetto_output_is_the_trace_compressed() {
+    use std::io::Read;
+    let files = rank_files(&fixture_dir("n2_shardmap_psum_50steps"));
+    let inputs: Vec<perfetto_export::Input<'_>> = files
+        .iter()
+        .map(|(n, b)| perfetto_export::Input {
+            bytes: b,
+            path: Path::new("mem.xplane.pb"),
+            node: collective_check::NodeSource::Given(collective_check::NodeId(*n)),
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, gz) = (
+        dir.path().join("a.pftrace"),
+        dir.path().join("a.pftrace.gz"),
+    );
+    perfetto_export::export_file(&inputs, &plain).unwrap();
+    perfetto_export::export_file(&inputs, &gz).unwrap();
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap())
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, std::fs::read(&plain).unwrap());
+}

@@ -145,7 +145,8 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
                 match e.r#type() {
                     track_event::Type::SliceBegin => {
                         let (pid, track_name) = tracks[&track].clone();
-                        assert!(state.category.contains_key(&e.category_iids[0]));
+                        assert!(e.category_iids.is_empty(), "the category is the track's");
+                        assert_eq!(state.category.len(), 1, "one category per track");
                         let name = match e.name_field {
                             Some(track_event::NameField::NameIid(iid)) => state.names[&iid].clone(),
                             other => panic!("names are interned: {other:?}"),
