@@ -55,7 +55,7 @@ enum Command {
     /// Synthesise a 4-node run, align, merge, validate and score it: the whole job on a demo.
     #[cfg(feature = "synth")]
     Demo(cmd::demo::Args),
-    /// Measure read, align, merge and validate throughput and peak memory on a synthetic run.
+    /// Measure read, align, merge, validate and export throughput and peak memory on a synthetic run.
     #[cfg(feature = "synth")]
     Bench(cmd::bench::Args),
     /// Write a simulated multi-node run with ground truth (traces, snapshots, offsets, truth.bin).
@@ -66,6 +66,8 @@ enum Command {
     Score(cmd::score::Args),
     /// Check collectives for happens-before violations (exit 1 above --max-violations).
     Validate(cmd::validate::Args),
+    /// Write traces as Perfetto protobuf (`*.pftrace`) or Chrome trace JSON (`*.json`, `*.json.gz`).
+    Export(cmd::export::Args),
 }
 
 impl Command {
@@ -83,6 +85,7 @@ impl Command {
             #[cfg(feature = "synth")]
             Command::Score(args) => cmd::score::run(args, global),
             Command::Validate(args) => cmd::validate::run(args, global),
+            Command::Export(args) => cmd::export::run(args, global),
         }
     }
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use trace_align::{MergeSettings, RunFiles};
 use trace_synth::{SynthConfig, synthesize};
 
-/// Measure read, align, merge and validate on a synthetic run.
+/// Measure read, align, merge, validate and export on a synthetic run.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Approximate number of events over all nodes.
@@ -131,6 +131,17 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
                 file_bytes(std::slice::from_ref(&combined)),
             )
         }
+        "export" => {
+            let bytes = xplane_proto::FileBytes::open(&combined)?;
+            let input = perfetto_export::Input {
+                bytes: &bytes,
+                path: &combined,
+                node: collective_check::NodeSource::PlaneStat,
+            };
+            let out = dir.join("combined.pftrace");
+            let summary = perfetto_export::export_file(&[input], &out)?;
+            (summary.slices, file_bytes(std::slice::from_ref(&combined)))
+        }
         other => bail!("unknown stage '{other}'"),
     };
     Ok(Stage {
@@ -185,7 +196,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     // One XSpace cannot exceed 2 GiB: larger runs cannot be merged into one file.
     let mergeable = total <= xplane_proto::MAX_FILE_BYTES;
     let names: &[&str] = if mergeable {
-        &["read", "align", "merge", "validate"]
+        &["read", "align", "merge", "validate", "export"]
     } else {
         &["read", "align"]
     };
@@ -262,6 +273,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         rate / 1e6,
         100.0 * rate / floor,
         merge.peak_rss_mib * (1 << 20) as f64 / total as f64
+    );
+    let pftrace = std::fs::metadata(dir.join("combined.pftrace")).map_or(0, |m| m.len());
+    let merged = stages[3].bytes;
+    println!(
+        "export: {} bytes of Perfetto trace for {} bytes of merged XSpace ({:.0}%), {:.1} bytes per slice",
+        pftrace,
+        merged,
+        100.0 * pftrace as f64 / merged as f64,
+        pftrace as f64 / stages[4].events as f64
     );
     Ok(())
 }

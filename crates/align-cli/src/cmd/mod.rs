@@ -5,6 +5,7 @@ pub mod align;
 pub mod bench;
 #[cfg(feature = "synth")]
 pub mod demo;
+pub mod export;
 pub mod inspect;
 pub mod merge;
 pub mod policy;

@@ -1,0 +1,139 @@
+//! `align-cli export`: write traces as Perfetto protobuf or Chrome trace JSON.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use collective_check::{NodeId, NodeSource, node_id_from_path};
+use perfetto_export::{Format, Input, export_file};
+use xplane_proto::{FileBytes, NODE_ID_STAT, PlaneIndex, SpaceView};
+
+use crate::Global;
+
+/// Write one merged trace, or one trace per node, as a Perfetto trace
+/// (`*.pftrace`, `*.perfetto-trace`) or a Chrome trace (`*.json`, `*.json.gz`).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// One merged trace (node of each plane from its `node_id` stat), or one
+    /// trace per node (node id from `node<N>`/`rank<N>` in the name, else file order).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// The output; its name picks the format.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Node ids of the per-node traces, in order (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub node_ids: Vec<i64>,
+}
+
+pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    if Format::from_path(&args.output).is_none() {
+        bail!(perfetto_export::Error::UnknownFormat {
+            path: args.output.clone()
+        });
+    }
+    let files: Vec<FileBytes> = args
+        .traces
+        .iter()
+        .map(FileBytes::open)
+        .collect::<Result<_, _>>()?;
+    for f in &files {
+        f.checked_view()?;
+    }
+    let sources = node_sources(&args, &files, global)?;
+    let inputs: Vec<Input<'_>> = files
+        .iter()
+        .zip(sources)
+        .map(|(f, node)| Input {
+            bytes: f,
+            path: f.path(),
+            node,
+        })
+        .collect();
+    let started = Instant::now();
+    let summary = export_file(&inputs, &args.output)
+        .with_context(|| format!("exporting to {}", args.output.display()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    if !global.quiet {
+        let size = std::fs::metadata(&args.output)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        println!(
+            "{}: {} slices on {} tracks ({} extra for overlaps) of {} processes, {} collective flows, {} launch/kernel slices with a flow; {} bytes in {:.2} s",
+            args.output.display(),
+            summary.slices,
+            summary.tracks,
+            summary.extra_tracks,
+            summary.processes,
+            summary.collective_flows,
+            summary.correlated_slices,
+            size,
+            seconds
+        );
+        if summary.aggregated_skipped > 0 {
+            println!(
+                "note: {} aggregated events (num_occurrences, no time) are not on a timeline and were left out",
+                summary.aggregated_skipped
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Whose planes each input holds: a single trace with `node_id` plane stats
+/// is a merged one; otherwise each is a node's own (`--node-ids`, else the
+/// name, else file order).
+fn node_sources(
+    args: &Args,
+    files: &[FileBytes],
+    global: &Global,
+) -> anyhow::Result<Vec<NodeSource>> {
+    if !args.node_ids.is_empty() {
+        if args.node_ids.len() != files.len() {
+            bail!(
+                "--node-ids gives {} ids for {} traces",
+                args.node_ids.len(),
+                files.len()
+            );
+        }
+        return Ok(args
+            .node_ids
+            .iter()
+            .map(|&n| NodeSource::Given(NodeId(n)))
+            .collect());
+    }
+    if files.len() == 1 && is_merged(&files[0])? {
+        return Ok(vec![NodeSource::PlaneStat]);
+    }
+    let named: Option<Vec<NodeId>> = args.traces.iter().map(node_id_from_path).collect();
+    Ok(match named {
+        Some(ids) => ids.into_iter().map(NodeSource::Given).collect(),
+        None => {
+            if files.len() > 1 && !global.quiet {
+                eprintln!(
+                    "note: not every file name has node<N>/rank<N>; node ids follow the file order"
+                );
+            }
+            (0..files.len() as i64)
+                .map(|n| NodeSource::Given(NodeId(n)))
+                .collect()
+        }
+    })
+}
+
+/// True when some plane of the trace has a `node_id` stat (written by `merge`).
+fn is_merged(file: &FileBytes) -> anyhow::Result<bool> {
+    let space = SpaceView::new(file);
+    for plane in space.planes() {
+        let plane = plane.map_err(|e| file.wire_error(e))?;
+        let index = PlaneIndex::new(&plane).map_err(|e| file.wire_error(e))?;
+        if let Some(id) = index.stat_id(NODE_ID_STAT) {
+            for stat in plane.stats() {
+                if stat.map_err(|e| file.wire_error(e))?.metadata_id == id {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,218 @@
+//! The Chrome trace JSON writer (`{"displayTimeUnit":"ns","traceEvents":[…]}`),
+//! streamed event by event.
+//!
+//! `ts` and `dur` are microseconds with exactly three decimals, written from
+//! the integer ns (`1795303341484103.896`), never through floating point.
+//! One `pid` per node and one `tid` per track, named and ordered by `M`
+//! events; slices are `X` events with their stats in `args`; flows are
+//! `s`/`t`/`f` events bound to the enclosing slice.
+
+use std::io::Write;
+
+use crate::args::{ArgValue, hex, ref_text, stat_name};
+use crate::error::{Error, Result};
+use crate::sink::{FlowStep, Process, Sink, SliceInfo, Track};
+
+/// Flow ids are kept below 2^53 so JavaScript viewers read them exactly.
+const FLOW_ID_MASK: u64 = (1 << 53) - 1;
+
+/// Writes Chrome's JSON trace format to `W`.
+///
+/// Give it a buffered writer; [`Sink::finish`] closes the JSON and flushes.
+pub struct ChromeWriter<W: Write> {
+    out: W,
+    started: bool,
+    first: bool,
+    pid: i32,
+    tid: i32,
+    category: &'static str,
+}
+
+/// Write `ns` as microseconds with three decimals.
+pub fn write_us(out: &mut impl Write, ns: i64) -> std::io::Result<()> {
+    let sign = if ns < 0 { "-" } else { "" };
+    let abs = ns.unsigned_abs();
+    write!(out, "{sign}{}.{:03}", abs / 1000, abs % 1000)
+}
+
+fn string(out: &mut impl Write, s: &str) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, s).map_err(std::io::Error::from)
+}
+
+impl<W: Write> ChromeWriter<W> {
+    /// A writer to `out`.
+    pub fn new(out: W) -> Self {
+        ChromeWriter {
+            out,
+            started: false,
+            first: true,
+            pid: 0,
+            tid: 0,
+            category: "",
+        }
+    }
+
+    /// The underlying writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// Open the JSON (once) and separate events.
+    fn next_event(&mut self) -> std::io::Result<()> {
+        if !self.started {
+            self.started = true;
+            self.out
+                .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+        }
+        if !self.first {
+            self.out.write_all(b",\n")?;
+        }
+        self.first = false;
+        Ok(())
+    }
+
+    fn metadata(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        name: &str,
+        key: &str,
+        value: &str,
+    ) -> std::io::Result<()> {
+        self.next_event()?;
+        write!(
+            self.out,
+            "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"{name}\",\"args\":{{\"{key}\":{value}}}}}"
+        )
+    }
+
+    fn json_string(s: &str) -> String {
+        serde_json::to_string(s).expect("a string serialises")
+    }
+
+    fn slice(&mut self, s: &SliceInfo<'_, '_>) -> std::io::Result<()> {
+        self.next_event()?;
+        let (pid, tid) = (self.pid, self.tid);
+        write!(
+            self.out,
+            "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
+        )?;
+        write_us(&mut self.out, s.begin_ns)?;
+        self.out.write_all(b",\"dur\":")?;
+        write_us(&mut self.out, s.end_ns - s.begin_ns)?;
+        self.out.write_all(b",\"name\":")?;
+        string(&mut self.out, s.name())?;
+        write!(self.out, ",\"cat\":\"{}\",\"args\":{{", self.category)?;
+        for (k, a) in s.args.iter().enumerate() {
+            if k > 0 {
+                self.out.write_all(b",")?;
+            }
+            string(&mut self.out, &stat_name(s.names, a.name_id))?;
+            self.out.write_all(b":")?;
+            match &a.value {
+                ArgValue::Int(v) => write!(self.out, "{v}")?,
+                ArgValue::Uint(v) => write!(self.out, "{v}")?,
+                ArgValue::Double(v) => {
+                    serde_json::to_writer(&mut self.out, v).map_err(std::io::Error::from)?
+                }
+                ArgValue::Str(t) => string(&mut self.out, t)?,
+                ArgValue::Ref(id) => string(&mut self.out, &ref_text(s.names, *id))?,
+                ArgValue::Bytes(b) => string(&mut self.out, &hex(b))?,
+                ArgValue::Empty => self.out.write_all(b"null")?,
+            }
+        }
+        self.out.write_all(b"}}")?;
+        for f in s.flows {
+            self.next_event()?;
+            let ph = match f.step {
+                FlowStep::Start => "s",
+                FlowStep::Step => "t",
+                FlowStep::End => "f",
+            };
+            write!(
+                self.out,
+                "{{\"ph\":\"{ph}\",\"id\":{},\"pid\":{pid},\"tid\":{tid},\"ts\":",
+                f.id & FLOW_ID_MASK
+            )?;
+            write_us(&mut self.out, s.begin_ns)?;
+            self.out
+                .write_all(b",\"name\":\"flow\",\"cat\":\"flow\",\"bp\":\"e\"}")?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Sink for ChromeWriter<W> {
+    fn process(&mut self, p: &Process) -> Result<()> {
+        let name = Self::json_string(&p.name);
+        self.metadata(p.pid, 0, "process_name", "name", &name)
+            .and_then(|()| {
+                self.metadata(
+                    p.pid,
+                    0,
+                    "process_sort_index",
+                    "sort_index",
+                    &p.pid.to_string(),
+                )
+            })
+            .map_err(Error::Output)
+    }
+
+    fn track(&mut self, t: &Track) -> Result<()> {
+        self.pid = t.pid;
+        self.tid = t.tid;
+        self.category = t.category;
+        let name = Self::json_string(&t.name);
+        self.metadata(t.pid, t.tid, "thread_name", "name", &name)
+            .and_then(|()| {
+                self.metadata(
+                    t.pid,
+                    t.tid,
+                    "thread_sort_index",
+                    "sort_index",
+                    &t.sort_index.to_string(),
+                )
+            })
+            .map_err(Error::Output)
+    }
+
+    fn begin(&mut self, s: &SliceInfo<'_, '_>) -> Result<()> {
+        self.slice(s).map_err(Error::Output)
+    }
+
+    fn end(&mut self, _end_ns: i64) -> Result<()> {
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let close = |w: &mut Self| -> std::io::Result<()> {
+            if !w.started {
+                w.started = true;
+                w.out
+                    .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+            }
+            w.out.write_all(b"\n]}\n")?;
+            w.out.flush()
+        };
+        close(self).map_err(Error::Output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn microseconds_have_three_exact_decimals() {
+        let us = |ns| {
+            let mut v = Vec::new();
+            write_us(&mut v, ns).unwrap();
+            String::from_utf8(v).unwrap()
+        };
+        assert_eq!(us(1_795_303_341_484_103_896), "1795303341484103.896");
+        assert_eq!(us(7), "0.007");
+        assert_eq!(us(1_000), "1.000");
+        assert_eq!(us(-1_500), "-1.500");
+        assert_eq!(us(i64::MAX), "9223372036854775.807");
+    }
+}

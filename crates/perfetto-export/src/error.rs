@@ -1,0 +1,120 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// What went wrong while exporting a trace.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An input file could not be opened or read.
+    #[error(transparent)]
+    Read(#[from] xplane_proto::Error),
+    /// The bytes of an input are malformed.
+    #[error("{path}: plane {plane:?}: {source}")]
+    Wire {
+        /// The input.
+        path: PathBuf,
+        /// The plane being read (empty when the plane header itself failed).
+        plane: String,
+        /// Where and what.
+        source: xplane_proto::WireError,
+    },
+    /// Extracting collectives (for the flows between nodes) failed.
+    #[error("finding collectives for the flows: {0}")]
+    Collectives(#[from] collective_check::Error),
+    /// A plane of a merged input holds events but has no `node_id` stat.
+    #[error(
+        "{path}: plane {plane:?} holds events but has no integer `node_id` plane stat; \
+         is this a merged trace? (give per-node traces with their node ids instead)"
+    )]
+    MissingNodeId {
+        /// The input.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+    },
+    /// A node id does not fit a Perfetto/Chrome process id (`i32`).
+    #[error("{path}: node id {node} does not fit a 32-bit process id")]
+    NodeIdRange {
+        /// The input.
+        path: PathBuf,
+        /// The node id.
+        node: i64,
+    },
+    /// Two inputs were given the same node id.
+    #[error("node {node} given twice: {first} and {second}")]
+    DuplicateNode {
+        /// The node id.
+        node: i64,
+        /// The first input.
+        first: PathBuf,
+        /// The second input.
+        second: PathBuf,
+    },
+    /// An event's duration is negative.
+    #[error(
+        "{path}: plane {plane:?}, line {line:?}, event {event}: negative duration {duration_ps} ps"
+    )]
+    NegativeDuration {
+        /// The input.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The line's name.
+        line: String,
+        /// The event's position in its line (0-based).
+        event: u64,
+        /// The duration.
+        duration_ps: i64,
+    },
+    /// An event's absolute time is before the epoch or after year 2262
+    /// (outside `0..=i64::MAX` ns).
+    #[error(
+        "{path}: plane {plane:?}, line {line:?}, event {event}: absolute time {time_ps} ps is outside 0..=i64::MAX ns"
+    )]
+    TimeOutOfRange {
+        /// The input.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The line's name.
+        line: String,
+        /// The event's position in its line (0-based).
+        event: u64,
+        /// The absolute time, ps.
+        time_ps: i128,
+    },
+    /// A `compressed_str_value` stat is not valid gzip of UTF-8 text.
+    #[error("{path}: plane {plane:?}: stat {stat:?} is not gzip-compressed UTF-8 text")]
+    CompressedStat {
+        /// The input.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The stat's name.
+        stat: String,
+    },
+    /// The output file's name does not say which format to write.
+    #[error(
+        "{path}: unknown output format; name it *.pftrace, *.perfetto-trace or either with .gz \
+         (Perfetto), *.json or *.json.gz (Chrome trace)"
+    )]
+    UnknownFormat {
+        /// The output path.
+        path: PathBuf,
+    },
+    /// Writing the output stream failed.
+    #[error("writing the output: {0}")]
+    Output(#[source] std::io::Error),
+    /// Writing the output file failed.
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The output file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

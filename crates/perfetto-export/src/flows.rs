@@ -1,0 +1,163 @@
+//! Flow ids: kernel launch → kernel by `correlation_id`, and one flow per
+//! collective instance through its participants across nodes.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use collective_check::{Extraction, Options, Report, check, extract_bytes};
+
+use crate::error::Result;
+use crate::sink::{FlowRef, FlowStep};
+use crate::walk::Input;
+
+/// A 64-bit mix (splitmix64's finaliser): flow ids from structured keys,
+/// spread so that ids of different kinds do not collide in practice.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The flow id of a launch/kernel pair: `correlation_id` on `node`.
+pub fn correlation_flow_id(node: i64, correlation: u64) -> u64 {
+    mix(mix(node as u64 ^ 0x636f_7272) ^ correlation).max(1)
+}
+
+/// The flow id of collective instance `index` (its position in the validator's report).
+pub fn collective_flow_id(index: usize) -> u64 {
+    mix(mix(0x636f_6c6c) ^ index as u64).max(1)
+}
+
+/// A fast hasher for `(node, begin_ps)` keys, looked up once per event
+/// (the keys are not chosen by an adversary).
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+
+    #[inline]
+    fn write_i128(&mut self, v: i128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        mix(self.0)
+    }
+}
+
+type ByKey = BuildHasherDefault<KeyHasher>;
+
+/// Where each participant of each collective instance (with at least two
+/// participants) begins: `(node, begin_ps)` → `(op, flow)`, looked up as the
+/// walk meets the events.
+#[derive(Debug)]
+pub struct CollectiveFlows {
+    at: HashMap<(i64, i128), Vec<(String, FlowRef)>, ByKey>,
+    /// Instances with a flow.
+    pub instances: usize,
+}
+
+impl CollectiveFlows {
+    /// Extract and match the collectives of `inputs` (as `align-cli
+    /// validate` does, with default options).
+    pub fn find(inputs: &[Input<'_>]) -> Result<Self> {
+        let mut ex = Extraction::new();
+        for input in inputs {
+            extract_bytes(
+                input.bytes,
+                input.path,
+                input.node,
+                &Options::default(),
+                &mut ex,
+            )?;
+        }
+        Ok(Self::from_report(&check(&ex, &Options::default())))
+    }
+
+    /// The flows of a validator report.
+    pub fn from_report(report: &Report) -> Self {
+        let mut flows = CollectiveFlows {
+            at: HashMap::default(),
+            instances: 0,
+        };
+        for inst in &report.instances {
+            if inst.slots.len() < 2 {
+                continue;
+            }
+            flows.instances += 1;
+            let id = collective_flow_id(inst.index);
+            let mut slots: Vec<_> = inst.slots.iter().collect();
+            slots.sort_by_key(|s| (s.begin_ps, s.participant));
+            let last = slots.len() - 1;
+            for (k, slot) in slots.into_iter().enumerate() {
+                let step = match k {
+                    0 => FlowStep::Start,
+                    k if k == last => FlowStep::End,
+                    _ => FlowStep::Step,
+                };
+                flows
+                    .at
+                    .entry((slot.participant.node.0, slot.begin_ps.0))
+                    .or_default()
+                    .push((inst.op.clone(), FlowRef { id, step }));
+            }
+        }
+        flows
+    }
+
+    /// True when there is no collective flow at all.
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+
+    /// The flows of the event of `node` beginning at `begin_ps` whose op
+    /// (`hlo_op`, else its name) is one of `ops`: each is handed out once.
+    /// `ops` is called only when some participant begins there.
+    pub fn take<'s>(
+        &mut self,
+        node: i64,
+        begin_ps: i128,
+        ops: impl FnOnce() -> [Option<Cow<'s, str>>; 2],
+        out: &mut Vec<FlowRef>,
+    ) {
+        let Some(list) = self.at.get_mut(&(node, begin_ps)) else {
+            return;
+        };
+        let ops = ops();
+        list.retain(|(op, flow)| {
+            let hit = ops.iter().flatten().any(|o| o == op);
+            if hit {
+                out.push(*flow);
+            }
+            !hit
+        });
+        if list.is_empty() {
+            self.at.remove(&(node, begin_ps));
+        }
+    }
+
+    /// Participants not met by the walk (0 after a complete export).
+    pub fn unclaimed(&self) -> usize {
+        self.at.values().map(Vec::len).sum()
+    }
+}

@@ -1,0 +1,191 @@
+//! Which planes of the inputs are exported, to which node each belongs, and
+//! in which order the tracks appear.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use collective_check::NodeSource;
+use xplane_proto::{
+    GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PlaneIndex,
+    PlaneView, SpaceView, StatValue, WireError, session_start_ns_view,
+};
+
+use crate::error::{Error, Result};
+use crate::walk::Input;
+
+/// What a plane is, by its name in its node's own file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Role {
+    /// `/host:CPU`: one thread track per line.
+    Host,
+    /// `/device:GPU:<k>`: one track per stream.
+    Gpu(u32),
+    /// Any other plane with events.
+    Other,
+}
+
+impl Role {
+    fn of(name: &str) -> Role {
+        if name == HOST_PLANE {
+            return Role::Host;
+        }
+        match name.strip_prefix(GPU_PLANE_PREFIX).map(str::parse) {
+            Some(Ok(k)) => Role::Gpu(k),
+            _ => Role::Other,
+        }
+    }
+
+    /// The category of the plane's slices.
+    pub fn category(self) -> &'static str {
+        match self {
+            Role::Host => "host",
+            Role::Gpu(_) => "gpu",
+            Role::Other => "other",
+        }
+    }
+}
+
+/// One exported plane.
+pub(crate) struct PlaneEntry<'a> {
+    pub input: usize,
+    pub plane: PlaneView<'a>,
+    pub index: PlaneIndex<'a>,
+    pub node: i64,
+    pub role: Role,
+    /// The plane's name in its node's own file.
+    pub original: &'a str,
+    /// Session start of its input, epoch ns.
+    pub t_sess: i128,
+}
+
+/// One node.
+#[derive(Default)]
+pub(crate) struct NodeEntry {
+    pub hostname: Option<String>,
+}
+
+/// The planes to export, in track order, and the nodes.
+pub(crate) struct Survey<'a> {
+    pub planes: Vec<PlaneEntry<'a>>,
+    pub nodes: BTreeMap<i64, NodeEntry>,
+}
+
+fn wire(path: &Path, plane: &str) -> impl FnOnce(WireError) -> Error {
+    let (path, plane) = (path.to_path_buf(), plane.to_owned());
+    move |source| Error::Wire {
+        path,
+        plane,
+        source,
+    }
+}
+
+/// Read every input's plane headers and plane stats.
+pub(crate) fn survey<'a>(inputs: &[Input<'a>]) -> Result<Survey<'a>> {
+    let mut planes = Vec::new();
+    let mut nodes: BTreeMap<i64, NodeEntry> = BTreeMap::new();
+    let mut given: BTreeMap<i64, &Path> = BTreeMap::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let space = SpaceView::new(input.bytes);
+        let t_sess = session_start_ns_view(&space).map_err(wire(input.path, ""))?;
+        if let NodeSource::Given(node) = input.node {
+            if let Some(first) = given.insert(node.0, input.path) {
+                return Err(Error::DuplicateNode {
+                    node: node.0,
+                    first: first.to_path_buf(),
+                    second: input.path.to_path_buf(),
+                });
+            }
+            let host = space.hostnames().next().transpose();
+            let host = host.map_err(wire(input.path, ""))?;
+            let entry = nodes.entry(node.0).or_default();
+            entry.hostname = entry.hostname.take().or(host.map(str::to_owned));
+        }
+        for plane in space.planes() {
+            let plane = plane.map_err(wire(input.path, ""))?;
+            if let Some(entry) = plane_entry(input, i, plane, t_sess, &mut nodes)? {
+                planes.push(entry);
+            }
+        }
+    }
+    planes.sort_by_key(|p| (p.node, p.role, p.input));
+    Ok(Survey { planes, nodes })
+}
+
+fn plane_entry<'a>(
+    input: &Input<'a>,
+    i: usize,
+    plane: PlaneView<'a>,
+    t_sess: i128,
+    nodes: &mut BTreeMap<i64, NodeEntry>,
+) -> Result<Option<PlaneEntry<'a>>> {
+    let wired = |e| wire(input.path, plane.name)(e);
+    let mut has_events = false;
+    for line in plane.lines() {
+        if line.map_err(wired)?.events().next().is_some() {
+            has_events = true;
+            break;
+        }
+    }
+    if !has_events {
+        return Ok(None);
+    }
+    let index = PlaneIndex::new(&plane).map_err(wired)?;
+    let (node_stat, host_stat, original_stat) = (
+        index.stat_id(NODE_ID_STAT),
+        index.stat_id(HOSTNAME_STAT),
+        index.stat_id(ORIGINAL_PLANE_STAT),
+    );
+    let (mut node_id, mut hostname, mut original) = (None, None, None);
+    for stat in plane.stats() {
+        let stat = stat.map_err(wired)?;
+        let id = Some(stat.metadata_id);
+        let text = stat.value.as_ref().and_then(|v| index.resolve_str(v));
+        if id == node_stat {
+            node_id = stat.value.as_ref().and_then(StatValue::as_integer);
+        } else if id == host_stat {
+            hostname = text;
+        } else if id == original_stat {
+            original = text;
+        }
+    }
+    let node = match input.node {
+        NodeSource::Given(n) => n.0,
+        NodeSource::PlaneStat => match node_id.and_then(|n| i64::try_from(n).ok()) {
+            Some(n) => n,
+            None => {
+                return Err(Error::MissingNodeId {
+                    path: input.path.to_path_buf(),
+                    plane: plane.name.to_owned(),
+                });
+            }
+        },
+    };
+    if i32::try_from(node).is_err() {
+        return Err(Error::NodeIdRange {
+            path: input.path.to_path_buf(),
+            node,
+        });
+    }
+    let entry = nodes.entry(node).or_default();
+    if entry.hostname.is_none() {
+        entry.hostname = hostname.map(str::to_owned);
+    }
+    let original = original.unwrap_or(plane.name);
+    Ok(Some(PlaneEntry {
+        input: i,
+        plane,
+        index,
+        node,
+        role: Role::of(original),
+        original,
+        t_sess,
+    }))
+}
+
+/// The display name of a node's process.
+pub(crate) fn process_name(node: i64, entry: &NodeEntry) -> String {
+    match &entry.hostname {
+        Some(h) if !h.is_empty() => format!("node {node} · {h}"),
+        _ => format!("node {node}"),
+    }
+}

@@ -1,0 +1,336 @@
+//! The walk over the inputs that feeds a [`Sink`]: nodes, tracks, slices in
+//! begin/end order, stats and flows.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use collective_check::NodeSource;
+use xplane_proto::{EventData, EventView, LineView, View, WireError};
+
+use crate::args::{Arg, arg};
+use crate::error::{Error, Result};
+use crate::flows::{CollectiveFlows, correlation_flow_id};
+use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
+use crate::sink::{FlowRef, FlowStep, Process, Sink, SliceInfo, Track, TrackKind};
+use crate::survey::{PlaneEntry, Role, process_name, survey};
+
+/// One input trace: its encoded XSpace and whose planes it holds.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    /// The encoded XSpace (a memory-mapped file, typically).
+    pub bytes: &'a [u8],
+    /// Its name, for errors.
+    pub path: &'a Path,
+    /// A per-node trace with its node id, or a merged one (`node_id` plane stats).
+    pub node: NodeSource,
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Summary {
+    /// Processes (nodes).
+    pub processes: u64,
+    /// Tracks, including extra ones.
+    pub tracks: u64,
+    /// Extra tracks opened for slices that overlap without nesting.
+    pub extra_tracks: u64,
+    /// Slices (timed events).
+    pub slices: u64,
+    /// Aggregated events (`num_occurrences`, no time) left out.
+    pub aggregated_skipped: u64,
+    /// Slices with a launch → kernel flow (`correlation_id`).
+    pub correlated_slices: u64,
+    /// Collective instances with a flow across participants.
+    pub collective_flows: u64,
+}
+
+/// Export `inputs` to `sink`: every node a process, every line a track (plus
+/// extra tracks where its events overlap without nesting), every timed event
+/// a slice with its stats, flows from launches to kernels and through each
+/// collective's participants.
+pub fn export<S: Sink + ?Sized>(inputs: &[Input<'_>], sink: &mut S) -> Result<Summary> {
+    let survey = survey(inputs)?;
+    let mut flows = CollectiveFlows::find(inputs)?;
+    let mut summary = Summary {
+        collective_flows: flows.instances as u64,
+        ..Summary::default()
+    };
+    let mut uuids = 0u64;
+    let mut next_uuid = move || {
+        uuids += 1;
+        uuids
+    };
+    let mut processes: HashMap<i64, Process> = HashMap::new();
+    for (&node, entry) in &survey.nodes {
+        let process = Process {
+            pid: node as i32,
+            name: process_name(node, entry),
+            uuid: next_uuid(),
+        };
+        sink.process(&process)?;
+        processes.insert(node, process);
+        summary.processes += 1;
+    }
+    let mut tids = Tids::default();
+    let mut slices = Vec::new();
+    for entry in &survey.planes {
+        let input = &inputs[entry.input];
+        let process = &processes[&entry.node];
+        let mut plane = PlaneWalk {
+            input,
+            entry,
+            process,
+            flows: &mut flows,
+            summary: &mut summary,
+            correlation: entry.index.stat_id("correlation_id"),
+            hlo_op: entry.index.stat_id("hlo_op"),
+        };
+        for line in entry.plane.lines() {
+            let line = line.map_err(|e| plane.wire(e))?;
+            plane.line(&line, &mut slices, sink, &mut tids, &mut next_uuid)?;
+        }
+    }
+    sink.finish()?;
+    Ok(summary)
+}
+
+/// Thread ids per process: a host line's own thread id when it fits and is
+/// free, else a fresh one.
+#[derive(Default)]
+struct Tids {
+    used: HashSet<(i32, i32)>,
+    next: HashMap<i32, i32>,
+    sort: HashMap<i32, i32>,
+}
+
+impl Tids {
+    const SYNTHETIC: i32 = 1 << 30;
+
+    fn take(&mut self, pid: i32, wanted: Option<i64>) -> i32 {
+        if let Some(tid) = wanted.and_then(|t| i32::try_from(t).ok())
+            && tid > 0
+            && tid < Self::SYNTHETIC
+            && self.used.insert((pid, tid))
+        {
+            return tid;
+        }
+        let next = self.next.entry(pid).or_insert(Self::SYNTHETIC);
+        while !self.used.insert((pid, *next)) {
+            *next += 1;
+        }
+        *next
+    }
+
+    fn sort_index(&mut self, pid: i32) -> i32 {
+        let s = self.sort.entry(pid).or_insert(0);
+        *s += 1;
+        *s - 1
+    }
+}
+
+struct PlaneWalk<'w, 'a> {
+    input: &'w Input<'a>,
+    entry: &'w PlaneEntry<'a>,
+    process: &'w Process,
+    flows: &'w mut CollectiveFlows,
+    summary: &'w mut Summary,
+    correlation: Option<i64>,
+    hlo_op: Option<i64>,
+}
+
+impl<'a> PlaneWalk<'_, 'a> {
+    fn wire(&self, source: WireError) -> Error {
+        Error::Wire {
+            path: self.input.path.to_path_buf(),
+            plane: self.entry.plane.name.to_owned(),
+            source,
+        }
+    }
+
+    fn line<S: Sink + ?Sized>(
+        &mut self,
+        line: &LineView<'a>,
+        slices: &mut Vec<Slice>,
+        sink: &mut S,
+        tids: &mut Tids,
+        next_uuid: &mut impl FnMut() -> u64,
+    ) -> Result<()> {
+        self.collect(line, slices)?;
+        if slices.is_empty() {
+            return Ok(());
+        }
+        sort_slices(slices);
+        let (assignment, count) = assign_tracks(slices);
+        let base = self.track_name(line);
+        for (k, members) in group_by_track(&assignment, count).into_iter().enumerate() {
+            let thread = k == 0 && self.entry.role == Role::Host;
+            let pid = self.process.pid;
+            let track = Track {
+                uuid: next_uuid(),
+                pid,
+                tid: tids.take(pid, thread.then_some(line.id)),
+                parent_uuid: self.process.uuid,
+                name: if k == 0 {
+                    base.clone()
+                } else {
+                    format!("{base} · overlap {k}")
+                },
+                kind: if thread {
+                    TrackKind::Thread
+                } else {
+                    TrackKind::Named
+                },
+                sort_index: tids.sort_index(pid),
+                category: self.entry.role.category(),
+                first_ns: slices[members[0]].begin_ns,
+            };
+            sink.track(&track)?;
+            self.summary.tracks += 1;
+            self.summary.extra_tracks += u64::from(k > 0);
+            self.track(line, slices, members, sink)?;
+        }
+        Ok(())
+    }
+
+    fn track_name(&self, line: &LineView<'_>) -> String {
+        let name = if line.display_name.is_empty() {
+            line.name
+        } else {
+            line.display_name
+        };
+        match self.entry.role {
+            Role::Host => name.to_owned(),
+            Role::Gpu(k) => format!("GPU {k} · {name}"),
+            Role::Other => format!("{} · {name}", self.entry.original),
+        }
+    }
+
+    /// The timed events of `line` as slices; aggregated ones are counted.
+    fn collect(&mut self, line: &LineView<'a>, slices: &mut Vec<Slice>) -> Result<()> {
+        slices.clear();
+        let base = self.input.bytes.as_ptr() as usize;
+        let line_ns = self.entry.t_sess + line.timestamp_ns as i128;
+        for (k, event) in line.events().enumerate() {
+            let event = event.map_err(|e| self.wire(e))?;
+            if matches!(event.data, Some(EventData::NumOccurrences(_))) {
+                self.summary.aggregated_skipped += 1;
+                continue;
+            }
+            if event.duration_ps < 0 {
+                return Err(Error::NegativeDuration {
+                    path: self.input.path.to_path_buf(),
+                    plane: self.entry.plane.name.to_owned(),
+                    line: line.name.to_owned(),
+                    event: k as u64,
+                    duration_ps: event.duration_ps,
+                });
+            }
+            let begin_ps = line_ns * 1000 + event.offset_ps() as i128;
+            let end_ps = begin_ps + event.duration_ps as i128;
+            let ns = |ps: i128| {
+                i64::try_from(ps.div_euclid(1000))
+                    .ok()
+                    .filter(|&n| n >= 0)
+                    .ok_or_else(|| Error::TimeOutOfRange {
+                        path: self.input.path.to_path_buf(),
+                        plane: self.entry.plane.name.to_owned(),
+                        line: line.name.to_owned(),
+                        event: k as u64,
+                        time_ps: ps,
+                    })
+            };
+            let encoded = event.encoded();
+            slices.push(Slice {
+                begin_ns: ns(begin_ps)?,
+                end_ns: ns(end_ps)?,
+                at: (encoded.as_ptr() as usize - base) as u64,
+                len: encoded.len() as u32,
+            });
+        }
+        Ok(())
+    }
+
+    fn track<S: Sink + ?Sized>(
+        &mut self,
+        line: &LineView<'a>,
+        slices: &[Slice],
+        members: Vec<usize>,
+        sink: &mut S,
+    ) -> Result<()> {
+        let mut args: Vec<Arg<'a>> = Vec::new();
+        let mut flows: Vec<FlowRef> = Vec::new();
+        let line_ns = self.entry.t_sess + line.timestamp_ns as i128;
+        for_each_step(slices, members, |step| match step {
+            Step::End(i) => sink.end(slices[i].end_ns),
+            Step::Begin(i) => {
+                let s = slices[i];
+                let at = s.at as usize;
+                let bytes = &self.input.bytes[at..at + s.len as usize];
+                let event = EventView::parse(bytes, at).map_err(|e| self.wire(e))?;
+                self.event_args(&event, &mut args)?;
+                flows.clear();
+                self.event_flows(&event, line_ns, &args, &mut flows);
+                self.summary.slices += 1;
+                sink.begin(&SliceInfo {
+                    begin_ns: s.begin_ns,
+                    end_ns: s.end_ns,
+                    name_id: event.metadata_id,
+                    names: &self.entry.index,
+                    args: &args,
+                    flows: &flows,
+                })
+            }
+        })
+    }
+
+    fn event_args(&self, event: &EventView<'a>, args: &mut Vec<Arg<'a>>) -> Result<()> {
+        args.clear();
+        for stat in event.stats() {
+            let stat = stat.map_err(|e| self.wire(e))?;
+            args.push(
+                arg(&stat, &self.entry.index).map_err(|bad| Error::CompressedStat {
+                    path: self.input.path.to_path_buf(),
+                    plane: self.entry.plane.name.to_owned(),
+                    stat: bad.stat,
+                })?,
+            );
+        }
+        Ok(())
+    }
+
+    fn event_flows(
+        &mut self,
+        event: &EventView<'a>,
+        line_ns: i128,
+        args: &[Arg<'a>],
+        flows: &mut Vec<FlowRef>,
+    ) {
+        let find = |id: Option<i64>| id.and_then(|id| args.iter().find(|a| a.name_id == id));
+        if self.entry.role != Role::Other
+            && let Some(corr) = find(self.correlation).and_then(|a| a.value.as_u64())
+        {
+            let step = if self.entry.role == Role::Host {
+                FlowStep::Start
+            } else {
+                FlowStep::End
+            };
+            flows.push(FlowRef {
+                id: correlation_flow_id(self.entry.node, corr),
+                step,
+            });
+            self.summary.correlated_slices += 1;
+        }
+        if !self.flows.is_empty() {
+            let begin_ps = line_ns * 1000 + event.offset_ps() as i128;
+            let index = &self.entry.index;
+            let ops = || {
+                let hlo_op = find(self.hlo_op).and_then(|a| a.value.as_str(index));
+                let name = index.event_name(event.metadata_id).map(Cow::Borrowed);
+                [hlo_op, name]
+            };
+            self.flows.take(self.entry.node, begin_ps, ops, flows);
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The Chrome trace JSON writer, parsed back with serde_json: `ts`/`dur`
+//! strings exact to the ns, names, stats, processes, threads and flows.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use collective_check::{NodeId, NodeSource};
+use perfetto_export::{ChromeWriter, Input, export, export_file};
+use prost::Message;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use xplane_proto::XSpace;
+
+#[derive(Deserialize)]
+struct Doc<'a> {
+    #[serde(rename = "displayTimeUnit")]
+    unit: String,
+    #[serde(borrow, rename = "traceEvents")]
+    events: Vec<Event<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Event<'a> {
+    ph: String,
+    pid: i64,
+    tid: i64,
+    #[serde(borrow)]
+    ts: Option<&'a RawValue>,
+    #[serde(borrow)]
+    dur: Option<&'a RawValue>,
+    name: Option<String>,
+    args: Option<Value>,
+    id: Option<u64>,
+    bp: Option<String>,
+}
+
+fn n4() -> Vec<(i64, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/jax-cpu/n4_shardmap_psum_50steps");
+    (0..4)
+        .map(|n| {
+            (
+                n,
+                std::fs::read(dir.join(format!("rank{n}.xplane.pb"))).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn inputs(nodes: &[(i64, Vec<u8>)]) -> Vec<Input<'_>> {
+    nodes
+        .iter()
+        .map(|(n, b)| Input {
+            bytes: b,
+            path: Path::new("mem.xplane.pb"),
+            node: NodeSource::Given(NodeId(*n)),
+        })
+        .collect()
+}
+
+fn us(ns: i64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+/// `name=value` (as the read-back helpers print stats) to a JSON object.
+fn args_json(args: &[String]) -> Value {
+    let mut map = serde_json::Map::new();
+    for a in args {
+        let (name, value) = a.split_once('=').unwrap();
+        let (kind, text) = value.split_at(1);
+        let v = match kind {
+            "i" => json!(text.parse::<i64>().unwrap()),
+            "u" => json!(text.parse::<u64>().unwrap()),
+            "d" => json!(text.parse::<f64>().unwrap()),
+            "s" => json!(text),
+            _ => Value::Null,
+        };
+        map.insert(name.to_owned(), v);
+    }
+    Value::Object(map)
+}
+
+#[test]
+fn chrome_json_has_every_event_with_exact_microseconds() {
+    let nodes = n4();
+    let mut out = Vec::new();
+    let summary = export(&inputs(&nodes), &mut ChromeWriter::new(&mut out)).unwrap();
+    let text = std::str::from_utf8(&out).unwrap();
+    let doc: Doc<'_> = serde_json::from_str(text).unwrap();
+    assert_eq!(doc.unit, "ns");
+
+    let mut want: Vec<(i64, String, String, String, Value)> = nodes
+        .iter()
+        .flat_map(|(n, b)| common::expected(*n, &XSpace::decode(&b[..]).unwrap()))
+        .map(|g| {
+            (
+                g.pid as i64,
+                us(g.begin_ns),
+                us(g.end_ns - g.begin_ns),
+                g.name,
+                args_json(&g.args),
+            )
+        })
+        .collect();
+    let mut got = Vec::new();
+    let mut process_names = HashMap::new();
+    let mut thread_names = HashSet::new();
+    let mut used_threads = HashSet::new();
+    let mut flows: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for e in &doc.events {
+        match e.ph.as_str() {
+            "X" => {
+                used_threads.insert((e.pid, e.tid));
+                got.push((
+                    e.pid,
+                    e.ts.unwrap().get().to_owned(),
+                    e.dur.unwrap().get().to_owned(),
+                    e.name.clone().unwrap(),
+                    e.args.clone().unwrap(),
+                ));
+            }
+            "M" => match e.name.as_deref() {
+                Some("process_name") => {
+                    process_names.insert(e.pid, e.args.as_ref().unwrap()["name"].clone());
+                }
+                Some("thread_name") => {
+                    thread_names.insert((e.pid, e.tid));
+                }
+                _ => {}
+            },
+            "s" | "t" | "f" => {
+                assert_eq!(e.bp.as_deref(), Some("e"));
+                flows.entry(e.id.unwrap()).or_default().push(e.ph.clone());
+            }
+            other => panic!("unexpected phase {other}"),
+        }
+    }
+    want.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    got.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    assert_eq!(got.len(), summary.slices as usize);
+    assert_eq!(got, want);
+    assert_eq!(process_names.len(), 4);
+    assert_eq!(process_names[&3], json!("node 3 · vm"));
+    assert!(
+        used_threads.is_subset(&thread_names),
+        "every thread is named"
+    );
+    // One flow per collective instance through its 4 participants.
+    assert_eq!(flows.len(), 50);
+    for steps in flows.values() {
+        let mut steps = steps.clone();
+        steps.sort();
+        assert_eq!(steps, ["f", "s", "t", "t"]);
+    }
+}
+
+#[test]
+fn gzip_output_is_the_json_compressed() {
+    let nodes = n4();
+    let dir = tempfile::tempdir().unwrap();
+    let plain: PathBuf = dir.path().join("run.json");
+    let gz = dir.path().join("run.json.gz");
+    export_file(&inputs(&nodes), &plain).unwrap();
+    export_file(&inputs(&nodes), &gz).unwrap();
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap())
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, std::fs::read(&plain).unwrap());
+    assert!(std::fs::metadata(&gz).unwrap().len() * 5 < unzipped.len() as u64);
+}
