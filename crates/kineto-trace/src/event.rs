@@ -293,8 +293,16 @@ impl<'a> Iterator for Events<'a> {
         match parse_event(self.bytes, i, self.path) {
             Ok((event, end)) => {
                 let j = scan::skip_ws(self.bytes, end);
-                if self.bytes.get(j) == Some(&b',') {
-                    self.next = Some(scan::skip_ws(self.bytes, j + 1));
+                match self.bytes.get(j) {
+                    Some(b',') => self.next = Some(scan::skip_ws(self.bytes, j + 1)),
+                    Some(b']') => {}
+                    _ => {
+                        let s = Syntax {
+                            offset: j,
+                            expected: "',' or ']' after an event",
+                        };
+                        return Some(Err(json(self.path, s)));
+                    }
                 }
                 Some(Ok(event))
             }

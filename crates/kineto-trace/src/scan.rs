@@ -17,8 +17,34 @@ fn err<T>(offset: usize, expected: &'static str) -> Scan<T> {
     Err(Syntax { offset, expected })
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// True when some byte of `w` is zero.
+fn has_zero(w: u64) -> bool {
+    w.wrapping_sub(ONES) & !w & HIGHS != 0
+}
+
+/// True when some byte of `w` ends a run of plain string bytes: `"`, `\\`
+/// or a control character (below 0x20).
+fn has_string_special(w: u64) -> bool {
+    has_zero(w ^ (ONES * u64::from(b'"')))
+        || has_zero(w ^ (ONES * u64::from(b'\\')))
+        || w.wrapping_sub(ONES * 0x20) & !w & HIGHS != 0
+}
+
+/// Eight bytes at `i` as a word, if there are eight.
+fn word(b: &[u8], i: usize) -> Option<u64> {
+    b.get(i..i + 8)
+        .map(|s| u64::from_le_bytes(s.try_into().expect("eight bytes")))
+}
+
 /// The first position at or after `i` that is not JSON whitespace.
 pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    // Indentation: eight spaces at a time.
+    while word(b, i) == Some(ONES * u64::from(b' ')) {
+        i += 8;
+    }
     while let Some(c) = b.get(i) {
         if !matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
             break;
@@ -78,6 +104,12 @@ fn literal(b: &[u8], i: usize, word: &[u8]) -> Scan<usize> {
 pub(crate) fn skip_string(b: &[u8], i: usize) -> Scan<usize> {
     let mut j = i + 1;
     loop {
+        while let Some(w) = word(b, j) {
+            if has_string_special(w) {
+                break;
+            }
+            j += 8;
+        }
         let Some(&c) = b.get(j) else {
             return err(j, "the end of a string");
         };
@@ -136,6 +168,33 @@ pub(crate) fn skip_number(b: &[u8], i: usize) -> Scan<usize> {
         j = k;
     }
     Ok(j)
+}
+
+/// Find the end of the array or object at `i` by its brackets alone,
+/// stepping over strings, without checking the grammar in between (for a
+/// part that is validated later, as it is read). Cheaper than
+/// [`skip_value`].
+pub(crate) fn skip_balanced(b: &[u8], i: usize) -> Scan<usize> {
+    let mut depth = 0usize;
+    let mut j = i;
+    while let Some(&c) = b.get(j) {
+        match c {
+            b'"' => {
+                j = skip_string(b, j)?;
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(j + 1);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    err(j, "the closing bracket")
 }
 
 /// Walk the object at `i` (`{`): for each member, `f(key, value_start)` gets
@@ -220,6 +279,13 @@ mod tests {
         assert_eq!(skip("tru").unwrap_err().offset, 0);
         assert_eq!(skip(r#""\x""#).unwrap_err().offset, 1);
         assert_eq!(skip("\"a\nb\"").unwrap_err().offset, 2);
+    }
+
+    #[test]
+    fn balanced_skip_finds_the_closing_bracket() {
+        let s = br#"[{"a": "]}", "b": [1, {"c": "\"]"}]}, 2] tail"#;
+        assert_eq!(skip_balanced(s, 0), Ok(s.len() - 5));
+        assert_eq!(skip_balanced(b"[[1, 2]", 0).unwrap_err().offset, 7);
     }
 
     #[test]

@@ -101,7 +101,7 @@ impl TraceFile {
     }
 
     /// Scan the top level: find every key, the `traceEvents` array and the
-    /// time base, and check the whole text is valid JSON.
+    /// time base (see [`Trace::parse`]).
     pub fn parse(&self) -> Result<Trace<'_>> {
         Trace::parse(self, &self.path)
     }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 use crate::event::{Events, JsonStr, json};
 use crate::rank::{Rank, RankSource, rank_from_file_name};
-use crate::scan::{Syntax, expect, skip_value, skip_ws, walk_object};
+use crate::scan::{Syntax, expect, skip_balanced, skip_value, skip_ws, walk_object};
 use crate::time::{EpochNs, TimeBase};
 
 /// The key of the events array.
@@ -79,14 +79,21 @@ pub struct ProcessGroup {
 }
 
 impl<'a> Trace<'a> {
-    /// Scan `bytes` (the whole file, validated as JSON); `path` names it in errors.
+    /// Scan `bytes` (the whole file); `path` names it in errors. Everything
+    /// but the events is checked to be valid JSON here; the events as they
+    /// are read.
     pub fn parse(bytes: &'a [u8], path: &'a Path) -> Result<Self> {
         let open = expect(bytes, 0, b'{', "'{' opening the top-level object")
             .map_err(|s| json(path, s))?
             - 1;
         let mut found: Vec<(String, usize, Range<usize>)> = Vec::new();
         let close = walk_object(bytes, open, |key, v| {
-            let end = skip_value(bytes, v)?;
+            // The events are validated as they are read ([`Trace::events`]).
+            let end = if key == TRACE_EVENTS.as_bytes() && bytes[v] == b'[' {
+                skip_balanced(bytes, v)?
+            } else {
+                skip_value(bytes, v)?
+            };
             found.push((JsonStr(key).decode().into_owned(), v, v..end));
             Ok(end)
         })
@@ -270,6 +277,25 @@ mod tests {
             }
         );
         assert_eq!(t.events().count(), 0);
+    }
+
+    #[test]
+    fn bad_events_are_found_as_they_are_read() {
+        let t = parse(r#"{"traceEvents": [{"ph": "X"} {"ph": "i"}]}"#).unwrap();
+        let errors: Vec<_> = t.events().filter_map(Result::err).collect();
+        assert!(
+            matches!(errors[..], [Error::Json { offset: 29, .. }]),
+            "{errors:?}"
+        );
+        let t = parse(r#"{"traceEvents": [{"ph": "X", "ts": 1,}]}"#).unwrap();
+        assert!(matches!(
+            t.events().next(),
+            Some(Err(Error::Json { offset: 37, .. }))
+        ));
+        assert!(matches!(
+            parse(r#"{"traceEvents": [{"a": "]"}"#),
+            Err(Error::Json { offset: 27, .. })
+        ));
     }
 
     #[test]
