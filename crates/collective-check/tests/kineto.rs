@@ -166,3 +166,56 @@ fn nccl_by_comms_id_and_seq_on_the_gpu() {
     assert_eq!(r.violation_count(), 2);
     assert!(r.violations.iter().all(|v| v.size_ns == 12_000.0));
 }
+
+/// A rank's recorded truth (`rank<R>.truth.jsonl`: faked clock reading →
+/// true clock), as a map interpolated linearly between rows.
+fn truth_map(path: &Path) -> impl Fn(EpochNs) -> EpochNs {
+    let mut rows: Vec<(i64, i64)> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["faked_ns"].as_i64().unwrap(),
+                v["true_ns"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    rows.sort();
+    assert!(rows.len() > 1000, "{}", path.display());
+    move |t: EpochNs| {
+        let i = rows
+            .partition_point(|r| r.0 <= t.0)
+            .clamp(1, rows.len() - 1);
+        let ((f0, t0), (f1, t1)) = (rows[i - 1], rows[i]);
+        let dt = i128::from(t.0 - f0) * i128::from(t1 - t0) / i128::from(f1 - f0);
+        EpochNs(t0 + dt as i64)
+    }
+}
+
+#[test]
+fn the_skewed_run_violates_until_put_on_its_recorded_true_clock() {
+    let files = run("n4_gloo_skew_200steps");
+    let raw = check_kineto_files(&files, &Options::default()).unwrap();
+    assert!(raw.violation_count() > 100, "{}", raw.summary_text());
+    let dir = tempfile::tempdir().unwrap();
+    let mut fixed = Vec::new();
+    for f in &files {
+        let truth = f
+            .to_string_lossy()
+            .replace(".pt.trace.json.gz", ".truth.jsonl");
+        let out = dir.path().join(f.file_name().unwrap());
+        retime_file(
+            &TraceFile::open(f).unwrap(),
+            &out,
+            &truth_map(Path::new(&truth)),
+            &"truth",
+        )
+        .unwrap();
+        fixed.push(out);
+    }
+    let r = check_kineto_files(&fixed, &with_p2p()).unwrap();
+    assert_eq!(r.violation_count(), 0, "{}", r.summary_text());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.summary.instances, 200 * (COLLECTIVES_PER_STEP + 4));
+}
