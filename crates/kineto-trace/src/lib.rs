@@ -59,7 +59,7 @@ pub use merge::{MergeInput, MergeStats, MergedProcess, merge, merge_to_file};
 pub use output::{AtomicOutput, compression_for};
 pub use rank::{Rank, RankSource, rank_from_file_name};
 pub use retime::{RetimeStats, TimeMap, identity, retime, retime_file};
-pub use source::{Compression, TraceFile};
+pub use source::{Compression, TraceFile, is_json_trace};
 pub use time::{DurNs, EpochNs, Micros, TimeBase, TsNs};
 pub use trace::{
     BASE_TIME, DISTRIBUTED_INFO, DistributedInfo, Member, ProcessGroup, TRACE_ALIGN, TRACE_EVENTS,

@@ -117,6 +117,33 @@ impl Deref for TraceFile {
     }
 }
 
+/// Whether a file holds JSON (a Kineto/Chrome trace) rather than a binary
+/// trace: its first non-whitespace byte, after gzip decompression when the
+/// file is gzip, is `{`. Reads only the first bytes.
+pub fn is_json_trace(path: impl AsRef<Path>) -> Result<bool> {
+    let path = path.as_ref();
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let mut head = [0u8; 64];
+    let n = read_prefix(&mut file, &mut head).map_err(io)?;
+    let mut text = head[..n].to_vec();
+    if n >= 2 && head[..2] == GZIP_MAGIC {
+        let file = File::open(path).map_err(io)?;
+        text.clear();
+        // A stream cut short still yields its first bytes; errors show when it is read.
+        let _ = flate2::read::MultiGzDecoder::new(file)
+            .take(64)
+            .read_to_end(&mut text);
+    }
+    let first = text
+        .iter()
+        .find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'));
+    Ok(first == Some(&b'{'))
+}
+
 fn read_prefix(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
@@ -126,4 +153,29 @@ fn read_prefix(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn json_traces_are_told_from_binary_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"\n {\"traceEvents\": []}").unwrap();
+        let gz = gz.finish().unwrap();
+        assert!(is_json_trace(write("a.json", b"  {}")).unwrap());
+        assert!(is_json_trace(write("a.json.gz", &gz)).unwrap());
+        assert!(is_json_trace(write("cut.json.gz", &gz[..gz.len() - 8])).unwrap());
+        assert!(!is_json_trace(write("a.xplane.pb", &[0x0a, 0x05, 0x12])).unwrap());
+        assert!(!is_json_trace(write("empty", b"")).unwrap());
+        assert!(is_json_trace(dir.path().join("missing")).is_err());
+    }
 }
