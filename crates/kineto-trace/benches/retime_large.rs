@@ -8,7 +8,8 @@
 //! fixture's length so times keep increasing), then runs each phase in a
 //! child process of its own so its peak resident memory (`VmHWM`) is its
 //! own; for the memory-mapped reader that includes the file pages it
-//! touched. `KINETO_BENCH_PYTHON=0` skips the Python phase (which needs
+//! touched. The same file gzipped is then read and rewritten (gzip out, as
+//! in). `KINETO_BENCH_PYTHON=0` skips the Python phase (which needs
 //! several times the file in memory).
 
 use std::io::{BufWriter, Read, Write};
@@ -47,6 +48,11 @@ fn main() {
     println!("read            {}", child("read", &input, &output, size));
     println!("retime + write  {}", child("retime", &input, &output, size));
     println!("retime (2)      {}", child("retime", &input, &output, size));
+    let gz = dir.path().join("rank0.pt.trace.json.gz");
+    compress(&input, &gz);
+    let gz_out = output.with_extension("json.gz");
+    println!("read .gz        {}", child("read", &gz, &gz_out, size));
+    println!("retime .gz      {}", child("retime", &gz, &gz_out, size));
     if python {
         println!("python json     {}", python_phase(&input, &output, size));
     }
@@ -153,6 +159,15 @@ fn python_phase(input: &Path, output: &Path, size: u64) -> String {
     let kb: f64 = parts.next().unwrap().parse().unwrap();
     let rest = format!("peak RSS {:.0} MB (json.load + json.dump)", kb / 1024.0);
     figures(size, secs, cpu, &rest)
+}
+
+/// gzip `input` into `output` (fast level: the bench measures reading).
+fn compress(input: &Path, output: &Path) {
+    let mut src = std::fs::File::open(input).unwrap();
+    let dst = BufWriter::new(std::fs::File::create(output).unwrap());
+    let mut gz = flate2::write::GzEncoder::new(dst, flate2::Compression::fast());
+    std::io::copy(&mut src, &mut gz).unwrap();
+    gz.finish().unwrap().flush().unwrap();
 }
 
 fn vm_hwm_kb() -> u64 {

@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use flate2::write::GzEncoder;
-use tempfile::NamedTempFile;
+use tempfile::{Builder, NamedTempFile};
 
 use crate::error::{Error, Result};
 use crate::source::Compression;
@@ -29,14 +29,16 @@ impl AtomicOutput {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let tmp = NamedTempFile::new_in(dir).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let tmp = temp_builder()
+            .tempfile_in(dir)
+            .map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let w = BufWriter::with_capacity(1 << 20, tmp);
         let sink = match compression {
             Compression::None => Sink::Plain(w),
-            Compression::Gzip => Sink::Gzip(GzEncoder::new(w, flate2::Compression::default())),
+            Compression::Gzip => Sink::Gzip(GzEncoder::new(w, flate2::Compression::fast())),
         };
         Ok(AtomicOutput {
             path: path.to_path_buf(),
@@ -93,6 +95,19 @@ impl Write for AtomicOutput {
             Sink::Gzip(w) => w.flush(),
         }
     }
+}
+
+/// Temporary files readable like any file the user creates (`0644` on Unix,
+/// not the private `0600` of a temporary file), since they become the output.
+fn temp_builder() -> Builder<'static, 'static> {
+    let mut b = Builder::new();
+    b.prefix(".kineto-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    b
 }
 
 /// The compression a path asks for by its extension (`.gz` → gzip).

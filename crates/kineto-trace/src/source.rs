@@ -55,8 +55,8 @@ impl TraceFile {
             });
         }
         let (compression, data) = if gzip {
+            let mut out = Vec::with_capacity(gzip_size_hint(&mut file).map_err(io)?);
             let file = File::open(path).map_err(io)?;
-            let mut out = Vec::new();
             if let Err(source) = flate2::read::MultiGzDecoder::new(file).read_to_end(&mut out) {
                 return Err(Error::Gzip {
                     path: path.to_path_buf(),
@@ -142,6 +142,25 @@ pub fn is_json_trace(path: impl AsRef<Path>) -> Result<bool> {
         .iter()
         .find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'));
     Ok(first == Some(&b'{'))
+}
+
+/// The uncompressed size a gzip file announces in its last four bytes
+/// (ISIZE, the size modulo 2^32 of its last member), so the buffer is
+/// allocated once instead of doubling (which would need up to twice the
+/// file in memory). Only a hint: 0 for a file too short to have a trailer.
+fn gzip_size_hint(file: &mut File) -> std::io::Result<usize> {
+    use std::io::{Seek, SeekFrom};
+    let len = file.metadata()?.len();
+    if len < 18 {
+        return Ok(0);
+    }
+    file.seek(SeekFrom::End(-4))?;
+    let mut isize = [0u8; 4];
+    file.read_exact(&mut isize)?;
+    // A cut or corrupt file can announce anything: never more than a
+    // thousand times its compressed size.
+    let hint = u64::from(u32::from_le_bytes(isize)).min(len.saturating_mul(1000));
+    Ok(usize::try_from(hint).unwrap_or(0))
 }
 
 fn read_prefix(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {

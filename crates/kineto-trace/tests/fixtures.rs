@@ -269,3 +269,15 @@ fn merge_renumbers_pids_and_flows_and_names_processes_by_rank() {
     assert_eq!(stats.base, EpochNs(base));
     assert_eq!(merged["baseTimeNanoseconds"].as_i64(), Some(base));
 }
+
+#[cfg(unix)]
+#[test]
+fn outputs_are_readable_like_ordinary_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = &fixture("n2_gloo_100steps")[0];
+    let out = dir.path().join("rank0.pt.trace.json.gz");
+    retime_file(&TraceFile::open(input).unwrap(), &out, &identity, &()).unwrap();
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
+}
