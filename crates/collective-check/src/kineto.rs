@@ -17,6 +17,9 @@
 //!   group, taken as the global rank) and pair by order per
 //!   (sender, receiver) as op `gloo:send/recv <src>-><dst>`.
 //!
+//! An occurrence's `correlation` is its event's `External id` (unique within
+//! the rank's file), so a report's slot leads back to the event.
+//!
 //! Both sides of a point-to-point transfer have kind
 //! [`CollectiveKind::Send`] (one kind per instance), and are left out unless
 //! [`Options::include_point_to_point`]. `barrier` has kind
@@ -56,6 +59,8 @@ struct CommsArgs {
     input_dims: Option<serde_json::Value>,
     #[serde(rename = "Concrete Inputs")]
     concrete_inputs: Option<Vec<String>>,
+    #[serde(rename = "External id")]
+    external_id: Option<u64>,
 }
 
 /// The kind of a collective by its NCCL `Collective name` or gloo op name
@@ -89,6 +94,7 @@ struct PendingP2p {
     begin: i64,
     end: i64,
     send: bool,
+    external_id: Option<u64>,
 }
 
 /// A `c10d::send` / `c10d::recv_` op: who the peer is.
@@ -133,6 +139,7 @@ pub fn extract_kineto(
                     begin: begin.0,
                     end,
                     send: op == "send",
+                    external_id: args(&e).external_id,
                 }),
                 _ => gloo(&e, op, node, begin.0, end, out),
             }
@@ -238,7 +245,7 @@ fn nccl(
             op,
             module,
             run_id,
-            correlation: None,
+            correlation: a.external_id,
             begin: ps(begin),
             end: ps(end),
             on_device,
@@ -250,11 +257,11 @@ fn gloo(e: &Event<'_>, op: &str, node: NodeId, begin: i64, end: i64, out: &mut E
     let Some(kind) = kineto_collective_kind(op) else {
         return;
     };
-    let dims = args(e)
-        .input_dims
-        .map(|d| d.to_string())
-        .unwrap_or_default();
-    let op = out.intern(&format!("{GLOO_PREFIX}{op} {dims}"));
+    let a = args(e);
+    let op = match &a.input_dims {
+        Some(dims) => out.intern(&format!("{GLOO_PREFIX}{op} {dims}")),
+        None => out.intern(&format!("{GLOO_PREFIX}{op}")),
+    };
     push(
         out,
         Occurrence {
@@ -263,7 +270,7 @@ fn gloo(e: &Event<'_>, op: &str, node: NodeId, begin: i64, end: i64, out: &mut E
             op,
             module: None,
             run_id: None,
-            correlation: None,
+            correlation: a.external_id,
             begin: ps(begin),
             end: ps(end),
             on_device: false,
@@ -308,7 +315,7 @@ fn gloo_p2p(
                 op: name,
                 module: None,
                 run_id: None,
-                correlation: None,
+                correlation: p.external_id,
                 begin: ps(p.begin),
                 end: ps(p.end),
                 on_device: false,

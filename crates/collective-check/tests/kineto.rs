@@ -219,3 +219,20 @@ fn the_skewed_run_violates_until_put_on_its_recorded_true_clock() {
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.summary.instances, 200 * (COLLECTIVES_PER_STEP + 4));
 }
+
+#[test]
+fn slots_lead_back_to_their_events_by_external_id() {
+    let r = check_kineto_files(&run("n2_gloo_100steps"), &with_p2p()).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for slot in r.instances.iter().flat_map(|i| &i.slots) {
+        let id = slot
+            .correlation
+            .expect("every gloo annotation has an External id");
+        assert!(
+            seen.insert((slot.participant.node, id)),
+            "External id {id} twice"
+        );
+    }
+    assert_eq!(seen.len(), 1100 * 2);
+    assert!(r.instances.iter().any(|i| i.op == "gloo:barrier"));
+}
