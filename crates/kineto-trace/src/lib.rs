@@ -12,7 +12,7 @@
 //! - [`retime`] / [`retime_file`] write a trace back with every time moved by
 //!   a [`TimeMap`], everything else byte for byte, plus a `"traceAlign"`
 //!   record; [`merge`] / [`merge_to_file`] write several ranks as one trace
-//!   ([`MergeInput`]).
+//!   ([`MergeInput`]), with a flow per collective instance ([`CrossRankFlow`]).
 //!
 //! Times: absolute epoch ns ([`EpochNs`]) = `baseTimeNanoseconds` +
 //! `ts`·1000, `ts` being the file's [`TsNs`].
@@ -43,6 +43,7 @@
 
 mod error;
 mod event;
+mod flows;
 mod merge;
 mod output;
 mod patch;
@@ -55,6 +56,7 @@ mod trace;
 
 pub use error::{Error, Result};
 pub use event::{Event, Events, Id, JsonStr, Phase, Stamp};
+pub use flows::{COLLECTIVE_FLOW_CAT, CrossRankFlow};
 pub use merge::{MergeInput, MergeStats, MergedProcess, merge, merge_to_file};
 pub use output::{AtomicOutput, compression_for};
 pub use rank::{Rank, RankSource, rank_from_file_name};

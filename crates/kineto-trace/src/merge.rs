@@ -2,7 +2,8 @@
 //! whole: times mapped onto one clock and one base, pids renumbered so no
 //! two processes of different ranks collide, processes named
 //! `rank N (host) <name>` and sorted by rank, flow ids renumbered per rank
-//! so every flow keeps its own ends.
+//! so every flow keeps its own ends, and optionally one flow per collective
+//! instance across ranks ([`CrossRankFlow`]).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::event::{Event, Id, Phase};
+use crate::flows::{CrossRankFlow, FlowPoints};
 use crate::output::{AtomicOutput, compression_for};
 use crate::patch::Patches;
 use crate::retime::{CHUNK, TimeMap};
@@ -52,6 +54,8 @@ pub struct MergeStats {
     pub base: EpochNs,
     /// Every process, in pid order.
     pub processes: Vec<MergedProcess>,
+    /// Cross-rank flows drawn (those with at least two events found).
+    pub collective_flows: u64,
 }
 
 const PROCESS_NAME: &str = "process_name";
@@ -72,7 +76,14 @@ struct State<'a> {
 }
 
 /// Write the merged trace of `inputs` (in rank order) to `out`.
-pub fn merge<'a>(inputs: &[MergeInput<'_, 'a>], mut out: impl Write) -> Result<MergeStats> {
+///
+/// Each of `flows` whose events are found (at least two) is drawn as one
+/// flow (category [`crate::COLLECTIVE_FLOW_CAT`]) through them in time order.
+pub fn merge<'a>(
+    inputs: &[MergeInput<'_, 'a>],
+    flows: &[CrossRankFlow],
+    mut out: impl Write,
+) -> Result<MergeStats> {
     let base = inputs
         .iter()
         .map(|i| i.trace.base().ns())
@@ -91,6 +102,7 @@ pub fn merge<'a>(inputs: &[MergeInput<'_, 'a>], mut out: impl Write) -> Result<M
         format!("{{\n  \"displayTimeUnit\": \"ms\",\n  \"{BASE_TIME}\": {base},\n  \"{TRACE_EVENTS}\": [\n").as_bytes(),
     );
     let mut patches = Patches::default();
+    let mut points = FlowPoints::new(flows);
     let mut events = 0u64;
     let mut first = true;
     for &k in &order {
@@ -101,7 +113,8 @@ pub fn merge<'a>(inputs: &[MergeInput<'_, 'a>], mut out: impl Write) -> Result<M
                 continue;
             }
             patches.clear();
-            patch_event(&e, k, input, base, &mut st, &mut patches)?;
+            let (pid, ts) = patch_event(&e, k, input, base, &mut st, &mut patches)?;
+            points.see(input.rank, &e, pid, ts);
             if !first {
                 buf.extend_from_slice(b",\n");
             }
@@ -119,6 +132,8 @@ pub fn merge<'a>(inputs: &[MergeInput<'_, 'a>], mut out: impl Write) -> Result<M
             }
         }
     }
+    let first_flow = st.flows.len() as u64 + 1;
+    let collective_flows = points.write(flows, first_flow, &mut first, &mut buf);
     let processes = process_table(inputs, &st);
     for p in &processes {
         let k = order
@@ -154,6 +169,7 @@ pub fn merge<'a>(inputs: &[MergeInput<'_, 'a>], mut out: impl Write) -> Result<M
         events,
         base: EpochNs(base),
         processes,
+        collective_flows,
     })
 }
 
@@ -192,17 +208,21 @@ fn patch_event<'a>(
     base: i64,
     st: &mut State<'a>,
     patches: &mut Patches,
-) -> Result<()> {
+) -> Result<(Option<u64>, Option<i64>)> {
+    let mut merged_pid = None;
     if let (Some(pid), Some(span)) = (e.pid, e.spans.pid.clone()) {
         let new = assign_pid(st, k, pid);
         patches.int(span, new);
+        merged_pid = Some(new);
     }
     if let (Some(id), Some(span)) = (e.id, e.spans.id.clone()) {
         let next = st.flows.len() as u64 + 1;
         let new = *st.flows.entry((k, id)).or_insert(next);
         patches.int(span, new);
     }
-    let Some(ts) = &e.ts else { return Ok(()) };
+    let Some(ts) = &e.ts else {
+        return Ok((merged_pid, None));
+    };
     let out_of_range = || Error::MappedOutOfRange {
         path: input.trace.path().to_path_buf(),
         offset: e.offset,
@@ -213,11 +233,8 @@ fn patch_event<'a>(
         .to_epoch(crate::TsNs(ts.value.ns))
         .ok_or_else(out_of_range)?;
     let new_start = input.map.map(start);
-    patches.micros(
-        ts.span.clone(),
-        new_start.0.checked_sub(base).ok_or_else(out_of_range)?,
-        ts.value.digits,
-    );
+    let merged_ts = new_start.0.checked_sub(base).ok_or_else(out_of_range)?;
+    patches.micros(ts.span.clone(), merged_ts, ts.value.digits);
     if let Some(dur) = &e.dur {
         let end = start.0.checked_add(dur.value.ns).ok_or_else(out_of_range)?;
         let new_dur = input
@@ -228,7 +245,7 @@ fn patch_event<'a>(
             .ok_or_else(out_of_range)?;
         patches.micros(dur.span.clone(), new_dur, dur.value.digits);
     }
-    Ok(())
+    Ok((merged_pid, Some(merged_ts)))
 }
 
 fn process_table(inputs: &[MergeInput<'_, '_>], st: &State<'_>) -> Vec<MergedProcess> {
@@ -266,9 +283,13 @@ fn id_text(id: &Id<'_>) -> String {
 }
 
 /// Merge into `path` atomically, gzip when it ends in `.gz`.
-pub fn merge_to_file(inputs: &[MergeInput<'_, '_>], path: &Path) -> Result<MergeStats> {
+pub fn merge_to_file(
+    inputs: &[MergeInput<'_, '_>],
+    flows: &[CrossRankFlow],
+    path: &Path,
+) -> Result<MergeStats> {
     let mut out = AtomicOutput::create(path, compression_for(path))?;
-    let stats = merge(inputs, &mut out).map_err(|e| out.name_error(e))?;
+    let stats = merge(inputs, flows, &mut out).map_err(|e| out.name_error(e))?;
     out.persist()?;
     Ok(stats)
 }

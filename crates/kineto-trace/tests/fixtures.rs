@@ -189,8 +189,37 @@ fn merge_renumbers_pids_and_flows_and_names_processes_by_rank() {
             map: &shift,
         })
         .collect();
+    // One flow per barrier instance: the k-th barrier annotation of every rank.
+    let mut barriers: BTreeMap<u32, Vec<(i64, u64)>> = BTreeMap::new();
+    for t in &traces {
+        let rank = t.rank().unwrap().unwrap().rank;
+        for e in t
+            .events()
+            .map(Result::unwrap)
+            .filter(|e| e.name() == "gloo:barrier")
+        {
+            let args: serde_json::Value = serde_json::from_slice(e.args.unwrap()).unwrap();
+            let id = args["External id"].as_u64().unwrap();
+            barriers
+                .entry(rank)
+                .or_default()
+                .push((e.ts_ns().unwrap().0, id));
+        }
+    }
+    barriers.values_mut().for_each(|b| b.sort());
+    let mut flows: Vec<CrossRankFlow> = (0..50)
+        .map(|k| CrossRankFlow {
+            name: format!("barrier {k}"),
+            events: barriers.iter().map(|(r, b)| (*r, b[k].1)).collect(),
+        })
+        .collect();
+    flows.push(CrossRankFlow {
+        name: "not found".into(),
+        events: vec![(0, u64::MAX), (1, u64::MAX)],
+    });
     let mut out = Vec::new();
-    let stats = merge(&inputs, &mut out).unwrap();
+    let stats = merge(&inputs, &flows, &mut out).unwrap();
+    assert_eq!(stats.collective_flows, 50);
     let merged: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let events = merged["traceEvents"].as_array().unwrap();
 
@@ -239,10 +268,16 @@ fn merge_renumbers_pids_and_flows_and_names_processes_by_rank() {
         .sum();
     let total: usize = traces.iter().map(|t| t.events().count()).sum();
     assert_eq!(stats.events as usize, total - own_meta);
-    assert_eq!(events.len(), total - own_meta + 2 * stats.processes.len());
+    assert_eq!(
+        events.len(),
+        total - own_meta + 2 * stats.processes.len() + 50 * 4
+    );
     // Flows: each id has exactly one start and one end, within one rank's pids.
     let mut flows: BTreeMap<u64, Vec<(&str, u64)>> = BTreeMap::new();
-    for e in events.iter().filter(|e| e["ph"] == "s" || e["ph"] == "f") {
+    let own_flow = |e: &&serde_json::Value| {
+        (e["ph"] == "s" || e["ph"] == "f") && e["cat"] != COLLECTIVE_FLOW_CAT
+    };
+    for e in events.iter().filter(own_flow) {
         flows
             .entry(e["id"].as_u64().unwrap())
             .or_default()
@@ -263,6 +298,39 @@ fn merge_renumbers_pids_and_flows_and_names_processes_by_rank() {
         assert_eq!(phases, BTreeSet::from(["f", "s"]), "flow {id}");
         let r: BTreeSet<u32> = ends.iter().map(|e| rank_of[&e.1]).collect();
         assert_eq!(r.len(), 1, "flow {id}");
+    }
+    // Collective flows: s, t, t, f through one barrier on each rank, in time
+    // order, each point at the start of its barrier annotation.
+    let mut collective: BTreeMap<u64, Vec<&serde_json::Value>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["cat"] == COLLECTIVE_FLOW_CAT) {
+        collective
+            .entry(e["id"].as_u64().unwrap())
+            .or_default()
+            .push(e);
+    }
+    assert_eq!(collective.len(), 50);
+    let barrier_starts: BTreeSet<(u64, String)> = events
+        .iter()
+        .filter(|e| e["name"] == "gloo:barrier")
+        .map(|e| (e["pid"].as_u64().unwrap(), e["ts"].to_string()))
+        .collect();
+    for points in collective.values() {
+        let phases: Vec<&str> = points.iter().map(|e| e["ph"].as_str().unwrap()).collect();
+        assert_eq!(phases, ["s", "t", "t", "f"]);
+        let r: BTreeSet<u32> = points
+            .iter()
+            .map(|e| rank_of[&e["pid"].as_u64().unwrap()])
+            .collect();
+        assert_eq!(r.len(), 4);
+        for e in points {
+            assert_eq!(e["bp"], "e");
+            assert!(
+                barrier_starts.contains(&(e["pid"].as_u64().unwrap(), e["ts"].to_string())),
+                "{e}"
+            );
+        }
+        let ts: Vec<f64> = points.iter().map(|e| e["ts"].as_f64().unwrap()).collect();
+        assert!(ts.windows(2).all(|w| w[0] <= w[1]));
     }
     // Times: on the smallest base, mapped.
     let base = traces.iter().map(|t| t.base().ns()).min().unwrap();
