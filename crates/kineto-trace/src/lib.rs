@@ -2,17 +2,19 @@
 //! Chrome-trace JSON, plain or gzip, of any size.
 //!
 //! - [`TraceFile`] holds a file's bytes (memory-mapped, or decompressed from
-//!   gzip); [`TraceFile::parse`] validates the JSON and locates the top
-//!   level into a [`Trace`]: every key in order ([`Member`]), the time base
-//!   ([`TimeBase`]), [`DistributedInfo`] and the [`Rank`].
-//! - [`Trace::events`] reads the events one at a time as [`Event`]s that
-//!   borrow from the file: [`Phase`], name, pid/tid ([`Id`]), `ts`/`dur` as
+//!   gzip); [`TraceFile::parse`] locates the top level into a [`Trace`]:
+//!   every key in order ([`Member`]), the time base ([`TimeBase`]),
+//!   [`DistributedInfo`] and the [`Rank`]. [`is_json_trace`] tells a JSON
+//!   trace from a binary one by its first bytes.
+//! - [`Trace::events`] reads (and validates) the events one at a time as
+//!   [`Event`]s that borrow from the file: [`Phase`], name, pid/tid ([`Id`]), `ts`/`dur` as
 //!   exact integer nanoseconds ([`Stamp`], [`Micros`]; never through `f64`),
 //!   `args` and the raw text.
 //! - [`retime`] / [`retime_file`] write a trace back with every time moved by
 //!   a [`TimeMap`], everything else byte for byte, plus a `"traceAlign"`
 //!   record; [`merge`] / [`merge_to_file`] write several ranks as one trace
 //!   ([`MergeInput`]), with a flow per collective instance ([`CrossRankFlow`]).
+//!   Errors ([`Error`]) name the file and the byte offset.
 //!
 //! Times: absolute epoch ns ([`EpochNs`]) = `baseTimeNanoseconds` +
 //! `ts`·1000, `ts` being the file's [`TsNs`].
