@@ -40,6 +40,15 @@ pub enum Error {
         /// The second file.
         second: PathBuf,
     },
+    /// A Kineto (PyTorch) trace could not be read.
+    #[error(transparent)]
+    Kineto(#[from] kineto_trace::Error),
+    /// A Kineto trace names no rank.
+    #[error("{path}: no rank: no distributedInfo.rank and no rank<N> in the file name")]
+    NoRank {
+        /// The file.
+        path: PathBuf,
+    },
     /// Writing a report failed.
     #[error("writing the {what} report")]
     Write {

@@ -10,6 +10,9 @@
 //!   by occurrence order, and applies the rules, giving a [`Report`]:
 //!   [`Instance`]s with start/end spread, [`Violation`]s with their size,
 //!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
+//! - [`extract_kineto`] / [`extract_kineto_file`] read PyTorch profiler
+//!   (Kineto) traces into the same model, one node per rank (NCCL/RCCL by
+//!   `Comms Id` or `Seq`, gloo by order); [`check_kineto_files`] checks a run.
 //! - [`check_files`] and [`check_merged`] do both for files;
 //!   [`Report::write_json`], [`Report::write_csv`] and
 //!   [`Report::summary_text`] write it out.
@@ -49,6 +52,7 @@ mod classify;
 mod error;
 mod extract;
 mod input;
+mod kineto;
 mod matching;
 mod occurrence;
 mod output;
@@ -62,6 +66,10 @@ pub use extract::{
     NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
 };
 pub use input::{check_files, check_merged, node_id_from_path};
+pub use kineto::{
+    GLOO_PREFIX, RECORD_PARAM_COMMS, check_kineto_files, extract_kineto, extract_kineto_file,
+    kineto_collective_kind,
+};
 pub use matching::MatchKey;
 pub use occurrence::{ExtractStats, Extraction, NodeInfo, Occurrence, Sym};
 pub use output::CSV_COLUMNS;

@@ -1,5 +1,5 @@
 //! `align-cli validate`: the happens-before check of collectives, on one
-//! merged trace or on per-node traces.
+//! merged trace or on per-node traces, XSpace or PyTorch (Kineto) JSON.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use collective_check::{
-    NodeId, Options, PlaneChoice, Report, check_files, check_merged, node_id_from_path,
+    NodeId, Options, PlaneChoice, Report, check_files, check_kineto_files, check_merged,
+    node_id_from_path,
 };
 
 use crate::Global;
@@ -28,7 +29,9 @@ pub enum Planes {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// One merged trace (node of each plane from its `node_id` stat), or one
-    /// trace per node (node id from `node<N>`/`rank<N>` in the name, else file order).
+    /// trace per node (node id from `node<N>`/`rank<N>` in the name, else file order),
+    /// or PyTorch profiler JSON traces, one per rank (rank from `distributedInfo`,
+    /// else the name; told apart by content).
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
     /// Node ids of the per-node traces, in order (comma-separated).
@@ -66,7 +69,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         Planes::Host => PlaneChoice::Host,
         Planes::Device => PlaneChoice::Device,
     };
-    let report = if args.traces.len() == 1 && !args.per_node && args.node_ids.is_empty() {
+    let report = if kineto_run(&args)? {
+        check_kineto_files(&args.traces, &options)?
+    } else if args.traces.len() == 1 && !args.per_node && args.node_ids.is_empty() {
         check_merged(&args.traces[0], &options)?
     } else {
         check_files(&node_files(&args, global)?, &options)?
@@ -99,6 +104,33 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// True when the traces are Kineto JSON; an error when only some are.
+fn kineto_run(args: &Args) -> anyhow::Result<bool> {
+    let mut json = Vec::new();
+    let mut binary = Vec::new();
+    for path in &args.traces {
+        if kineto_trace::is_json_trace(path)? {
+            json.push(path.display().to_string());
+        } else {
+            binary.push(path.display().to_string());
+        }
+    }
+    if json.is_empty() {
+        return Ok(false);
+    }
+    if !binary.is_empty() {
+        bail!(
+            "the traces of one run are in mixed formats: JSON (PyTorch profiler): {}; XSpace: {}",
+            json.join(", "),
+            binary.join(", ")
+        );
+    }
+    if !args.node_ids.is_empty() {
+        bail!("--node-ids is for XSpace traces; a PyTorch profiler trace names its rank");
+    }
+    Ok(true)
 }
 
 fn summary(report: &Report, global: &Global) -> String {

@@ -1,0 +1,383 @@
+//! Collectives of PyTorch profiler (Kineto) traces, into the same
+//! [`Extraction`] model as XSpace traces: one node per rank.
+//!
+//! - NCCL/RCCL: the `record_param_comms` CPU op and any GPU kernel carrying a
+//!   `Collective name` arg. Matched by `Comms Id` (identical on every rank for
+//!   one collective; a u64 hash, stored bit for bit as the `run_id`), else by
+//!   `Seq` (the `run_id` then, with point-to-point under an op of its own
+//!   since it has its own counter). The op is the collective name, the
+//!   module the `Process Group Name`. A GPU kernel's participant has the
+//!   device (its pid); the default plane choice then prefers kernels.
+//! - gloo: the `gloo:<op>` annotations carry no sequence number, so they are
+//!   matched by order of occurrence per (name, `Input Dims`) through the op
+//!   name `gloo:<op> <Input Dims>`. They do not name their process group
+//!   either (runs with several groups can pair the wrong instances).
+//!   `gloo:send`/`gloo:recv` take their peer from the `c10d::send` /
+//!   `c10d::recv_` op they start in (its third input, a rank of the
+//!   group, taken as the global rank) and pair by order per
+//!   (sender, receiver) as op `gloo:send/recv <src>-><dst>`.
+//!
+//! An occurrence's `correlation` is its event's `External id` (unique within
+//! the rank's file), so a report's slot leads back to the event.
+//!
+//! Both sides of a point-to-point transfer have kind
+//! [`CollectiveKind::Send`] (one kind per instance), and are left out unless
+//! [`Options::include_point_to_point`]. `barrier` has kind
+//! [`CollectiveKind::AllReduce`]: no rank leaves it before every rank entered.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kineto_trace::{Event, Id, Phase, Trace, TraceFile};
+use serde::Deserialize;
+
+use crate::check::check;
+use crate::classify::CollectiveKind;
+use crate::error::{Error, Result};
+use crate::extract::Options;
+use crate::occurrence::{Extraction, Occurrence};
+use crate::report::Report;
+use crate::units::{NodeId, Participant, TimePs};
+
+/// The CPU op torch records around every NCCL/RCCL call.
+pub const RECORD_PARAM_COMMS: &str = "record_param_comms";
+/// The prefix of gloo's collective annotations.
+pub const GLOO_PREFIX: &str = "gloo:";
+
+/// The args of a collective event that matching reads.
+#[derive(Deserialize, Default)]
+struct CommsArgs {
+    #[serde(rename = "Collective name")]
+    collective: Option<String>,
+    #[serde(rename = "Process Group Name")]
+    group: Option<String>,
+    #[serde(rename = "Seq")]
+    seq: Option<i64>,
+    #[serde(rename = "Comms Id")]
+    comms_id: Option<u64>,
+    #[serde(rename = "Input Dims")]
+    input_dims: Option<serde_json::Value>,
+    #[serde(rename = "Concrete Inputs")]
+    concrete_inputs: Option<Vec<String>>,
+    #[serde(rename = "External id")]
+    external_id: Option<u64>,
+}
+
+/// The kind of a collective by its NCCL `Collective name` or gloo op name
+/// (`allreduce`, `_allgather_base`, `all_to_all`, …).
+pub fn kineto_collective_kind(name: &str) -> Option<CollectiveKind> {
+    let word: String = name
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    const WORDS: &[(&str, CollectiveKind)] = &[
+        ("allreduce", CollectiveKind::AllReduce),
+        ("allgather", CollectiveKind::AllGather),
+        ("reducescatter", CollectiveKind::ReduceScatter),
+        ("alltoall", CollectiveKind::AllToAll),
+        ("barrier", CollectiveKind::AllReduce),
+        ("broadcast", CollectiveKind::Broadcast),
+        ("reduce", CollectiveKind::Reduce),
+        ("send", CollectiveKind::Send),
+        ("recv", CollectiveKind::Recv),
+    ];
+    WORDS
+        .iter()
+        .find(|(w, _)| word.contains(w))
+        .map(|&(_, k)| k)
+}
+
+/// A gloo point-to-point annotation waiting for its peer.
+struct PendingP2p {
+    thread: (String, String),
+    begin: i64,
+    end: i64,
+    send: bool,
+    external_id: Option<u64>,
+}
+
+/// A `c10d::send` / `c10d::recv_` op: who the peer is.
+struct P2pOp {
+    thread: (String, String),
+    begin: i64,
+    end: i64,
+    peer: i64,
+}
+
+/// Extract the collectives of one rank's Kineto trace into `out` as node
+/// `node`.
+pub fn extract_kineto(
+    trace: &Trace<'_>,
+    node: NodeId,
+    options: &Options,
+    out: &mut Extraction,
+) -> Result<()> {
+    let base = trace.base();
+    let mut pending = Vec::new();
+    let mut p2p_ops = Vec::new();
+    for event in trace.events() {
+        let e = event?;
+        out.stats.events_scanned += 1;
+        if e.phase != Phase::Complete {
+            continue;
+        }
+        let (Some(ts), Some(dur)) = (e.ts_ns(), e.dur_ns()) else {
+            continue;
+        };
+        let Some(begin) = base.to_epoch(ts) else {
+            continue;
+        };
+        let end = begin.0.saturating_add(dur.0.max(0));
+        let name = e.name();
+        if name == RECORD_PARAM_COMMS || is_comms_kernel(&e) {
+            nccl(&e, node, begin.0, end, options, out);
+        } else if let Some(op) = name.strip_prefix(GLOO_PREFIX) {
+            match op {
+                "send" | "recv" => pending.push(PendingP2p {
+                    thread: thread(&e),
+                    begin: begin.0,
+                    end,
+                    send: op == "send",
+                    external_id: args(&e).external_id,
+                }),
+                _ => gloo(&e, op, node, begin.0, end, out),
+            }
+        } else if name == "c10d::send" || name == "c10d::recv_" {
+            let peer = args(&e)
+                .concrete_inputs
+                .and_then(|c| c.get(2).and_then(|p| p.parse().ok()));
+            if let Some(peer) = peer {
+                p2p_ops.push(P2pOp {
+                    thread: thread(&e),
+                    begin: begin.0,
+                    end,
+                    peer,
+                });
+            }
+        }
+    }
+    gloo_p2p(pending, p2p_ops, node, options, out);
+    let info = out.nodes.entry(node).or_default();
+    if info.hostname.is_none() {
+        info.hostname = trace.host_name();
+    }
+    let file = trace.path().display().to_string();
+    if !info.files.contains(&file) {
+        info.files.push(file);
+    }
+    Ok(())
+}
+
+fn is_comms_kernel(e: &Event<'_>) -> bool {
+    e.cat.is_some_and(|c| c.is("kernel"))
+        && e.args
+            .is_some_and(|a| a.windows(15).any(|w| w == b"Collective name"))
+}
+
+fn args(e: &Event<'_>) -> CommsArgs {
+    e.args
+        .and_then(|a| serde_json::from_slice(a).ok())
+        .unwrap_or_default()
+}
+
+fn thread(e: &Event<'_>) -> (String, String) {
+    let text = |id: Option<Id<'_>>| match id {
+        Some(Id::Int(n)) => n.to_string(),
+        Some(Id::Str(s)) => s.decode().into_owned(),
+        Some(Id::Other(raw)) => String::from_utf8_lossy(raw).into_owned(),
+        None => String::new(),
+    };
+    (text(e.pid), text(e.tid))
+}
+
+fn push(out: &mut Extraction, o: Occurrence) {
+    out.stats.collectives += 1;
+    out.push(o);
+}
+
+fn ps(ns: i64) -> TimePs {
+    TimePs(i128::from(ns) * 1000)
+}
+
+fn nccl(
+    e: &Event<'_>,
+    node: NodeId,
+    begin: i64,
+    end: i64,
+    options: &Options,
+    out: &mut Extraction,
+) {
+    let a = args(e);
+    let Some(name) = a.collective.as_deref() else {
+        return;
+    };
+    let Some(kind) = kineto_collective_kind(name) else {
+        return;
+    };
+    let p2p = kind.is_point_to_point();
+    if p2p && !options.include_point_to_point {
+        out.stats.point_to_point_skipped += 1;
+        return;
+    }
+    let on_device = e.cat.is_some_and(|c| c.is("kernel"));
+    let device = match (on_device, e.pid) {
+        (true, Some(Id::Int(d))) => Some(d),
+        _ => None,
+    };
+    let (op, kind) = if p2p {
+        ("send/recv", CollectiveKind::Send)
+    } else {
+        (name, kind)
+    };
+    let run_id = match (a.comms_id, a.seq) {
+        (Some(id), _) => Some(id as i64),
+        (None, Some(seq)) => Some(seq),
+        (None, None) => None,
+    };
+    let op = out.intern(op);
+    let module = a.group.as_deref().map(|g| out.intern(g));
+    push(
+        out,
+        Occurrence {
+            participant: Participant { node, device },
+            kind,
+            op,
+            module,
+            run_id,
+            correlation: a.external_id,
+            begin: ps(begin),
+            end: ps(end),
+            on_device,
+        },
+    );
+}
+
+fn gloo(e: &Event<'_>, op: &str, node: NodeId, begin: i64, end: i64, out: &mut Extraction) {
+    let Some(kind) = kineto_collective_kind(op) else {
+        return;
+    };
+    let a = args(e);
+    let op = match &a.input_dims {
+        Some(dims) => out.intern(&format!("{GLOO_PREFIX}{op} {dims}")),
+        None => out.intern(&format!("{GLOO_PREFIX}{op}")),
+    };
+    push(
+        out,
+        Occurrence {
+            participant: Participant { node, device: None },
+            kind,
+            op,
+            module: None,
+            run_id: None,
+            correlation: a.external_id,
+            begin: ps(begin),
+            end: ps(end),
+            on_device: false,
+        },
+    );
+}
+
+/// Give each gloo send/recv the peer of the c10d op it starts in on its
+/// thread (the op returns once the transfer is queued; the annotation lasts
+/// until it completes), and name the pair's op by (sender, receiver).
+fn gloo_p2p(
+    pending: Vec<PendingP2p>,
+    mut ops: Vec<P2pOp>,
+    node: NodeId,
+    options: &Options,
+    out: &mut Extraction,
+) {
+    if !options.include_point_to_point {
+        out.stats.point_to_point_skipped += pending.len() as u64;
+        return;
+    }
+    ops.sort_by(|a, b| (&a.thread, a.begin).cmp(&(&b.thread, b.begin)));
+    for p in pending {
+        let i = ops.partition_point(|o| (&o.thread, o.begin) <= (&p.thread, p.begin));
+        let Some(op) = i.checked_sub(1).map(|i| &ops[i]) else {
+            continue;
+        };
+        if op.thread != p.thread || op.end < p.begin {
+            continue;
+        }
+        let (src, dst) = if p.send {
+            (node.0, op.peer)
+        } else {
+            (op.peer, node.0)
+        };
+        let name = out.intern(&format!("{GLOO_PREFIX}send/recv {src}->{dst}"));
+        push(
+            out,
+            Occurrence {
+                participant: Participant { node, device: None },
+                kind: CollectiveKind::Send,
+                op: name,
+                module: None,
+                run_id: None,
+                correlation: p.external_id,
+                begin: ps(p.begin),
+                end: ps(p.end),
+                on_device: false,
+            },
+        );
+    }
+}
+
+/// Open and extract one Kineto file; its rank (`distributedInfo.rank`, else
+/// `rank<N>` in the name) is the node.
+pub fn extract_kineto_file(
+    path: impl AsRef<Path>,
+    options: &Options,
+    out: &mut Extraction,
+) -> Result<NodeId> {
+    let path = path.as_ref();
+    let file = TraceFile::open(path)?;
+    let trace = file.parse()?;
+    let rank = trace.rank()?.ok_or_else(|| Error::NoRank {
+        path: path.to_path_buf(),
+    })?;
+    let node = NodeId(i64::from(rank.rank));
+    extract_kineto(&trace, node, options, out)?;
+    Ok(node)
+}
+
+/// Extract and check the Kineto files of one run (one per rank; two files
+/// of the same rank are an error).
+pub fn check_kineto_files(files: &[PathBuf], options: &Options) -> Result<Report> {
+    let mut seen: BTreeMap<NodeId, &Path> = BTreeMap::new();
+    let mut all = Extraction::new();
+    for path in files {
+        let node = extract_kineto_file(path, options, &mut all)?;
+        if let Some(first) = seen.insert(node, path) {
+            return Err(Error::DuplicateNode {
+                node: node.0,
+                first: first.to_path_buf(),
+                second: path.clone(),
+            });
+        }
+    }
+    Ok(check(&all, options))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_of_nccl_and_gloo_names() {
+        let k = kineto_collective_kind;
+        assert_eq!(k("allreduce"), Some(CollectiveKind::AllReduce));
+        assert_eq!(k("_allgather_base"), Some(CollectiveKind::AllGather));
+        assert_eq!(
+            k("reduce_scatter_tensor_coalesced"),
+            Some(CollectiveKind::ReduceScatter)
+        );
+        assert_eq!(k("all_to_all"), Some(CollectiveKind::AllToAll));
+        assert_eq!(k("barrier"), Some(CollectiveKind::AllReduce));
+        assert_eq!(k("reduce"), Some(CollectiveKind::Reduce));
+        assert_eq!(k("broadcast"), Some(CollectiveKind::Broadcast));
+        assert_eq!(k("recv"), Some(CollectiveKind::Recv));
+        assert_eq!(k("gather"), None);
+    }
+}

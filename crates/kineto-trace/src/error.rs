@@ -1,0 +1,114 @@
+//! The crate's one error type: every variant names the file, and the byte
+//! offset where the input is at fault.
+
+use std::path::PathBuf;
+
+/// What went wrong reading or writing a Kineto trace.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be opened, read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A gzip file is cut short or corrupt.
+    #[error("{path}: gzip stream broken after {offset} decompressed bytes: {source}")]
+    Gzip {
+        /// The file.
+        path: PathBuf,
+        /// Bytes decompressed before the failure.
+        offset: u64,
+        /// The decompressor's error.
+        source: std::io::Error,
+    },
+    /// A `.gz` file that is not gzip.
+    #[error("{path}: named .gz but does not start with the gzip magic bytes")]
+    NotGzip {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The text is not valid JSON.
+    #[error("{path}: invalid JSON at byte {offset}: expected {expected}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset (of the uncompressed text).
+        offset: usize,
+        /// What the grammar wanted there.
+        expected: &'static str,
+    },
+    /// The top-level object has no `traceEvents` key.
+    #[error("{path}: no top-level \"traceEvents\" key (not a Chrome/Kineto trace)")]
+    MissingTraceEvents {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `traceEvents` is not an array.
+    #[error("{path}: byte {offset}: \"traceEvents\" is not an array")]
+    TraceEventsNotArray {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the value.
+        offset: usize,
+    },
+    /// An element of `traceEvents` is not an object.
+    #[error("{path}: byte {offset}: an element of \"traceEvents\" is not an object")]
+    EventNotObject {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the element.
+        offset: usize,
+    },
+    /// A time field (`ts`, `dur`, `baseTimeNanoseconds`) is not a number.
+    #[error("{path}: byte {offset}: \"{field}\" is not a number")]
+    TimeNotNumber {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the value.
+        offset: usize,
+        /// The key.
+        field: &'static str,
+    },
+    /// A time field does not fit 64-bit integer nanoseconds (or
+    /// `baseTimeNanoseconds` has a fraction).
+    #[error("{path}: byte {offset}: \"{field}\" is out of range for integer nanoseconds")]
+    TimeOutOfRange {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the value.
+        offset: usize,
+        /// The key.
+        field: &'static str,
+    },
+    /// `distributedInfo` does not have the expected shape.
+    #[error("{path}: byte {offset}: \"distributedInfo\" is malformed: {source}")]
+    DistributedInfo {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the value.
+        offset: usize,
+        /// What serde found.
+        source: serde_json::Error,
+    },
+    /// Writing to the output stream failed.
+    #[error("writing the output: {0}")]
+    Write(std::io::Error),
+    /// The caller's correction record could not be serialised.
+    #[error("serialising the \"traceAlign\" record: {0}")]
+    Correction(serde_json::Error),
+    /// A time map sent a time out of the 64-bit nanosecond range.
+    #[error("{path}: byte {offset}: the time map gave a time outside 64-bit nanoseconds")]
+    MappedOutOfRange {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the event.
+        offset: usize,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

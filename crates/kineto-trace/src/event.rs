@@ -1,0 +1,348 @@
+//! One element of `traceEvents`, read in place: the fields the tools need,
+//! parsed, and the event's raw text for everything else.
+
+use std::borrow::Cow;
+use std::ops::Range;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::scan::{self, Syntax, skip_value, walk_object};
+use crate::time::{DurNs, Micros, NumberError, TsNs, parse_micros};
+
+/// The phase (`ph`) of an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// `X`: a complete event with `dur`.
+    Complete,
+    /// `B`: begin of a duration.
+    Begin,
+    /// `E`: end of a duration.
+    End,
+    /// `i` or `I`: an instant.
+    Instant,
+    /// `s`: flow start.
+    FlowStart,
+    /// `t`: flow step.
+    FlowStep,
+    /// `f`: flow end.
+    FlowEnd,
+    /// `M`: metadata (process and thread names, sort indices).
+    Metadata,
+    /// `C`: counter.
+    Counter,
+    /// Any other phase letter (kept verbatim), or none.
+    Other,
+}
+
+impl Phase {
+    fn from_text(text: &[u8]) -> Phase {
+        match text {
+            b"X" => Phase::Complete,
+            b"B" => Phase::Begin,
+            b"E" => Phase::End,
+            b"i" | b"I" => Phase::Instant,
+            b"s" => Phase::FlowStart,
+            b"t" => Phase::FlowStep,
+            b"f" => Phase::FlowEnd,
+            b"M" => Phase::Metadata,
+            b"C" => Phase::Counter,
+            _ => Phase::Other,
+        }
+    }
+
+    /// True for the flow phases `s`, `t`, `f`.
+    pub fn is_flow(self) -> bool {
+        matches!(self, Phase::FlowStart | Phase::FlowStep | Phase::FlowEnd)
+    }
+}
+
+/// A JSON string as it is in the file (between the quotes, escapes not yet
+/// decoded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct JsonStr<'a>(pub &'a [u8]);
+
+impl<'a> JsonStr<'a> {
+    /// The decoded text (borrowed when it has no escapes).
+    pub fn decode(&self) -> Cow<'a, str> {
+        if !self.0.contains(&b'\\') {
+            return String::from_utf8_lossy(self.0);
+        }
+        let mut quoted = Vec::with_capacity(self.0.len() + 2);
+        quoted.push(b'"');
+        quoted.extend_from_slice(self.0);
+        quoted.push(b'"');
+        match serde_json::from_slice::<String>(&quoted) {
+            Ok(s) => Cow::Owned(s),
+            Err(_) => String::from_utf8_lossy(self.0),
+        }
+    }
+
+    /// True when the text (without escapes) equals `s`.
+    pub fn is(&self, s: &str) -> bool {
+        self.0 == s.as_bytes()
+    }
+}
+
+/// A `pid` or `tid`: a number or a string (`"Spans"`, `"Traces"`, `""`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Id<'a> {
+    /// An integer.
+    Int(i64),
+    /// A string.
+    Str(JsonStr<'a>),
+    /// Any other value, as written.
+    Other(&'a [u8]),
+}
+
+/// A time field (`ts` or `dur`) with where its number is in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// The value, exact.
+    pub value: Micros,
+    /// The number's byte range in the file.
+    pub span: Range<usize>,
+}
+
+/// One trace event, borrowed from the file's bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event<'a> {
+    /// Byte offset of the event's `{` in the file.
+    pub offset: usize,
+    /// The event's whole text, `{` to `}`.
+    pub raw: &'a [u8],
+    /// `ph`.
+    pub phase: Phase,
+    /// `name`.
+    pub name: Option<JsonStr<'a>>,
+    /// `cat`.
+    pub cat: Option<JsonStr<'a>>,
+    /// `pid`.
+    pub pid: Option<Id<'a>>,
+    /// `tid`.
+    pub tid: Option<Id<'a>>,
+    /// `ts` (µs relative to the file's base).
+    pub ts: Option<Stamp>,
+    /// `dur` (µs).
+    pub dur: Option<Stamp>,
+    /// `id` (flows), as written.
+    pub id: Option<&'a [u8]>,
+    /// `args`, as written.
+    pub args: Option<&'a [u8]>,
+    /// Byte ranges in the file of the `pid`, `id` and `args` values.
+    pub(crate) spans: Spans,
+}
+
+/// Where some values of an event are, for writers that replace them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Spans {
+    pub pid: Option<Range<usize>>,
+    pub id: Option<Range<usize>>,
+}
+
+impl Event<'_> {
+    /// `ts` in ns relative to the file's base.
+    pub fn ts_ns(&self) -> Option<TsNs> {
+        self.ts.as_ref().map(|s| TsNs(s.value.ns))
+    }
+
+    /// `dur` in ns.
+    pub fn dur_ns(&self) -> Option<DurNs> {
+        self.dur.as_ref().map(|s| DurNs(s.value.ns))
+    }
+
+    /// The name, decoded ("" when absent).
+    pub fn name(&self) -> Cow<'_, str> {
+        self.name.map(|n| n.decode()).unwrap_or_default()
+    }
+}
+
+/// Parse the event object at `i`; the event and its end.
+pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Event<'a>, usize)> {
+    if b.get(i) != Some(&b'{') {
+        return Err(json(
+            path,
+            Syntax {
+                offset: i,
+                expected: "an event object",
+            },
+        ));
+    }
+    let mut e = Event {
+        offset: i,
+        raw: &[],
+        phase: Phase::Other,
+        name: None,
+        cat: None,
+        pid: None,
+        tid: None,
+        ts: None,
+        dur: None,
+        id: None,
+        args: None,
+        spans: Spans::default(),
+    };
+    let mut bad: Option<(usize, &'static str, NumberError)> = None;
+    let end = walk_object(b, i, |key, v| {
+        let end = skip_value(b, v)?;
+        let text = &b[v..end];
+        match key {
+            b"ph" => e.phase = Phase::from_text(string(text).unwrap_or(b"")),
+            b"name" => e.name = string(text).map(JsonStr),
+            b"cat" => e.cat = string(text).map(JsonStr),
+            b"pid" => {
+                e.pid = Some(id(text));
+                e.spans.pid = Some(v..end);
+            }
+            b"tid" => e.tid = Some(id(text)),
+            b"ts" | b"dur" => {
+                let field = if key == b"ts" { "ts" } else { "dur" };
+                let parsed = if matches!(text[0], b'-' | b'0'..=b'9') {
+                    parse_micros(text)
+                } else {
+                    Err(NumberError::NotANumber)
+                };
+                match parsed {
+                    Ok(value) => {
+                        let stamp = Some(Stamp {
+                            value,
+                            span: v..end,
+                        });
+                        if field == "ts" {
+                            e.ts = stamp
+                        } else {
+                            e.dur = stamp
+                        }
+                    }
+                    Err(err) => {
+                        bad.get_or_insert((v, field, err));
+                    }
+                }
+            }
+            b"id" => {
+                e.id = Some(text);
+                e.spans.id = Some(v..end);
+            }
+            b"args" => e.args = Some(text),
+            _ => {}
+        }
+        Ok(end)
+    })
+    .map_err(|s| json(path, s))?;
+    if let Some((offset, field, err)) = bad {
+        let path = path.to_path_buf();
+        return Err(match err {
+            NumberError::NotANumber => Error::TimeNotNumber {
+                path,
+                offset,
+                field,
+            },
+            NumberError::OutOfRange => Error::TimeOutOfRange {
+                path,
+                offset,
+                field,
+            },
+        });
+    }
+    e.raw = &b[i..end];
+    Ok((e, end))
+}
+
+pub(crate) fn json(path: &Path, s: Syntax) -> Error {
+    Error::Json {
+        path: path.to_path_buf(),
+        offset: s.offset,
+        expected: s.expected,
+    }
+}
+
+fn string(text: &[u8]) -> Option<&[u8]> {
+    (text.first() == Some(&b'"')).then(|| &text[1..text.len() - 1])
+}
+
+fn id(text: &[u8]) -> Id<'_> {
+    if let Some(s) = string(text) {
+        return Id::Str(JsonStr(s));
+    }
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .map_or(Id::Other(text), Id::Int)
+}
+
+/// The events of a `traceEvents` array, in file order.
+pub struct Events<'a> {
+    bytes: &'a [u8],
+    path: &'a Path,
+    next: Option<usize>,
+}
+
+impl<'a> Events<'a> {
+    /// Events of the array that starts at `open` (`[`).
+    pub(crate) fn new(bytes: &'a [u8], path: &'a Path, open: usize) -> Self {
+        let first = scan::skip_ws(bytes, open + 1);
+        let next = (bytes.get(first) != Some(&b']')).then_some(first);
+        Events { bytes, path, next }
+    }
+}
+
+impl<'a> Iterator for Events<'a> {
+    type Item = Result<Event<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let i = self.next.take()?;
+        match parse_event(self.bytes, i, self.path) {
+            Ok((event, end)) => {
+                let j = scan::skip_ws(self.bytes, end);
+                match self.bytes.get(j) {
+                    Some(b',') => self.next = Some(scan::skip_ws(self.bytes, j + 1)),
+                    Some(b']') => {}
+                    _ => {
+                        let s = Syntax {
+                            offset: j,
+                            expected: "',' or ']' after an event",
+                        };
+                        return Some(Err(json(self.path, s)));
+                    }
+                }
+                Some(Ok(event))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(s: &str) -> Result<Event<'_>> {
+        parse_event(s.as_bytes(), 0, Path::new("t.json")).map(|(e, _)| e)
+    }
+
+    #[test]
+    fn reads_the_fields_and_keeps_the_rest() {
+        let s = r#"{"ph": "X", "cat": "cpu_op", "name": "a\"b", "pid": 7, "tid": "Spans",
+                    "ts": 4520239336653.137, "dur": 1.5, "args": {"Seq": 3}, "x": [1]}"#;
+        let e = one(s).unwrap();
+        assert_eq!(e.phase, Phase::Complete);
+        assert_eq!(e.name(), "a\"b");
+        assert_eq!(e.pid, Some(Id::Int(7)));
+        assert_eq!(e.tid, Some(Id::Str(JsonStr(b"Spans"))));
+        assert_eq!(e.ts_ns(), Some(TsNs(4_520_239_336_653_137)));
+        assert_eq!(e.dur_ns(), Some(DurNs(1_500)));
+        assert_eq!(e.args, Some(&br#"{"Seq": 3}"#[..]));
+        assert_eq!(e.raw, s.as_bytes());
+        assert_eq!(&s[e.ts.unwrap().span], "4520239336653.137");
+    }
+
+    #[test]
+    fn a_ts_that_is_not_a_number_names_its_offset() {
+        let s = r#"{"ph": "X", "ts": "12"}"#;
+        match one(s) {
+            Err(Error::TimeNotNumber { offset, field, .. }) => {
+                assert_eq!((offset, field), (18, "ts"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

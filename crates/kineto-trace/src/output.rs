@@ -1,0 +1,123 @@
+//! Atomic file output: a temporary file in the target's folder, gzip when
+//! asked, renamed over the target only when complete.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use flate2::write::GzEncoder;
+use tempfile::{Builder, NamedTempFile};
+
+use crate::error::{Error, Result};
+use crate::source::Compression;
+
+/// A file being written; dropped without [`AtomicOutput::persist`], it
+/// leaves nothing behind.
+pub struct AtomicOutput {
+    path: PathBuf,
+    sink: Sink,
+}
+
+enum Sink {
+    Plain(BufWriter<NamedTempFile>),
+    Gzip(GzEncoder<BufWriter<NamedTempFile>>),
+}
+
+impl AtomicOutput {
+    /// Start writing `path` (plain or gzip).
+    pub fn create(path: &Path, compression: Compression) -> Result<Self> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let tmp = temp_builder()
+            .tempfile_in(dir)
+            .map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let w = BufWriter::with_capacity(1 << 20, tmp);
+        let sink = match compression {
+            Compression::None => Sink::Plain(w),
+            Compression::Gzip => Sink::Gzip(GzEncoder::new(w, flate2::Compression::fast())),
+        };
+        Ok(AtomicOutput {
+            path: path.to_path_buf(),
+            sink,
+        })
+    }
+
+    /// Put this output's path on a stream write error.
+    pub fn name_error(&self, e: Error) -> Error {
+        match e {
+            Error::Write(source) => Error::Io {
+                path: self.path.clone(),
+                source,
+            },
+            e => e,
+        }
+    }
+
+    /// Finish (flush, end the gzip stream) and rename onto the target.
+    pub fn persist(self) -> Result<()> {
+        let io = |source| Error::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let w = match self.sink {
+            Sink::Plain(w) => w,
+            Sink::Gzip(g) => g.finish().map_err(io)?,
+        };
+        let tmp = w.into_inner().map_err(|e| io(e.into_error()))?;
+        tmp.as_file().sync_all().map_err(io)?;
+        tmp.persist(&self.path).map_err(|e| io(e.error))?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicOutput {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.sink {
+            Sink::Plain(w) => w.write(buf),
+            Sink::Gzip(w) => w.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Plain(w) => w.write_all(buf),
+            Sink::Gzip(w) => w.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Plain(w) => w.flush(),
+            Sink::Gzip(w) => w.flush(),
+        }
+    }
+}
+
+/// Temporary files readable like any file the user creates (`0644` on Unix,
+/// not the private `0600` of a temporary file), since they become the output.
+fn temp_builder() -> Builder<'static, 'static> {
+    let mut b = Builder::new();
+    b.prefix(".kineto-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    b
+}
+
+/// The compression a path asks for by its extension (`.gz` → gzip).
+pub fn compression_for(path: &Path) -> Compression {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+    {
+        Compression::Gzip
+    } else {
+        Compression::None
+    }
+}

@@ -1,0 +1,126 @@
+//! Broken inputs give one clear error naming the file and the byte, and
+//! nothing is written.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use kineto_trace::*;
+
+fn fixture_text() -> Vec<u8> {
+    gunzip(&fixture("n2_gloo_100steps")[0])
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// Open and parse, then read every event and retime into `dir/out`; the error.
+fn fail(path: &Path) -> Error {
+    let out = path.with_file_name("out.pt.trace.json");
+    let result = TraceFile::open(path).and_then(|f| retime_file(&f, &out, &identity, &()));
+    let err = result.expect_err("bad input must fail");
+    assert!(!out.exists(), "nothing written on error");
+    let left: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(left, [path.to_path_buf()], "no temporary file left");
+    let msg = err.to_string();
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    err
+}
+
+#[test]
+fn truncated_gzip() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::fs::read(&fixture("n2_gloo_100steps")[0]).unwrap();
+    let p = write(dir.path(), "rank0.pt.trace.json.gz", &gz[..gz.len() / 2]);
+    match fail(&p) {
+        Error::Gzip { offset, .. } => assert!(offset > 0),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn gz_name_without_gzip() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "rank0.pt.trace.json.gz",
+        b"{\"traceEvents\": []}",
+    );
+    assert!(matches!(fail(&p), Error::NotGzip { .. }));
+}
+
+#[test]
+fn invalid_json_names_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = fixture_text();
+    // Cut a colon out of an event in the middle of the file: the error is at
+    // the number found where the colon should be (`"dur"  2983.550`).
+    let at = find_all(&text, b"\"dur\": ")[1000] + 5;
+    text[at] = b' ';
+    let p = write(dir.path(), "rank0.pt.trace.json", &text);
+    match fail(&p) {
+        Error::Json {
+            offset, expected, ..
+        } => {
+            assert_eq!(offset, at + 2);
+            assert_eq!(expected, "':' after a key");
+        }
+        e => panic!("{e}"),
+    }
+    assert!(
+        fail(&p)
+            .to_string()
+            .contains(&format!("invalid JSON at byte {}", at + 2))
+    );
+}
+
+#[test]
+fn truncated_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = fixture_text();
+    let p = write(dir.path(), "rank0.pt.trace.json", &text[..text.len() / 3]);
+    match fail(&p) {
+        Error::Json { offset, .. } => assert_eq!(offset, text.len() / 3),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn ts_that_is_not_a_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = fixture_text();
+    let at = find_all(&text, b"\"ts\": ")[2000] + 6;
+    let end = at + text[at..].iter().position(|c| *c == b',').unwrap();
+    let mut bad = text[..at].to_vec();
+    bad.extend_from_slice(b"\"soon\"");
+    bad.extend_from_slice(&text[end..]);
+    let p = write(dir.path(), "rank0.pt.trace.json", &bad);
+    match fail(&p) {
+        Error::TimeNotNumber { offset, field, .. } => assert_eq!((offset, field), (at, "ts")),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn missing_trace_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = fixture_text();
+    let at = find_all(&text, b"\"traceEvents\"")[0];
+    text[at + 11] = b'z';
+    let p = write(dir.path(), "rank0.pt.trace.json", &text);
+    assert!(matches!(fail(&p), Error::MissingTraceEvents { .. }));
+}
+
+#[test]
+fn empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "rank0.pt.trace.json", b"");
+    assert!(matches!(fail(&p), Error::Json { offset: 0, .. }));
+}

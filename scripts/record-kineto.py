@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Record real multi-rank PyTorch profiler (Kineto) traces with gloo on 127.0.0.1.
+
+Each rank runs in its own process; every step runs several collective kinds
+(all_reduce, all_gather, broadcast, reduce, all_to_all, barrier) and a ring of
+point-to-point send/recv, under torch.profiler. Each rank writes
+`rank<R>.pt.trace.json.gz` into the output folder.
+
+With --skew, ranks 1..3 run under libfaketime (offset and rate per rank) and
+every rank records its true CLOCK_REALTIME beside the faked one, through the
+raw clock_gettime syscall that libfaketime does not intercept, into
+`rank<R>.truth.jsonl`: one {"faked_ns", "true_ns", "bracket_ns"} row per
+50 ms, the faked reading between two true ones (true_ns their midpoint,
+bracket_ns their distance, at most 100 µs).
+
+    python3 scripts/record-kineto.py --world-size 2 --steps 100 --out fixtures/kineto-gloo/2rank
+    python3 scripts/record-kineto.py --world-size 4 --steps 200 --sleep-ms 20 --skew \
+        --out fixtures/kineto-gloo/4rank-skew
+"""
+
+import argparse
+import ctypes
+import gzip
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+# Offset (s) and rate of the faked clock per rank; rank 0 keeps the true clock.
+SKEWS = {1: "+0.0037 x1.000025", 2: "-0.0021 x0.99998", 3: "+0.0115 x1.00001"}
+SYS_CLOCK_GETTIME = 228  # x86_64
+CLOCK_REALTIME = 0
+# Truth samples whose two true reads lie further apart are dropped.
+MAX_BRACKET_NS = 100_000
+
+
+class Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def true_realtime_ns(libc):
+    ts = Timespec()
+    if libc.syscall(SYS_CLOCK_GETTIME, CLOCK_REALTIME, ctypes.byref(ts)) != 0:
+        raise OSError(ctypes.get_errno(), "clock_gettime syscall failed")
+    return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(args):
+    os.makedirs(args.out, exist_ok=True)
+    port = free_port()
+    procs = []
+    for rank in range(args.world_size):
+        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   RANK=str(rank), WORLD_SIZE=str(args.world_size))
+        if args.skew and rank in SKEWS:
+            env.update(LD_PRELOAD=FAKETIME_LIB, FAKETIME=SKEWS[rank],
+                       FAKETIME_NO_CACHE="1", DONT_FAKE_MONOTONIC="1")
+        cmd = [sys.executable, __file__, "--worker", "--out", args.out,
+               "--steps", str(args.steps), "--sleep-ms", str(args.sleep_ms),
+               "--world-size", str(args.world_size)]
+        if args.skew:
+            cmd.append("--skew")
+        procs.append(subprocess.Popen(cmd, env=env))
+    codes = [p.wait() for p in procs]
+    if any(codes):
+        sys.exit(f"a rank failed: exit codes {codes}")
+    meta = {"world_size": args.world_size, "steps": args.steps, "sleep_ms": args.sleep_ms,
+            "skew": {str(r): SKEWS[r] for r in SKEWS if args.skew and r < args.world_size},
+            "torch": __import__("torch").__version__}
+    with open(os.path.join(args.out, "recording.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+
+
+def pause(seconds):
+    # time.sleep fails under libfaketime (clock_nanosleep gets a faked
+    # deadline); select's relative timeout is not faked.
+    select.select([], [], [], seconds)
+
+
+def step(torch, dist, rank, world, x, model):
+    # A forward and backward pass (fwdbwd flows), gradients all-reduced.
+    model(x.view(world, 256)).tanh().sum().backward()
+    for p in model.parameters():
+        dist.all_reduce(p.grad)
+        p.grad = None
+    dist.all_reduce(x)
+    dist.all_reduce(x[:64])
+    gathered = [torch.empty_like(x) for _ in range(world)]
+    dist.all_gather(gathered, x)
+    dist.broadcast(x, src=0)
+    dist.reduce(x, dst=world - 1)
+    out = torch.empty_like(x)
+    dist.all_to_all_single(out, x)
+    dist.barrier()
+    right, left = (rank + 1) % world, (rank - 1) % world
+    buf = torch.empty_like(x)
+    if rank % 2 == 0:
+        dist.send(x, right)
+        dist.recv(buf, left)
+    else:
+        dist.recv(buf, left)
+        dist.send(x, right)
+
+
+def worker(args):
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    world = int(os.environ["WORLD_SIZE"])
+    libc = ctypes.CDLL(None, use_errno=True)
+    truth = []
+    stop = threading.Event()
+
+    def sample():
+        # The faked clock read between two true reads; of a few tries the
+        # tightest bracket is kept (the thread can be preempted in between).
+        while not stop.is_set():
+            best = None
+            for _ in range(5):
+                before = true_realtime_ns(libc)
+                faked = time.time_ns()
+                after = true_realtime_ns(libc)
+                if best is None or after - before < best[2] - best[0]:
+                    best = (before, faked, after)
+            if best[2] - best[0] <= MAX_BRACKET_NS:
+                truth.append(best)
+            pause(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True) if args.skew else None
+    if sampler:
+        sampler.start()
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    x = torch.arange(256 * world, dtype=torch.float32) + rank
+    torch.manual_seed(0)
+    model = torch.nn.Linear(256, 16)
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                  record_shapes=True)
+    dist.barrier()
+    with prof:
+        for _ in range(args.steps):
+            step(torch, dist, rank, world, x, model)
+            x.fill_(float(rank))
+            if args.sleep_ms:
+                pause(args.sleep_ms / 1000)
+    dist.barrier()
+    dist.destroy_process_group()
+    if sampler:
+        stop.set()
+        sampler.join()
+    path = os.path.join(args.out, f"rank{rank}.pt.trace.json")
+    prof.export_chrome_trace(path)
+    with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(path)
+    if sampler:
+        with open(os.path.join(args.out, f"rank{rank}.truth.jsonl"), "w") as f:
+            for before, faked, after in truth:
+                row = {"faked_ns": faked, "true_ns": (before + after) // 2,
+                       "bracket_ns": after - before}
+                f.write(json.dumps(row) + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--world-size", type=int, default=2)
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--sleep-ms", type=float, default=0.0)
+    p.add_argument("--skew", action="store_true")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    worker(args) if args.worker else launch(args)
+
+
+if __name__ == "__main__":
+    main()
