@@ -56,7 +56,10 @@ mod report;
 mod units;
 
 pub use check::check;
-pub use classify::{CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name};
+pub use classify::{
+    CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name,
+    is_collective_candidate,
+};
 pub use error::{Error, Result};
 pub use extract::{NodeSource, Options, PlaneChoice, extract_bytes, extract_file};
 pub use input::{check_files, check_merged, node_id_from_path};
