@@ -6,8 +6,9 @@
 //!   `hlo_op` or name, NCCL/RCCL kernels; see [`classify_name`]) from one
 //!   merged file ([`NodeSource::PlaneStat`]) or from per-node files
 //!   ([`NodeSource::Given`]) into an [`Extraction`] of [`Occurrence`]s.
-//! - [`check`] matches them into instances by `(hlo_module, op, run_id)`, or
-//!   by occurrence order, and applies the rules, giving a [`Report`]:
+//! - [`check`] matches them into instances ([`group`] gives those
+//!   [`Group`]s on their own) by `(hlo_module, op, run_id)`, or by occurrence
+//!   order, and applies the rules, giving a [`Report`]:
 //!   [`Instance`]s with start/end spread, [`Violation`]s with their size,
 //!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
 //! - [`check_files`] and [`check_merged`] do both for files;
@@ -63,7 +64,7 @@ pub use classify::{
 pub use error::{Error, Result};
 pub use extract::{NodeSource, Options, PlaneChoice, extract_bytes, extract_file};
 pub use input::{check_files, check_merged, node_id_from_path};
-pub use matching::MatchKey;
+pub use matching::{Group, MatchKey, group};
 pub use occurrence::{ExtractStats, Extraction, NodeInfo, Occurrence, Sym};
 pub use output::CSV_COLUMNS;
 pub use report::{
