@@ -167,6 +167,10 @@ fn segment_report(
         .iter()
         .map(|b| p.instance_of[b.member as usize])
         .collect();
+    let left_out = instances
+        .iter()
+        .filter(|&&k| solver.excluded[k as usize])
+        .count();
     let mut conflicts = Vec::new();
     let mut bad = Vec::new();
     let mut violated = 0;
@@ -204,6 +208,7 @@ fn segment_report(
         drift_ppb: (seg.b * 1e9).round() as i64,
         uncertainty: uncertainty(solver, i, seg),
         instances: instances.len(),
+        left_out,
         constraints: bounds.len(),
         violated,
         conflicts,
@@ -214,7 +219,14 @@ fn segment_report(
 /// Half-widths of the feasible offsets at the segment's start, middle and
 /// end, within the model class used (drift only when the fit has one).
 fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> Uncertainty {
-    let inputs = Inputs::gather(solver.p, &solver.caches, i, seg.first..seg.end, seg.x0());
+    let inputs = Inputs::gather(
+        solver.p,
+        &solver.caches,
+        &solver.excluded,
+        i,
+        seg.first..seg.end,
+        seg.x0(),
+    );
     let region = inputs.region();
     if !region.is_two_sided() {
         return Uncertainty::default();

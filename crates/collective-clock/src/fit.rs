@@ -35,6 +35,7 @@ impl Inputs {
     pub(crate) fn gather(
         p: &Problem,
         caches: &Caches,
+        excluded: &[bool],
         node: usize,
         range: std::ops::Range<usize>,
         x0: f64,
@@ -42,6 +43,9 @@ impl Inputs {
         let mut inputs = Inputs::default();
         for bound in &p.bounds[node][range] {
             let m = bound.member as usize;
+            if excluded[p.instance_of[m] as usize] {
+                continue;
+            }
             let x = bound.x - x0;
             if bound.lower {
                 if let Some(g) = caches.latest_other_begin(p, m) {

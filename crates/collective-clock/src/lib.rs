@@ -61,6 +61,7 @@ mod evidence;
 mod fit;
 mod model;
 mod options;
+mod presplit;
 mod problem;
 mod region;
 mod report;

@@ -54,8 +54,9 @@ pub struct Options {
     /// feasible drifts span hundreds of ppm. (The regression keeps a drift
     /// when it exceeds three standard errors, whatever the length.)
     pub min_drift_span_ns: i64,
-    /// The largest drift considered, parts per billion. Default 1 000 000
-    /// (1000 ppm).
+    /// The largest drift considered, parts per billion. Default 200 000
+    /// (200 ppm; quartz clocks stay within ±100 ppm). A larger bound lets a
+    /// clock step pass for a drift.
     pub max_drift_ppb: i64,
     /// Every segment holds at least this many instances; an infeasible
     /// stretch shorter than this is reported, not split off. Default 8.
@@ -71,7 +72,7 @@ impl Default for Options {
         Options {
             estimator: Estimator::default(),
             min_drift_span_ns: 4_000_000_000,
-            max_drift_ppb: 1_000_000,
+            max_drift_ppb: 200_000,
             min_segment_instances: 8,
             max_sweeps: 2000,
             max_splits: 64,

@@ -56,6 +56,11 @@ pub struct SegmentReport {
     pub uncertainty: Uncertainty,
     /// Instances with a constraint in the segment.
     pub instances: usize,
+    /// Of those, instances left out of the fit: a stretch of constraints
+    /// inconsistent with the rest and too short to be a segment of its own
+    /// (a bad match, a clock step near the end). Their violated
+    /// constraints are counted in `violated`.
+    pub left_out: usize,
     /// Constraints (bounds against the other members of an instance).
     pub constraints: usize,
     /// Constraints the fit violates (0 unless the data are inconsistent).

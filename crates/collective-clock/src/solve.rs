@@ -11,6 +11,7 @@ use crate::caches::Caches;
 use crate::fit::{Inputs, fit};
 use crate::model::{Model, Segment};
 use crate::options::{Estimator, Options};
+use crate::presplit::presplit;
 use crate::problem::Problem;
 
 /// The sweep stops when no correction moved by more than this, ns.
@@ -24,6 +25,8 @@ pub(crate) struct Solver<'p> {
     pub p: &'p Problem,
     pub models: Vec<Model>,
     pub caches: Caches,
+    /// Per instance: left out of the fit (a run of it too short to be a segment).
+    pub excluded: Vec<bool>,
     /// Nodes with an estimate (all after the first sweep).
     pub known: Vec<bool>,
     pub options: Options,
@@ -36,25 +39,12 @@ pub(crate) struct Solver<'p> {
 }
 
 impl<'p> Solver<'p> {
-    /// One segment per node, at offset and drift 0.
+    /// The segments of [`presplit`], at offset and drift 0.
     pub(crate) fn new(p: &'p Problem, options: Options) -> Self {
-        let models = (0..p.nodes.len())
-            .map(|i| {
-                if i == p.reference {
-                    return Model::default();
-                }
-                let b = &p.bounds[i];
-                Model {
-                    segments: vec![Segment {
-                        first: 0,
-                        end: b.len(),
-                        lo: b[0].x,
-                        hi: b[b.len() - 1].x,
-                        a: 0.0,
-                        b: 0.0,
-                    }],
-                }
-            })
+        let (segments, excluded) = presplit(p, &options);
+        let models = segments
+            .into_iter()
+            .map(|segments| Model { segments })
             .collect();
         let mut known = vec![false; p.nodes.len()];
         known[p.reference] = true;
@@ -62,6 +52,7 @@ impl<'p> Solver<'p> {
             p,
             models,
             caches: Caches::default(),
+            excluded,
             known,
             options,
             sweeps: 0,
@@ -127,8 +118,14 @@ impl<'p> Solver<'p> {
             let first = !self.known[node];
             for k in 0..self.models[node].segments.len() {
                 let seg = self.models[node].segments[k];
-                let inputs =
-                    Inputs::gather(self.p, &self.caches, node, seg.first..seg.end, seg.x0());
+                let inputs = Inputs::gather(
+                    self.p,
+                    &self.caches,
+                    &self.excluded,
+                    node,
+                    seg.first..seg.end,
+                    seg.x0(),
+                );
                 let Some((a, b)) = fit(estimator, &inputs, &seg, &self.options) else {
                     continue;
                 };
@@ -164,8 +161,14 @@ impl<'p> Solver<'p> {
                 if blocked.contains(&(node, k)) {
                     continue;
                 }
-                let inputs =
-                    Inputs::gather(self.p, &self.caches, node, seg.first..seg.end, seg.x0());
+                let inputs = Inputs::gather(
+                    self.p,
+                    &self.caches,
+                    &self.excluded,
+                    node,
+                    seg.first..seg.end,
+                    seg.x0(),
+                );
                 let (_, slack) = inputs.region().best_drift(-bmax, bmax);
                 if slack < INFEASIBLE_NS && worst.is_none_or(|w| slack < w.0) {
                     worst = Some((slack, node, k));
@@ -186,6 +189,7 @@ impl<'p> Solver<'p> {
             let inputs = Inputs::gather(
                 self.p,
                 &self.caches,
+                &self.excluded,
                 node,
                 seg.first..seg.first + n,
                 seg.x0(),
