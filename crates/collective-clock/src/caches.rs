@@ -23,6 +23,8 @@ pub(crate) struct Caches {
     rank: Vec<u32>,
     /// Per instance: members whose end counts.
     enders: Vec<u32>,
+    /// Reused buffer of `(end, member)`.
+    scratch: Vec<(f64, u32)>,
 }
 
 impl Caches {
@@ -39,23 +41,43 @@ impl Caches {
         }
     }
 
-    /// Recompute the summaries of `node`'s instances (after its model changed).
+    /// Recompute the summaries of `node`'s instances (after its model
+    /// changed) that have at most `max_members` members.
     pub(crate) fn refresh_node(
         &mut self,
         p: &Problem,
         models: &[Model],
         known: &[bool],
         node: usize,
+        max_members: usize,
     ) {
         for &k in &p.instances_of[node] {
-            self.summarise(p, models, known, k as usize);
+            if p.members(k as usize).len() <= max_members {
+                self.summarise(p, models, known, k as usize);
+            }
+        }
+    }
+
+    /// Recompute the summaries of every instance with more than `min_members` members.
+    pub(crate) fn refresh_wide(
+        &mut self,
+        p: &Problem,
+        models: &[Model],
+        known: &[bool],
+        min_members: usize,
+    ) {
+        for k in 0..p.instances() {
+            if p.members(k).len() > min_members {
+                self.summarise(p, models, known, k);
+            }
         }
     }
 
     fn summarise(&mut self, p: &Problem, models: &[Model], known: &[bool], k: usize) {
         let mut latest = [(f64::NEG_INFINITY, NONE); 2];
         let mut earliest = [(f64::INFINITY, NONE); 2];
-        let mut order: Vec<(f64, u32)> = Vec::with_capacity(p.members(k).len());
+        let mut order = std::mem::take(&mut self.scratch);
+        order.clear();
         for m in p.members(k) {
             let node = p.node_of[m] as usize;
             if !known[node] {
@@ -93,6 +115,7 @@ impl Caches {
         self.latest[k] = latest;
         self.earliest[k] = earliest;
         self.enders[k] = order.len() as u32;
+        self.scratch = order;
     }
 
     /// The latest global begin of the other members of `m`'s instance.

@@ -217,7 +217,8 @@ fn segment_report(
 }
 
 /// Half-widths of the feasible offsets at the segment's start, middle and
-/// end, within the model class used (drift only when the fit has one).
+/// end: over every offset and drift (within the drift bound) that satisfies
+/// the segment's constraints, whatever model the estimator picked.
 fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> Uncertainty {
     let inputs = Inputs::gather(
         solver.p,
@@ -231,12 +232,7 @@ fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> Uncertainty {
     if !region.is_two_sided() {
         return Uncertainty::default();
     }
-    let drifts = if seg.b == 0.0 {
-        (region.slack(0.0) >= 0.0).then_some((0.0, 0.0))
-    } else {
-        region.drift_range(solver.options.max_drift())
-    };
-    let Some(drifts) = drifts else {
+    let Some(drifts) = region.drift_range(solver.options.max_drift()) else {
         return Uncertainty::default();
     };
     let half = |t: f64| {

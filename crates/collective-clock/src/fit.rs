@@ -13,8 +13,10 @@ use crate::robust::huber_line;
 /// the minimum slack by more is not worth fitting.
 const FLAT_NS: f64 = 1.0;
 /// A regression estimate moved into the region lands this far (ns) inside
-/// its edge, or at the centre when the region is narrower.
-const MARGIN_NS: f64 = 1.0;
+/// its edge (or at the centre when the region is narrower): more than the
+/// rounding of the output maps, less than the sweeps' convergence step (a
+/// larger margin makes two nodes pressed against one constraint creep).
+const MARGIN_NS: f64 = 0.01;
 /// A drift is kept by the regression when it is this many standard errors
 /// away from 0.
 const DRIFT_SIGNIFICANCE: f64 = 3.0;
@@ -68,11 +70,14 @@ impl Inputs {
 }
 
 /// The offset at the centre and the drift `estimator` picks for `seg`, or
-/// `None` when it has nothing to go on.
+/// `None` when it has nothing to go on. `anchor` is the combined
+/// estimator's starting point (the converged regression of the segment);
+/// without one it runs the regression here.
 pub(crate) fn fit(
     estimator: Estimator,
     inputs: &Inputs,
     seg: &Segment,
+    anchor: Option<(f64, f64)>,
     options: &Options,
 ) -> Option<(f64, f64)> {
     let drift_ok = seg.hi - seg.lo >= options.min_drift_span_ns as f64;
@@ -82,7 +87,7 @@ pub(crate) fn fit(
         Estimator::Regression => {
             regression(&inputs.ends, options).or_else(|| centre(&region, drift_ok, options))
         }
-        Estimator::Combined => match regression(&inputs.ends, options) {
+        Estimator::Combined => match anchor.or_else(|| regression(&inputs.ends, options)) {
             Some(r) => Some(inside(&region, r, options)),
             None => centre(&region, drift_ok, options),
         },
@@ -90,8 +95,9 @@ pub(crate) fn fit(
 }
 
 /// The centre of the region: the largest minimum slack, at drift 0 unless
-/// the bounds demand drift (infeasible at 0) or, over a long enough
-/// segment, a drift widens the slack by more than [`FLAT_NS`].
+/// the bounds demand drift: over a long enough segment when a drift widens
+/// the slack by more than [`FLAT_NS`], over a shorter one when drift 0
+/// keeps less than half the best slack (or none).
 pub(crate) fn centre(region: &Region, drift_ok: bool, options: &Options) -> Option<(f64, f64)> {
     if region.is_empty() {
         return None;
@@ -99,7 +105,7 @@ pub(crate) fn centre(region: &Region, drift_ok: bool, options: &Options) -> Opti
     let bmax = options.max_drift();
     let at_zero = region.slack(0.0);
     let (best, slack) = region.best_drift(-bmax, bmax);
-    let b = if (!drift_ok && at_zero >= 0.0) || at_zero >= slack - FLAT_NS {
+    let b = if at_zero >= slack - FLAT_NS || (!drift_ok && at_zero >= 0.5 * slack) {
         0.0
     } else {
         best
@@ -161,11 +167,15 @@ mod tests {
         let o = Options::default();
         let s = seg(0.0, 200.0);
         assert_eq!(
-            fit(Estimator::Regression, &inputs, &s, &o),
+            fit(Estimator::Regression, &inputs, &s, None, &o),
             Some((30.0, 0.0))
         );
-        assert_eq!(fit(Estimator::Combined, &inputs, &s, &o), Some((19.0, 0.0)));
-        assert_eq!(fit(Estimator::Centre, &inputs, &s, &o), Some((15.0, 0.0)));
+        let (a, b) = fit(Estimator::Combined, &inputs, &s, None, &o).unwrap();
+        assert!((a - (20.0 - MARGIN_NS)).abs() < 1e-9 && b == 0.0, "{a} {b}");
+        assert_eq!(
+            fit(Estimator::Centre, &inputs, &s, None, &o),
+            Some((15.0, 0.0))
+        );
     }
 
     #[test]
@@ -178,13 +188,13 @@ mod tests {
             ends: vec![],
         };
         let o = Options::default();
-        let (_, b) = fit(Estimator::Centre, &inputs, &seg(0.0, 2e6), &o).unwrap();
+        let (_, b) = fit(Estimator::Centre, &inputs, &seg(0.0, 2e6), None, &o).unwrap();
         assert_eq!(b, 0.0);
         let long = Options {
             min_drift_span_ns: 1_000,
             ..o
         };
-        let (_, b) = fit(Estimator::Centre, &inputs, &seg(0.0, 2e6), &long).unwrap();
+        let (_, b) = fit(Estimator::Centre, &inputs, &seg(0.0, 2e6), None, &long).unwrap();
         assert!((b - 1e-4).abs() < 1e-7, "{b}");
     }
 }

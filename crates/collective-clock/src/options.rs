@@ -50,9 +50,10 @@ pub struct Options {
     pub estimator: Estimator,
     /// The centre estimator fits a segment shorter than this (ns, between
     /// its first and last constraint) with a constant offset unless its
-    /// constraints demand drift. Default 4 s: over shorter windows the
-    /// feasible drifts span hundreds of ppm. (The regression keeps a drift
-    /// when it exceeds three standard errors, whatever the length.)
+    /// constraints demand drift (a constant keeps less than half the best
+    /// minimum slack). Default 4 s: over shorter windows the feasible
+    /// drifts span hundreds of ppm. (The regression keeps a drift when it
+    /// exceeds three standard errors, whatever the length.)
     pub min_drift_span_ns: i64,
     /// The largest drift considered, parts per billion. Default 200 000
     /// (200 ppm; quartz clocks stay within ±100 ppm). A larger bound lets a

@@ -11,7 +11,7 @@
 //! hull of `(x, u)` can be extreme, so both are reduced to their hulls first.
 
 /// Iterations of a ternary search (the bracket shrinks by 2/3 each).
-const SEARCH_STEPS: usize = 120;
+const SEARCH_STEPS: usize = 64;
 
 /// The half-planes of one segment, reduced to their hulls.
 #[derive(Clone, Debug, Default)]

@@ -16,6 +16,12 @@ use crate::problem::Problem;
 
 /// The sweep stops when no correction moved by more than this, ns.
 const CONVERGED_NS: f64 = 0.1;
+/// Instances with more members than this are summarised once per sweep, not
+/// after each member's node is refitted (that would cost the square of the
+/// width per instance and sweep).
+const WIDE_INSTANCE: usize = 16;
+/// Sweeps of a stage before an oscillation is damped.
+const UNDAMPED_SWEEPS: usize = 100;
 /// A minimum slack below this (ns) is an empty region.
 const INFEASIBLE_NS: f64 = -0.001;
 
@@ -27,6 +33,8 @@ pub(crate) struct Solver<'p> {
     pub caches: Caches,
     /// Per instance: left out of the fit (a run of it too short to be a segment).
     pub excluded: Vec<bool>,
+    /// The combined estimator's anchors: the converged regression.
+    pub anchors: Option<Vec<Model>>,
     /// Nodes with an estimate (all after the first sweep).
     pub known: Vec<bool>,
     pub options: Options,
@@ -53,6 +61,7 @@ impl<'p> Solver<'p> {
             models,
             caches: Caches::default(),
             excluded,
+            anchors: None,
             known,
             options,
             sweeps: 0,
@@ -77,24 +86,42 @@ impl<'p> Solver<'p> {
                 blocked.insert((node, seg));
             }
         }
-        if self.options.estimator != Estimator::Centre {
-            self.converge(self.options.estimator);
+        match self.options.estimator {
+            Estimator::Regression => self.converge(Estimator::Regression),
+            Estimator::Combined => {
+                // The regression's own fixed point is each node's anchor;
+                // from the (feasible) centre, each node moves towards its
+                // anchor as far as its region allows, so feasibility holds
+                // at every step.
+                let centre = self.models.clone();
+                self.converge(Estimator::Regression);
+                self.anchors = Some(std::mem::replace(&mut self.models, centre));
+                self.caches.refresh(self.p, &self.models, &self.known);
+                self.converge(Estimator::Combined);
+            }
+            _ => {}
         }
         self.caches.refresh(self.p, &self.models, &self.known);
     }
 
-    /// Sweep until no correction moves by more than [`CONVERGED_NS`]; a
-    /// sweep that does not shrink the change damps the next ones.
+    /// Sweep until no correction moves by more than [`CONVERGED_NS`]. The
+    /// regression, a smooth averaging, is over-relaxed to speed it up; after
+    /// [`UNDAMPED_SWEEPS`], a sweep that does not shrink the change damps
+    /// the next ones (an oscillation).
     fn converge(&mut self, estimator: Estimator) {
-        let mut omega = 1.0;
+        let mut omega = if estimator == Estimator::Regression {
+            1.5
+        } else {
+            1.0
+        };
         let mut previous = f64::INFINITY;
-        for _ in 0..self.options.max_sweeps {
+        for n in 0..self.options.max_sweeps {
             self.sweeps += 1;
             let change = self.sweep(estimator, omega);
             if change < CONVERGED_NS {
                 return;
             }
-            if change > 0.9 * previous && omega > 0.1 {
+            if n >= UNDAMPED_SWEEPS && change > 0.9 * previous && omega > 1.0 / 64.0 {
                 omega *= 0.5;
             }
             previous = change;
@@ -126,7 +153,11 @@ impl<'p> Solver<'p> {
                     seg.first..seg.end,
                     seg.x0(),
                 );
-                let Some((a, b)) = fit(estimator, &inputs, &seg, &self.options) else {
+                let anchor = self.anchors.as_ref().map(|m| {
+                    let s = m[node].segments[k];
+                    (s.a, s.b)
+                });
+                let Some((a, b)) = fit(estimator, &inputs, &seg, anchor, &self.options) else {
                     continue;
                 };
                 let w = if first { 1.0 } else { omega };
@@ -143,9 +174,18 @@ impl<'p> Solver<'p> {
                 self.models[node].segments[k] = new;
             }
             self.known[node] = true;
+            // Wide instances are refreshed once per sweep (below), except in
+            // the first, where each node must see the ones fitted before it.
+            let width = if self.sweeps == 1 {
+                usize::MAX
+            } else {
+                WIDE_INSTANCE
+            };
             self.caches
-                .refresh_node(self.p, &self.models, &self.known, node);
+                .refresh_node(self.p, &self.models, &self.known, node, width);
         }
+        self.caches
+            .refresh_wide(self.p, &self.models, &self.known, WIDE_INSTANCE);
         if self.sweeps == 1 {
             return f64::INFINITY;
         }

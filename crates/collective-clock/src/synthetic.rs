@@ -27,9 +27,13 @@ pub struct SyntheticRun {
     /// Instances, one every `period_ns`.
     pub instances: usize,
     /// Nodes per instance: a block of consecutive nodes (on a ring) at a
-    /// random place; the first `nodes` instances start at every node in
-    /// turn, so the participation graph is connected.
+    /// random place, or `width` random nodes with `scattered`; the first
+    /// `nodes` instances are the blocks starting at every node in turn, so
+    /// the participation graph is connected.
     pub width: usize,
+    /// Later instances on random nodes rather than blocks (a graph of short
+    /// paths, like data-parallel groups across the cluster).
+    pub scattered: bool,
     /// True time between instance starts, ns.
     pub period_ns: i64,
     /// Each member begins up to this long after the instance's start, ns.
@@ -56,6 +60,7 @@ impl Default for SyntheticRun {
             nodes: 8,
             instances: 400,
             width: 4,
+            scattered: false,
             period_ns: 25_000_000,
             start_jitter_ns: 200_000,
             min_work_ns: 20_000,
@@ -167,8 +172,18 @@ impl SyntheticRun {
             let start = k as f64 * self.period_ns as f64;
             times.clear();
             for j in 0..self.width {
+                let node = if self.scattered && k >= n {
+                    loop {
+                        let c = rng.below(n as u64) as usize;
+                        if !times.iter().any(|t: &(usize, f64)| t.0 == c) {
+                            break c;
+                        }
+                    }
+                } else {
+                    (first + j) % n
+                };
                 let begin = start + rng.below(self.start_jitter_ns as u64 + 1) as f64;
-                times.push(((first + j) % n, begin));
+                times.push((node, begin));
             }
             let last = times.iter().map(|t| t.1).fold(f64::MIN, f64::max);
             let members: Vec<(NodeId, HostTime, HostTime)> = times
