@@ -1,12 +1,14 @@
 //! Which events are collectives, by event name or `hlo_op`.
 //!
 //! Rules (pitfall 15: "reduce" in a name does not make a collective):
-//! - XLA op names: the part before the first `.` must be one of the known
+//! - XLA op names: the part before the first `.`, in either spelling
+//!   (`all-gather` or JAX's `all_gather`), must be one of the known
 //!   collective opcodes (`all-reduce`, `all-gather`, `reduce-scatter`,
 //!   `all-to-all`, `collective-permute`, `collective-broadcast`, `send`,
-//!   `recv`; with an optional `-start` suffix) or a JAX primitive name (`psum`,
-//!   `psum_invariant`). `reduce.3`, `reduce-window`, `multiply_reduce_fusion`
-//!   and every `-done` op are not collectives.
+//!   `recv`) or a JAX primitive name (`psum`, `pmax`, `pmin`, `psum_scatter`,
+//!   `ppermute`), with an optional `-start` and `_invariant` suffix
+//!   (`psum_invariant.7`, `all-reduce-start.2`). `reduce.3`, `reduce-window`,
+//!   `multiply_reduce_fusion` and every `-done` op are not collectives.
 //! - NCCL/RCCL names: any name containing `nccl` or `rccl`
 //!   (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`, `void ncclKernel_...`),
 //!   classified by the operation word after it.
@@ -89,11 +91,15 @@ pub enum EventClass {
     Collective(CollectiveKind),
     /// XLA's `end: <op>` completion marker of a collective op.
     EndMarker,
+    /// A name that looks like a collective's but is not classified
+    /// ([`is_collective_candidate`]): counted, never checked.
+    Unrecognised,
 }
 
 /// The prefix of XLA's completion marker events.
 pub const END_MARKER_PREFIX: &str = "end: ";
 
+// Op kinds in their hyphen spelling (names are normalised to it first).
 const XLA_OPS: &[(&str, CollectiveKind)] = &[
     ("all-reduce", CollectiveKind::AllReduce),
     ("all-gather", CollectiveKind::AllGather),
@@ -102,10 +108,35 @@ const XLA_OPS: &[(&str, CollectiveKind)] = &[
     ("collective-permute", CollectiveKind::CollectivePermute),
     ("collective-broadcast", CollectiveKind::Broadcast),
     ("psum", CollectiveKind::AllReduce),
-    ("psum_invariant", CollectiveKind::AllReduce),
+    ("pmax", CollectiveKind::AllReduce),
+    ("pmin", CollectiveKind::AllReduce),
+    ("psum-scatter", CollectiveKind::ReduceScatter),
+    ("ppermute", CollectiveKind::CollectivePermute),
     ("send", CollectiveKind::Send),
     ("recv", CollectiveKind::Recv),
 ];
+
+// Words that make an unclassified name a collective candidate (normalised
+// spelling, lower case).
+const CANDIDATE_WORDS: &[&str] = &[
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "allreduce",
+    "allgather",
+    "reducescatter",
+    "alltoall",
+    "collective",
+    "permute",
+    "psum",
+    "pmax",
+    "pmin",
+];
+
+/// The longest op-kind base [`classify_name`] normalises (longer bases are
+/// never an op kind).
+const MAX_BASE: usize = 48;
 
 // Order matters: longer words that contain shorter ones come first.
 const NCCL_OPS: &[(&str, CollectiveKind)] = &[
@@ -161,23 +192,65 @@ pub fn classify_name(name: &str) -> Option<CollectiveKind> {
         );
     }
     let base = name.split(|&b| b == b'.').next().unwrap_or(&[]);
-    let base = if ends_with_ci(base, b"-start") {
-        &base[..base.len() - 6]
-    } else {
-        base
-    };
+    let mut buf = [0u8; MAX_BASE];
+    let base = normalise(base, &mut buf)?;
+    let base = base.strip_suffix(b"-start").unwrap_or(base);
+    let base = base.strip_suffix(b"-invariant").unwrap_or(base);
     XLA_OPS
         .iter()
-        .find(|(w, _)| w.as_bytes().eq_ignore_ascii_case(base))
+        .find(|(w, _)| w.as_bytes() == base)
         .map(|&(_, k)| k)
+}
+
+/// `name` lower-cased with `_` spelled `-`, in `buf`; `None` when longer.
+fn normalise<'b>(name: &[u8], buf: &'b mut [u8; MAX_BASE]) -> Option<&'b [u8]> {
+    let out = buf.get_mut(..name.len())?;
+    for (o, &b) in out.iter_mut().zip(name) {
+        *o = if b == b'_' {
+            b'-'
+        } else {
+            b.to_ascii_lowercase()
+        };
+    }
+    Some(out)
+}
+
+/// True when `name` is not a collective by [`classify_name`] but looks like
+/// one: it names a collective word (`all_gather_fusion`,
+/// `collective-permute-combiner`, `psum2`) in either spelling. The `-done`
+/// halves of async collectives and `end:` markers are not candidates: they
+/// are left out on purpose.
+///
+/// ```
+/// use collective_check::is_collective_candidate;
+/// assert!(is_collective_candidate("all_gather_fusion.1"));
+/// assert!(!is_collective_candidate("all_gather.3")); // classified
+/// assert!(!is_collective_candidate("all-gather-done.3"));
+/// assert!(!is_collective_candidate("multiply_reduce_fusion"));
+/// ```
+pub fn is_collective_candidate(name: &str) -> bool {
+    let name = name.trim();
+    if classify_name(name).is_some()
+        || starts_with_ci(name.as_bytes(), END_MARKER_PREFIX.as_bytes())
+    {
+        return false;
+    }
+    let lower: String = name
+        .chars()
+        .map(|c| {
+            if c == '_' {
+                '-'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    let base = lower.split('.').next().unwrap_or("");
+    !base.ends_with("-done") && CANDIDATE_WORDS.iter().any(|w| base.contains(w))
 }
 
 fn starts_with_ci(hay: &[u8], prefix: &[u8]) -> bool {
     hay.len() >= prefix.len() && hay[..prefix.len()].eq_ignore_ascii_case(prefix)
-}
-
-fn ends_with_ci(hay: &[u8], suffix: &[u8]) -> bool {
-    hay.len() >= suffix.len() && hay[hay.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
 }
 
 fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -188,12 +261,17 @@ fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The class of an event metadata name: a collective, the `end:` marker of
-/// one, or nothing (`None`).
+/// one, a name that looks like a collective's but is not classified, or
+/// nothing (`None`).
 pub fn classify_event(name: &str) -> Option<EventClass> {
     if let Some(op) = name.strip_prefix(END_MARKER_PREFIX) {
         return classify_name(op).map(|_| EventClass::EndMarker);
     }
-    classify_name(name).map(EventClass::Collective)
+    match classify_name(name) {
+        Some(k) => Some(EventClass::Collective(k)),
+        None if is_collective_candidate(name) => Some(EventClass::Unrecognised),
+        None => None,
+    }
 }
 
 #[cfg(test)]
@@ -235,6 +313,65 @@ mod tests {
         ] {
             assert_eq!(classify_name(name), Some(kind), "{name}");
         }
+    }
+
+    #[test]
+    fn collectives_by_jax_underscore_name() {
+        use CollectiveKind::*;
+        for (name, kind) in [
+            ("all_gather.3", AllGather),
+            ("reduce_scatter.7", ReduceScatter),
+            ("ppermute.3", CollectivePermute),
+            ("all_to_all.2", AllToAll),
+            ("psum.1", AllReduce),
+            ("psum_invariant.7", AllReduce),
+            ("all_reduce.4", AllReduce),
+            ("All_Reduce_Start.2", AllReduce),
+            ("collective_permute.1", CollectivePermute),
+            ("psum_scatter.2", ReduceScatter),
+            ("pmax.5", AllReduce),
+            ("all_gather_invariant.1", AllGather),
+        ] {
+            assert_eq!(classify_name(name), Some(kind), "{name}");
+        }
+        for name in [
+            "all_gather_done.3",
+            "all_reduce-done",
+            "reduce_sum.8",
+            "reduce_window.1",
+            "send_done.2",
+            "a_very_long_name_of_a_fusion_that_is_longer_than_any_op_kind_here.1",
+        ] {
+            assert_eq!(classify_name(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn candidates_are_collective_looking_names_left_unclassified() {
+        for name in [
+            "all_gather_fusion.1",
+            "collective-permute-combiner",
+            "psum2.1",
+            "AllReduceThunk",
+        ] {
+            assert!(is_collective_candidate(name), "{name}");
+            assert_eq!(
+                classify_event(name),
+                Some(EventClass::Unrecognised),
+                "{name}"
+            );
+        }
+        for name in [
+            "all_gather.3",
+            "all-reduce-done.1",
+            "end: all_gather_fusion",
+            "multiply_reduce_fusion",
+            "reduce.3",
+            "ThunkExecutor::Execute",
+        ] {
+            assert!(!is_collective_candidate(name), "{name}");
+        }
+        assert_eq!(classify_event("reduce.3"), None);
     }
 
     #[test]

@@ -405,16 +405,22 @@ impl Scanner<'_> {
                         continue;
                     }
                     Some(EventClass::Collective(k)) => k,
-                    None => match ids.hlo_op {
-                        Some(hlo_op) => match hlo_op_kind(&event, hlo_op, &ref_kinds, &index)? {
+                    Some(EventClass::Unrecognised) | None => {
+                        let by_hlo_op = match ids.hlo_op {
+                            Some(hlo_op) => hlo_op_kind(&event, hlo_op, &ref_kinds, &index)?,
+                            None => None,
+                        };
+                        match by_hlo_op {
                             Some(k) => {
                                 stats.by_hlo_op_only += 1;
                                 k
                             }
-                            None => continue,
-                        },
-                        None => continue,
-                    },
+                            None => {
+                                stats.unclassified_candidates += u64::from(class.is_some());
+                                continue;
+                            }
+                        }
+                    }
                 };
                 let s = read_stats(&event, &ids)?;
                 if kind.is_point_to_point() && !options.include_point_to_point {

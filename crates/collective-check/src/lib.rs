@@ -6,8 +6,9 @@
 //!   `hlo_op` or name, NCCL/RCCL kernels; see [`classify_name`]) from one
 //!   merged file ([`NodeSource::PlaneStat`]) or from per-node files
 //!   ([`NodeSource::Given`]) into an [`Extraction`] of [`Occurrence`]s.
-//! - [`check`] matches them into instances by `(hlo_module, op, run_id)`, or
-//!   by occurrence order, and applies the rules, giving a [`Report`]:
+//! - [`check`] matches them into instances ([`group`] gives those
+//!   [`Group`]s on their own) by `(hlo_module, op, run_id)`, or by occurrence
+//!   order, and applies the rules, giving a [`Report`]:
 //!   [`Instance`]s with start/end spread, [`Violation`]s with their size,
 //!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
 //! - [`extract_kineto`] / [`extract_kineto_file`] read PyTorch profiler
@@ -60,7 +61,10 @@ mod report;
 mod units;
 
 pub use check::check;
-pub use classify::{CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name};
+pub use classify::{
+    CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name,
+    is_collective_candidate,
+};
 pub use error::{Error, Result};
 pub use extract::{
     NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
@@ -70,7 +74,7 @@ pub use kineto::{
     GLOO_PREFIX, RECORD_PARAM_COMMS, check_kineto_files, extract_kineto, extract_kineto_file,
     kineto_collective_kind,
 };
-pub use matching::MatchKey;
+pub use matching::{Group, MatchKey, group};
 pub use occurrence::{ExtractStats, Extraction, NodeInfo, Occurrence, Sym};
 pub use output::CSV_COLUMNS;
 pub use report::{

@@ -38,10 +38,15 @@ impl std::fmt::Display for MatchKey {
 }
 
 /// The occurrences of one instance, before any rule is applied.
-pub(crate) struct Group {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// `hlo_module`, when known.
     pub module: Option<Sym>,
+    /// `hlo_op`, else the event name.
     pub op: Sym,
+    /// The first participant's kind.
     pub kind: CollectiveKind,
+    /// How the participants were matched.
     pub key: MatchKey,
     /// One occurrence per participant, sorted by participant.
     pub members: Vec<Occurrence>,
@@ -51,13 +56,10 @@ pub(crate) struct Group {
 
 type OpKey = (Option<Sym>, Sym);
 
-/// Group `ex`'s occurrences into instances, sorted by earliest start;
-/// everything not matched cleanly is reported in `warnings`.
-pub(crate) fn group(
-    ex: &Extraction,
-    planes: PlaneChoice,
-    warnings: &mut Vec<Warning>,
-) -> Vec<Group> {
+/// Group `ex`'s occurrences into instances (the matching [`check`](crate::check)
+/// uses), sorted by earliest start; everything not matched cleanly is
+/// reported in `warnings`.
+pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) -> Vec<Group> {
     let occs = select_planes(ex, planes, warnings);
 
     let mut by_key: BTreeMap<(OpKey, MatchKey), Vec<Occurrence>> = BTreeMap::new();

@@ -54,6 +54,10 @@ pub struct ExtractStats {
     pub end_markers_extending: u64,
     /// `end:` markers of collectives with no op to link to (ignored).
     pub end_markers_unlinked: u64,
+    /// Events whose name looks like a collective's but is not classified
+    /// (`is_collective_candidate`), nor named a collective by `hlo_op`: left
+    /// out, counted here so that nothing is dropped without a word.
+    pub unclassified_candidates: u64,
 }
 
 impl ExtractStats {
@@ -65,6 +69,7 @@ impl ExtractStats {
         self.end_markers_linked += o.end_markers_linked;
         self.end_markers_extending += o.end_markers_extending;
         self.end_markers_unlinked += o.end_markers_unlinked;
+        self.unclassified_candidates += o.unclassified_candidates;
     }
 }
 

@@ -353,3 +353,73 @@ fn json_and_csv_outputs() {
         "{text}"
     );
 }
+
+/// JAX writes `all_gather.3`, `reduce_scatter.7`, `ppermute.3`,
+/// `all_to_all.2`, `psum.1` (underscore spellings): the recorded psum renamed
+/// to each is still found in every instance, as its kind, and still passes.
+#[test]
+fn jax_underscore_op_names_are_collectives() {
+    use collective_check::CollectiveKind::*;
+    let dir = tempfile::tempdir().unwrap();
+    let run = "n4_shardmap_psum_50steps";
+    let files = fixture(run);
+    for (name, kind, checked) in [
+        ("all_gather.3", AllGather, 50),
+        ("reduce_scatter.7", ReduceScatter, 50),
+        ("all_to_all.2", AllToAll, 50),
+        ("psum.1", AllReduce, 50),
+        ("ppermute.3", CollectivePermute, 0),
+    ] {
+        let inputs: Vec<(NodeId, PathBuf)> = ranked(&files)
+            .into_iter()
+            .map(|(node, path)| {
+                let mut space = read_xspace(&path).unwrap();
+                rename_op(&mut space, "psum_invariant.7", name);
+                let file = format!("{name}_rank{}.xplane.pb", node.0);
+                (node, write(dir.path(), &file, &space))
+            })
+            .collect();
+        let report = check_files(&inputs, &Options::default()).unwrap();
+        assert_eq!(report.summary.instances, 50, "{name}");
+        assert!(
+            report
+                .instances
+                .iter()
+                .all(|i| i.kind == kind && i.op == name)
+        );
+        assert_eq!(report.summary.checked, checked, "{name}");
+        assert_eq!(report.violation_count(), 0, "{name}");
+        assert_eq!(report.extraction.unclassified_candidates, 0, "{name}");
+        assert_eq!(report.extraction.end_markers_linked, 200, "{name}");
+    }
+}
+
+/// A collective-looking name that is not classified is counted, not dropped
+/// without a word; the recorded traces have none.
+#[test]
+fn unclassified_candidates_are_counted() {
+    for (run, _) in fixture_runs() {
+        assert_eq!(
+            check_run(&run).extraction.unclassified_candidates,
+            0,
+            "{run}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = fixture("n2_shardmap_psum_50steps");
+    let inputs: Vec<(NodeId, PathBuf)> = ranked(&files)
+        .into_iter()
+        .map(|(node, path)| {
+            let mut space = read_xspace(&path).unwrap();
+            rename_op(&mut space, "psum_invariant.7", "all_gather_fusion.3");
+            strip_event_stat(&mut space, "hlo_op");
+            let file = format!("candidate_rank{}.xplane.pb", node.0);
+            (node, write(dir.path(), &file, &space))
+        })
+        .collect();
+    let report = check_files(&inputs, &Options::default()).unwrap();
+    assert_eq!(report.summary.instances, 0);
+    assert_eq!(report.extraction.unclassified_candidates, 100);
+    let json = serde_json::to_value(&report.extraction).unwrap();
+    assert_eq!(json["unclassified_candidates"], 100);
+}

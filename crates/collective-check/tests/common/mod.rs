@@ -184,3 +184,24 @@ pub fn plane_with(name: &str, events: &[Ev<'_>]) -> XPlane {
     });
     plane
 }
+
+/// Rename every event and stat metadata called `from` (the op's event name
+/// and the interned `hlo_op` string it refers to) to `to`; the `end:` marker
+/// follows.
+pub fn rename_op(space: &mut XSpace, from: &str, to: &str) {
+    let marker = format!("end: {from}");
+    for plane in &mut space.planes {
+        for m in plane.event_metadata.values_mut() {
+            if m.name == from {
+                m.name = to.to_owned();
+            } else if m.name == marker {
+                m.name = format!("end: {to}");
+            }
+        }
+        for m in plane.stat_metadata.values_mut() {
+            if m.name == from {
+                m.name = to.to_owned();
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The crate's one error type.
+
+use collective_check::NodeId;
+
+/// Why no clock correction could be estimated.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The evidence holds no instance with two or more nodes.
+    #[error("no collective instance shared by two nodes: nothing to estimate clocks from")]
+    NoSharedInstances,
+    /// The reference node takes part in no shared instance.
+    #[error("the reference node {node} shares no collective instance with another node")]
+    ReferenceNotShared {
+        /// The reference node.
+        node: NodeId,
+    },
+    /// A node shares no instance with any other node.
+    #[error(
+        "node {node} shares no collective instance with any other node: its clock cannot be corrected"
+    )]
+    NoSharedInstance {
+        /// The node.
+        node: NodeId,
+    },
+    /// Nodes that share instances among themselves but are not linked to
+    /// the reference node, not even through other nodes.
+    #[error(
+        "nodes {nodes:?} share collectives only among themselves, never (even through other \
+         nodes) with the reference node {reference}"
+    )]
+    Disconnected {
+        /// The nodes of the unlinked group.
+        nodes: Vec<NodeId>,
+        /// The reference node.
+        reference: NodeId,
+    },
+    /// The fitted correction of a node is not a valid clock map.
+    #[error("node {node}: the fitted correction is not a valid clock map: {source}")]
+    Map {
+        /// The node.
+        node: NodeId,
+        /// What the map constructor rejected.
+        source: clock_model::ClockError,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,351 @@
+//! The estimator's input: instances of collectives, each with one member per
+//! node holding that node's begin and end on its own host clock.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use clock_model::HostTime;
+use collective_check::{CollectiveKind, Extraction, MatchKey, NodeId, PlaneChoice, Warning, group};
+use serde::Serialize;
+
+/// What a member's times say about the other members of its instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// All-to-all style: it cannot end before every other member has begun,
+    /// and no other member can end before it has begun.
+    Both,
+    /// The sending side of a one-way transfer: only its begin counts (the
+    /// receiver cannot end before it).
+    Sends,
+    /// The receiving side of a one-way transfer: only its end counts.
+    Receives,
+}
+
+impl Role {
+    /// True when the member's begin bounds the others' ends.
+    pub fn starts(self) -> bool {
+        matches!(self, Role::Both | Role::Sends)
+    }
+
+    /// True when the member's end is bounded by the others' begins.
+    pub fn ends(self) -> bool {
+        matches!(self, Role::Both | Role::Receives)
+    }
+}
+
+/// One node's part in an instance.
+///
+/// For a node with several devices in one instance, `begin` is the latest
+/// begin and `end` the earliest end among them (the tightest constraints), so
+/// `begin` may lie after `end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// The node.
+    pub node: NodeId,
+    /// Begin, on the node's host clock.
+    pub begin: HostTime,
+    /// End, on the node's host clock.
+    pub end: HostTime,
+    /// Which of the two times constrain the others.
+    pub role: Role,
+}
+
+/// The op an instance ran, as an index into [`Evidence::op_name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct OpId(pub u32);
+
+/// One collective instance: the same operation on each member node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instance {
+    /// The op.
+    pub op: OpId,
+    /// How the members were matched.
+    pub key: MatchKey,
+    /// False when a participant that ran this op elsewhere is missing.
+    pub complete: bool,
+    /// One member per node, sorted by node.
+    pub members: Vec<Member>,
+}
+
+/// Counts of what [`Evidence::from_extraction`] used and left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EvidenceStats {
+    /// Instances of all-to-all style kinds with at least two nodes.
+    pub all_to_all: u64,
+    /// One-way (send → receive) instances.
+    pub one_way: u64,
+    /// Of the instances used, those missing a participant (used on the
+    /// participants present).
+    pub incomplete: u64,
+    /// Instances on one node only: no constraint between clocks.
+    pub single_node: u64,
+    /// Instances left out by kind (collective permute and rooted kinds: who
+    /// sends to whom is not in the trace), by kind name.
+    pub skipped_by_kind: BTreeMap<String, u64>,
+}
+
+/// Matched instances of one run: everything the clock fit needs.
+#[derive(Clone, Debug, Default)]
+pub struct Evidence {
+    instances: Vec<Instance>,
+    ops: Vec<String>,
+    /// Every node of the run, also those in no instance (an error for the fit).
+    pub nodes: BTreeSet<NodeId>,
+    /// What was used and left out.
+    pub stats: EvidenceStats,
+    /// The matcher's warnings (count mismatches, incomplete instances, ...).
+    pub warnings: Vec<Warning>,
+}
+
+impl Evidence {
+    /// Empty evidence.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The instances of `extraction` (whose times must be on each node's host
+    /// clock), matched by `collective-check`'s matcher.
+    ///
+    /// All-to-all style kinds become [`Role::Both`] instances; a group of
+    /// exactly one send and one receive on two nodes a one-way instance.
+    /// Collective permutes and rooted kinds are counted in
+    /// [`EvidenceStats::skipped_by_kind`]: their pairs are not in the trace.
+    pub fn from_extraction(extraction: &Extraction, planes: PlaneChoice) -> Self {
+        let mut ev = Evidence::new();
+        ev.nodes.extend(extraction.nodes.keys().copied());
+        let groups = group(extraction, planes, &mut ev.warnings);
+        for g in groups {
+            let op = ev.op_id(extraction.name(g.op));
+            let members: Vec<(NodeId, HostTime, HostTime, CollectiveKind)> = g
+                .members
+                .iter()
+                .map(|o| {
+                    let t = |p: i128| HostTime::from_ps(p);
+                    (o.participant.node, t(o.begin.0), t(o.end.0), o.kind)
+                })
+                .collect();
+            if g.kind.is_all_to_all_style() {
+                let list: Vec<_> = members.iter().map(|&(n, b, e, _)| (n, b, e)).collect();
+                ev.push_all_to_all_with(op, g.key, g.complete, &list);
+            } else if let Some((send, recv)) = send_recv_pair(&members) {
+                ev.push_one_way_with(op, g.key, send, recv);
+            } else {
+                *ev.stats
+                    .skipped_by_kind
+                    .entry(g.kind.as_str().to_owned())
+                    .or_default() += 1;
+            }
+        }
+        ev
+    }
+
+    /// Add an all-to-all style instance of op `op` from per-participant
+    /// `(node, begin, end)` (several participants of one node are combined).
+    pub fn push_all_to_all(
+        &mut self,
+        op: &str,
+        key: MatchKey,
+        participants: &[(NodeId, HostTime, HostTime)],
+    ) {
+        let op = self.op_id(op);
+        self.push_all_to_all_with(op, key, true, participants);
+    }
+
+    /// Add a one-way instance: `receiver`'s end (on its clock) cannot come
+    /// before `sender`'s begin (on its clock).
+    pub fn push_one_way(
+        &mut self,
+        op: &str,
+        key: MatchKey,
+        sender: (NodeId, HostTime),
+        receiver: (NodeId, HostTime),
+    ) {
+        let op = self.op_id(op);
+        self.push_one_way_with(op, key, sender, receiver);
+    }
+
+    /// The instances, in the order added.
+    pub fn instances(&self) -> &[Instance] {
+        &self.instances
+    }
+
+    /// The name of `op`.
+    pub fn op_name(&self, op: OpId) -> &str {
+        &self.ops[op.0 as usize]
+    }
+
+    /// The same evidence with `node`'s times moved by `shift` (a clock error
+    /// written into one node, for tests and what-if studies).
+    pub fn shifted(&self, node: NodeId, shift: clock_model::DurationPs) -> Evidence {
+        let mut ev = self.clone();
+        for m in ev.instances.iter_mut().flat_map(|i| i.members.iter_mut()) {
+            if m.node == node {
+                m.begin = HostTime::from_ps(m.begin.as_ps() + shift.0);
+                m.end = HostTime::from_ps(m.end.as_ps() + shift.0);
+            }
+        }
+        ev
+    }
+
+    fn op_id(&mut self, name: &str) -> OpId {
+        match self.ops.iter().position(|o| o == name) {
+            Some(i) => OpId(i as u32),
+            None => {
+                self.ops.push(name.to_owned());
+                OpId(u32::try_from(self.ops.len() - 1).expect("fewer than 2^32 ops"))
+            }
+        }
+    }
+
+    fn push_all_to_all_with(
+        &mut self,
+        op: OpId,
+        key: MatchKey,
+        complete: bool,
+        participants: &[(NodeId, HostTime, HostTime)],
+    ) {
+        let mut by_node: BTreeMap<NodeId, (HostTime, HostTime)> = BTreeMap::new();
+        for &(node, begin, end) in participants {
+            self.nodes.insert(node);
+            by_node
+                .entry(node)
+                .and_modify(|(b, e)| {
+                    *b = (*b).max(begin);
+                    *e = (*e).min(end);
+                })
+                .or_insert((begin, end));
+        }
+        if by_node.len() < 2 {
+            self.stats.single_node += 1;
+            return;
+        }
+        self.stats.all_to_all += 1;
+        self.stats.incomplete += u64::from(!complete);
+        let members = by_node
+            .into_iter()
+            .map(|(node, (begin, end))| Member {
+                node,
+                begin,
+                end,
+                role: Role::Both,
+            })
+            .collect();
+        self.instances.push(Instance {
+            op,
+            key,
+            complete,
+            members,
+        });
+    }
+
+    fn push_one_way_with(
+        &mut self,
+        op: OpId,
+        key: MatchKey,
+        sender: (NodeId, HostTime),
+        receiver: (NodeId, HostTime),
+    ) {
+        self.nodes.extend([sender.0, receiver.0]);
+        if sender.0 == receiver.0 {
+            self.stats.single_node += 1;
+            return;
+        }
+        self.stats.one_way += 1;
+        let mut members = vec![
+            Member {
+                node: sender.0,
+                begin: sender.1,
+                end: sender.1,
+                role: Role::Sends,
+            },
+            Member {
+                node: receiver.0,
+                begin: receiver.1,
+                end: receiver.1,
+                role: Role::Receives,
+            },
+        ];
+        members.sort_by_key(|m| m.node);
+        self.instances.push(Instance {
+            op,
+            key,
+            complete: true,
+            members,
+        });
+    }
+}
+
+type Sender = (NodeId, HostTime);
+
+/// `(sender, receiver)` when `members` are exactly one send and one receive.
+fn send_recv_pair(
+    members: &[(NodeId, HostTime, HostTime, CollectiveKind)],
+) -> Option<(Sender, Sender)> {
+    let [a, b] = members else { return None };
+    match (a.3, b.3) {
+        (CollectiveKind::Send, CollectiveKind::Recv) => Some(((a.0, a.1), (b.0, b.2))),
+        (CollectiveKind::Recv, CollectiveKind::Send) => Some(((b.0, b.1), (a.0, a.2))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ns: i64) -> HostTime {
+        HostTime::from_ns(ns)
+    }
+
+    #[test]
+    fn devices_of_one_node_combine_to_the_tightest_times() {
+        let mut ev = Evidence::new();
+        ev.push_all_to_all(
+            "all-reduce.1",
+            MatchKey::RunId(1),
+            &[
+                (NodeId(0), t(10), t(50)),
+                (NodeId(0), t(12), t(40)),
+                (NodeId(1), t(11), t(45)),
+            ],
+        );
+        let m = &ev.instances()[0].members;
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[0].begin, m[0].end), (t(12), t(40)));
+        assert_eq!(ev.stats.all_to_all, 1);
+    }
+
+    #[test]
+    fn one_node_instances_are_counted_not_used() {
+        let mut ev = Evidence::new();
+        ev.push_all_to_all(
+            "psum.1",
+            MatchKey::Occurrence(0),
+            &[(NodeId(3), t(0), t(9))],
+        );
+        ev.push_one_way(
+            "send.1",
+            MatchKey::Occurrence(0),
+            (NodeId(2), t(0)),
+            (NodeId(2), t(5)),
+        );
+        assert!(ev.instances().is_empty());
+        assert_eq!(ev.stats.single_node, 2);
+    }
+
+    #[test]
+    fn one_way_roles() {
+        let mut ev = Evidence::new();
+        ev.push_one_way(
+            "send.1",
+            MatchKey::RunId(4),
+            (NodeId(2), t(7)),
+            (NodeId(1), t(9)),
+        );
+        let m = &ev.instances()[0].members;
+        assert_eq!((m[0].node, m[0].role), (NodeId(1), Role::Receives));
+        assert!(m[1].role.starts() && !m[1].role.ends());
+        assert_eq!(ev.op_name(ev.instances()[0].op), "send.1");
+    }
+}

@@ -1,0 +1,97 @@
+//! What to estimate with, and the rules of the model.
+
+use serde::Serialize;
+
+/// Which estimator fits each node's segments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Estimator {
+    /// The centre of the feasible region of the happens-before constraints:
+    /// the offset and drift with the largest minimum slack.
+    Centre,
+    /// Huber regression on the differences of collective ends (each end
+    /// against the median end of the other members).
+    Regression,
+    /// The regression, moved into the feasible region when it lies outside.
+    #[default]
+    Combined,
+}
+
+impl Estimator {
+    /// All three, in the order of the docs' comparison tables.
+    pub const ALL: [Estimator; 3] = [
+        Estimator::Centre,
+        Estimator::Regression,
+        Estimator::Combined,
+    ];
+
+    /// The kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Estimator::Centre => "centre",
+            Estimator::Regression => "regression",
+            Estimator::Combined => "combined",
+        }
+    }
+}
+
+impl std::fmt::Display for Estimator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Options of [`estimate`](crate::estimate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Options {
+    /// The estimator.
+    pub estimator: Estimator,
+    /// The centre estimator fits a segment shorter than this (ns, between
+    /// its first and last constraint) with a constant offset unless its
+    /// constraints demand drift (a constant keeps less than half the best
+    /// minimum slack). Default 4 s: over shorter windows the feasible
+    /// drifts span hundreds of ppm. (The regression keeps a drift when it
+    /// exceeds three standard errors, whatever the length.)
+    pub min_drift_span_ns: i64,
+    /// The largest drift considered, parts per billion. Default 200 000
+    /// (200 ppm; quartz clocks stay within ±100 ppm). A larger bound lets a
+    /// clock step pass for a drift.
+    pub max_drift_ppb: i64,
+    /// Every segment holds at least this many instances; an infeasible
+    /// stretch shorter than this is reported, not split off. Default 8.
+    pub min_segment_instances: usize,
+    /// Sweeps over all nodes at most, per fit. Default 2000.
+    pub max_sweeps: usize,
+    /// Segments split off at most (over all nodes). Default 64.
+    pub max_splits: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            estimator: Estimator::default(),
+            min_drift_span_ns: 4_000_000_000,
+            max_drift_ppb: 200_000,
+            min_segment_instances: 8,
+            max_sweeps: 2000,
+            max_splits: 64,
+        }
+    }
+}
+
+impl Options {
+    /// The default options with `estimator`.
+    pub fn with_estimator(estimator: Estimator) -> Self {
+        Options {
+            estimator,
+            ..Options::default()
+        }
+    }
+
+    /// `max_drift_ppb` as ns per ns.
+    pub(crate) fn max_drift(&self) -> f64 {
+        self.max_drift_ppb as f64 * 1e-9
+    }
+}
