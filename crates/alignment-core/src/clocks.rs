@@ -28,8 +28,9 @@ pub struct NodeClocks {
     /// reference node, and for a node passed through.
     pub offset: OffsetMap,
     /// `O_r⁻¹ : H_0 → H_r` when the global timeline is the clock of a
-    /// reference node `r` other than node 0 (interpolated through `r`'s
-    /// anchors whatever the offset model); `None` otherwise.
+    /// reference node `r` other than node 0 (`r`'s fitted or interpolated
+    /// map inverted; interpolated when the model is the drift's); `None`
+    /// otherwise.
     pub to_reference: Option<PiecewiseLinear<Global, Host>>,
     /// The anchors behind `O_i`, with the rows skipped and the warnings.
     pub anchors: Option<OffsetAnchors>,
@@ -217,7 +218,10 @@ impl NodeClocks {
     }
 }
 
-/// `O_r⁻¹` for the reference node `r`: its offset map (interpolated) inverted.
+/// `O_r⁻¹` for the reference node `r`: its offset map inverted, under the
+/// run's offset model when that map is piecewise linear (the fit or
+/// interpolation), else (the drift model, which has no exact inverse)
+/// interpolated.
 fn reference_inverse(
     offsets: &OffsetsFile,
     rows: &[clock_model::OffsetRow],
@@ -232,18 +236,19 @@ fn reference_inverse(
     };
     let anchors = OffsetAnchors::from_rows(rows, r, OFFSETS_BASE_NODE)
         .map_err(|e| clock_err("reference node's offset anchors", e))?;
-    match OffsetMap::build(
-        &anchors,
-        OffsetModel::Interpolate,
-        options.offset_extrapolation,
-    )
-    .map_err(|e| clock_err("reference node's offset map", e))?
-    {
-        OffsetMap::Interpolate(map) => map
-            .inverse()
-            .map_err(|e| clock_err("inverse of the reference node's offset map", e)),
-        _ => unreachable!("a node other than the base has an interpolated map"),
-    }
+    let build = |model| {
+        OffsetMap::build(&anchors, model, options.offset_extrapolation)
+            .map_err(|e| clock_err("reference node's offset map", e))
+    };
+    let map = match build(options.offset_model)? {
+        OffsetMap::Fit(map) | OffsetMap::Interpolate(map) => map,
+        _ => match build(OffsetModel::Interpolate)? {
+            OffsetMap::Interpolate(map) => map,
+            _ => unreachable!("a node other than the base has an interpolated map"),
+        },
+    };
+    map.inverse()
+        .map_err(|e| clock_err("inverse of the reference node's offset map", e))
 }
 
 /// Finish `O_i`'s result `g` with `O_r⁻¹` when there is one (`inverse`

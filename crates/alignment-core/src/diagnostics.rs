@@ -181,6 +181,19 @@ pub struct OffsetModelReport {
     pub residual_rms_ns: Option<u64>,
 }
 
+impl OffsetModelReport {
+    /// `model (reason), error ± N ns` in words, for one-line summaries.
+    pub fn brief(&self) -> String {
+        format!(
+            "{} ({}), error ± {}",
+            self.model,
+            self.reason.replace('_', " "),
+            self.error_ns
+                .map_or("unknown".to_string(), |e| format!("{e} ns"))
+        )
+    }
+}
+
 impl From<&clock_model::ModelChoice> for OffsetModelReport {
     fn from(c: &clock_model::ModelChoice) -> Self {
         let u = c.uncertainty.as_ref();
@@ -300,15 +313,13 @@ impl NodeDiagnostics {
         ));
         if let Some(m) = &self.offset_model {
             s.push_str(&format!(
-                "\n  offset model {} ({}): {} anchors over {} rounds, longest gap {} rounds, {} knots, {} outliers, error ± {}",
-                m.model,
-                m.reason.replace('_', " "),
+                "\n  offset model {}: {} anchors over {} rounds, longest gap {} rounds, {} knots, {} outliers",
+                m.brief(),
                 m.anchors,
                 m.rounds_spanned,
                 m.longest_gap_rounds,
                 m.knots,
                 m.outliers,
-                m.error_ns.map_or("unknown".to_string(), |e| format!("{e} ns"))
             ));
         }
         for w in &self.warnings {

@@ -29,7 +29,7 @@ use crate::error::ClockError;
 use crate::map::PiecewiseLinear;
 use crate::mapped::Extrapolation;
 use crate::noise::{self, divided_sigma};
-use crate::offset_rows::OffsetAnchors;
+use crate::offset_rows::{OffsetAnchor, OffsetAnchors};
 use crate::spline::{self, Curve, Sample};
 use crate::time::{DurationPs, Global, Host};
 
@@ -72,33 +72,8 @@ impl OffsetFit {
     pub fn new(anchors: &OffsetAnchors) -> Result<Self, ClockError> {
         let node = anchors.node_id;
         let kept = anchors.checked()?;
-        let list: Vec<_> = kept.iter().map(|&k| anchors.anchors[k]).collect();
-        let Some(first) = list.first() else {
-            return Err(ClockError::NoOffsetAnchors { node });
-        };
-        let x0 = first.host.as_ps();
-        let o0 = first.offset.as_ps();
-        let mut samples = Vec::with_capacity(list.len());
-        for a in &list {
-            let (dx, dv) = (a.host.as_ps() - x0, a.offset.as_ps() - o0);
-            if dx >= MAX_DELTA || dv.abs() >= MAX_DELTA {
-                return Err(ClockError::FitRange {
-                    node,
-                    round_id: a.round_id,
-                    quantity: if dx >= MAX_DELTA {
-                        "host time since the first anchor"
-                    } else {
-                        "offset change since the first anchor"
-                    },
-                });
-            }
-            samples.push(Sample {
-                u: dx as f64 * 1e-12,
-                v: dv as f64,
-                w: 1.0,
-            });
-        }
-        let n = samples.len();
+        let list: Vec<OffsetAnchor> = kept.iter().map(|&k| anchors.anchors[k]).collect();
+        let mut samples = samples_of(&list, node)?;
         let mut fit = OffsetFit {
             node_id: node,
             points: list
@@ -107,43 +82,27 @@ impl OffsetFit {
                 .collect(),
             knots: Vec::new(),
             outliers: Vec::new(),
-            anchors: n,
+            anchors: list.len(),
             noise_ps: None,
             residual_rms_ps: None,
             error_ps: None,
         };
-        if n <= 2 {
+        if list.len() <= 2 {
             // Exact through one or two anchors: nothing to average.
             return Ok(fit);
         }
-        let u: Vec<f64> = samples.iter().map(|s| s.u).collect();
-        let v: Vec<f64> = samples.iter().map(|s| s.v).collect();
-        let flags = noise::outliers(&u, &v);
-        for (s, &f) in samples.iter_mut().zip(&flags) {
-            s.w = if f { 0.0 } else { 1.0 };
-        }
-        let sigma = knot_noise(&samples);
-        let min_drop = MIN_DROP * noise::NOISE_FLOOR_PS * noise::NOISE_FLOOR_PS;
-        let curve = match spline::choose_nodes(&samples, min_drop, sigma) {
-            Some(c) => c,
-            None => {
-                // Left-out anchors made a node unsupported: use them all.
-                samples.iter_mut().for_each(|s| s.w = 1.0);
-                spline::choose_nodes(&samples, min_drop, sigma)
-                    .ok_or(ClockError::FitSingular { node })?
-            }
-        };
-        fit.outliers = list
-            .iter()
-            .zip(&samples)
-            .filter(|(_, s)| s.w == 0.0)
-            .map(|(a, _)| a.round_id)
+        let (curve, sigma) = fit_curve(&mut samples).ok_or(ClockError::FitSingular { node })?;
+        let round = |k: &usize| list[*k].round_id;
+        fit.outliers = (0..list.len())
+            .filter(|&k| samples[k].w == 0.0)
+            .map(|k| round(&k))
             .collect();
         fit.knots = curve.nodes[1..curve.nodes.len() - 1]
             .iter()
-            .map(|&k| list[k].round_id)
+            .map(round)
             .collect();
         fit.set_uncertainty(&samples, &curve, sigma);
+        let o0 = list[0].offset.as_ps();
         fit.points = curve
             .nodes
             .iter()
@@ -225,6 +184,54 @@ impl OffsetFit {
     pub fn error(&self) -> Option<DurationPs> {
         self.error_ps.map(ceil_ps)
     }
+}
+
+/// The anchors as samples: seconds since the first anchor, ps of offset
+/// since its offset, weight 1.
+fn samples_of(list: &[OffsetAnchor], node: u32) -> Result<Vec<Sample>, ClockError> {
+    let Some(first) = list.first() else {
+        return Err(ClockError::NoOffsetAnchors { node });
+    };
+    let (x0, o0) = (first.host.as_ps(), first.offset.as_ps());
+    list.iter()
+        .map(|a| {
+            let (dx, dv) = (a.host.as_ps() - x0, a.offset.as_ps() - o0);
+            if dx >= MAX_DELTA || dv.abs() >= MAX_DELTA {
+                return Err(ClockError::FitRange {
+                    node,
+                    round_id: a.round_id,
+                    quantity: if dx >= MAX_DELTA {
+                        "host time since the first anchor"
+                    } else {
+                        "offset change since the first anchor"
+                    },
+                });
+            }
+            Ok(Sample {
+                u: dx as f64 * 1e-12,
+                v: dv as f64,
+                w: 1.0,
+            })
+        })
+        .collect()
+}
+
+/// Leaves out outliers (weight 0), reads the noise and chooses the knots
+/// (steps 2 and 3 of the module docs). Returns the curve and the noise σ.
+fn fit_curve(samples: &mut [Sample]) -> Option<(Curve, f64)> {
+    let u: Vec<f64> = samples.iter().map(|s| s.u).collect();
+    let v: Vec<f64> = samples.iter().map(|s| s.v).collect();
+    for (s, f) in samples.iter_mut().zip(noise::outliers(&u, &v)) {
+        s.w = if f { 0.0 } else { 1.0 };
+    }
+    let sigma = knot_noise(samples);
+    let min_drop = MIN_DROP * noise::NOISE_FLOOR_PS * noise::NOISE_FLOOR_PS;
+    if let Some(curve) = spline::choose_nodes(samples, min_drop, sigma) {
+        return Some((curve, sigma));
+    }
+    // Left-out anchors made a node unsupported: use them all.
+    samples.iter_mut().for_each(|s| s.w = 1.0);
+    spline::choose_nodes(samples, min_drop, sigma).map(|c| (c, sigma))
 }
 
 /// The noise σ that decides knots, from the anchors kept.

@@ -109,35 +109,10 @@ impl OffsetMap {
                 None => (OffsetModel::Fit, ModelReason::Plentiful),
             };
         }
-        let kept = anchors.checked()?;
-        let noise = || choice::anchor_noise(anchors, &kept);
         let map = match choice.model {
-            OffsetModel::Fit | OffsetModel::Auto => {
-                let fit = OffsetFit::new(anchors)?;
-                choice.knots = fit.knots().len();
-                choice.outliers = fit.outliers().len();
-                choice.uncertainty = fit.error().map(|e| Uncertainty {
-                    error_ns: ceil_ns(e),
-                    noise_ns: fit.noise().map(ceil_ns),
-                    residual_rms_ns: fit.residual_rms().map(ceil_ns),
-                });
-                OffsetMap::Fit(fit.map(extrapolation)?)
-            }
-            OffsetModel::Interpolate => {
-                let points = anchors.points();
-                let kept: Vec<(i128, i128)> = kept.iter().map(|&k| points[k]).collect();
-                choice.uncertainty = noise().map(|n| through_anchors(n, None));
-                OffsetMap::Interpolate(PiecewiseLinear::from_points(&kept, extrapolation)?)
-            }
-            OffsetModel::Drift => {
-                let mismatch = choice::drift_mismatch(anchors, &kept);
-                choice.uncertainty = match (noise(), mismatch) {
-                    (Some(n), m) => Some(through_anchors(n, m)),
-                    (None, Some(m)) => Some(through_anchors(0.0, Some(m))),
-                    (None, None) => None,
-                };
-                OffsetMap::Drift(DriftMap::new(anchors, extrapolation)?)
-            }
+            OffsetModel::Fit | OffsetModel::Auto => fitted(anchors, extrapolation, &mut choice)?,
+            OffsetModel::Interpolate => interpolated(anchors, extrapolation, &mut choice)?,
+            OffsetModel::Drift => drifted(anchors, extrapolation, &mut choice)?,
         };
         Ok(OffsetEstimate { map, choice })
     }
@@ -217,6 +192,56 @@ impl ClockMap<Host, Global> for OffsetMap {
     fn cursor(&self) -> OffsetCursor<'_> {
         OffsetMap::cursor(self)
     }
+}
+
+/// The least-squares fit, with its knots, outliers and uncertainty.
+fn fitted(
+    anchors: &OffsetAnchors,
+    extrapolation: Extrapolation,
+    choice: &mut ModelChoice,
+) -> Result<OffsetMap, ClockError> {
+    let fit = OffsetFit::new(anchors)?;
+    choice.knots = fit.knots().len();
+    choice.outliers = fit.outliers().len();
+    choice.uncertainty = fit.error().map(|e| Uncertainty {
+        error_ns: ceil_ns(e),
+        noise_ns: fit.noise().map(ceil_ns),
+        residual_rms_ns: fit.residual_rms().map(ceil_ns),
+    });
+    Ok(OffsetMap::Fit(fit.map(extrapolation)?))
+}
+
+/// Interpolation through the anchors; uncertain by their noise.
+fn interpolated(
+    anchors: &OffsetAnchors,
+    extrapolation: Extrapolation,
+    choice: &mut ModelChoice,
+) -> Result<OffsetMap, ClockError> {
+    let kept = anchors.checked()?;
+    let points = anchors.points();
+    let kept_points: Vec<(i128, i128)> = kept.iter().map(|&k| points[k]).collect();
+    choice.uncertainty = choice::anchor_noise(anchors, &kept).map(|n| through_anchors(n, None));
+    Ok(OffsetMap::Interpolate(PiecewiseLinear::from_points(
+        &kept_points,
+        extrapolation,
+    )?))
+}
+
+/// The drift model; uncertain by the anchors' noise or by how far each
+/// drift line misses the next anchor.
+fn drifted(
+    anchors: &OffsetAnchors,
+    extrapolation: Extrapolation,
+    choice: &mut ModelChoice,
+) -> Result<OffsetMap, ClockError> {
+    let kept = anchors.checked()?;
+    let mismatch = choice::drift_mismatch(anchors, &kept);
+    choice.uncertainty = match (choice::anchor_noise(anchors, &kept), mismatch) {
+        (Some(n), m) => Some(through_anchors(n, m)),
+        (None, Some(m)) => Some(through_anchors(0.0, Some(m))),
+        (None, None) => None,
+    };
+    Ok(OffsetMap::Drift(DriftMap::new(anchors, extrapolation)?))
 }
 
 /// The uncertainty of a map through the anchors themselves: the anchors'

@@ -67,8 +67,12 @@ pub fn summary(outcome: &MergeOutcome) -> String {
             + e.after_last_snapshot
             + e.before_first_offset_anchor
             + e.after_last_offset_anchor;
+        let model = d
+            .offset_model
+            .as_ref()
+            .map_or(String::new(), |m| format!("  offset model {}", m.brief()));
         s += &format!(
-            "{:>5}  {:>10}  {:>26}  {:>8}  {:>12}{}\n",
+            "{:>5}  {:>10}  {:>26}  {:>8}  {:>12}{}{model}\n",
             d.node_id,
             d.events_corrected,
             range,

@@ -55,7 +55,7 @@ pub struct PolicyArgs {
     /// Outside the offset anchors.
     #[arg(long, value_enum, default_value = "extrapolate")]
     pub offset_extrapolation: ExtrapolationArg,
-    /// How offsets are modelled between anchors.
+    /// How offsets are modelled: per node from the anchors (auto), or forced.
     #[arg(long, value_enum, default_value = "auto")]
     pub offset_model: OffsetModelArg,
     /// Host lines on the tracer clock, by name pattern (`*` wildcard;
