@@ -303,3 +303,42 @@ fn merge_onto_another_reference_node() {
     assert_eq!(node2["node_id"], 2);
     assert!(node2["correction"]["max_ns"].as_f64().unwrap().abs() < 100_000.0);
 }
+
+/// Real JAX traces carry no probe offsets: merge aligns them from their
+/// collectives, from a run folder or from plain trace paths.
+#[test]
+fn merge_without_offsets_uses_the_collectives() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/jax-cpu");
+    let run = fixtures.join("n4_shardmap_psum_50steps");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.xplane.pb");
+    let assert = cli()
+        .args(["merge", "--json", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(json["nodes"].as_array().unwrap().len(), 4);
+    assert_eq!(json["after"]["summary"]["violations"], 0);
+    let two = fixtures.join("n2_shardmap_psum_50steps");
+    cli()
+        .arg("merge")
+        .arg(two.join("rank0.xplane.pb"))
+        .arg(two.join("rank1.xplane.pb"))
+        .arg("-o")
+        .arg(dir.path().join("two.xplane.pb"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("-> 0 after"));
+    // Probes asked for where there are none: bad input.
+    cli()
+        .args(["merge", "--clock-source", "probes", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(dir.path().join("p.xplane.pb"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("round_offsets.jsonl"));
+}

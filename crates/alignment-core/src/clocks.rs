@@ -132,23 +132,7 @@ impl NodeClocks {
             } else {
                 Some(reference_inverse(offsets, &rows, options)?)
             };
-        let snapshot = match &snapshots {
-            Some(s) if !s.pairs().is_empty() => {
-                let pairs: Vec<(u64, u64)> =
-                    s.pairs().iter().map(|p| (p.tracer_ns, p.sys_ns)).collect();
-                Some(
-                    SnapshotMap::from_ns_pairs(&pairs, options.snapshot_extrapolation).map_err(
-                        |source| AlignError::Clock {
-                            path: s.source().to_path_buf(),
-                            node: node_id,
-                            what: "snapshot map",
-                            source: Box::new(source),
-                        },
-                    )?,
-                )
-            }
-            _ => None,
-        };
+        let snapshot = snapshot_map(node_id, snapshots.as_ref(), options)?;
         Ok(NodeClocks {
             node_id,
             snapshot,
@@ -195,6 +179,98 @@ impl NodeClocks {
         )?;
         Ok((clocks, session_start_ns))
     }
+}
+
+/// `P_i` through a node's snapshot pairs, when it has any.
+fn snapshot_map(
+    node_id: u32,
+    snapshots: Option<&Snapshots>,
+    options: &AlignOptions,
+) -> Result<Option<SnapshotMap>> {
+    let Some(s) = snapshots.filter(|s| !s.pairs().is_empty()) else {
+        return Ok(None);
+    };
+    let pairs: Vec<(u64, u64)> = s.pairs().iter().map(|p| (p.tracer_ns, p.sys_ns)).collect();
+    SnapshotMap::from_ns_pairs(&pairs, options.snapshot_extrapolation)
+        .map(Some)
+        .map_err(|source| AlignError::Clock {
+            path: s.source().to_path_buf(),
+            node: node_id,
+            what: "snapshot map",
+            source: Box::new(source),
+        })
+}
+
+impl NodeClocks {
+    /// The maps of a node whose host clock's correction onto the global
+    /// clock is known without probe offsets (estimated from the
+    /// collectives, or given): `offset` is `O_i : H_i → G`.
+    ///
+    /// The tracer start comes from `input` when given; otherwise `S_w` is
+    /// the start of the trace's embedded `/host:snapshots` line (the
+    /// collector stamps its lines with `S_w`), and `S_g` the tracer reading
+    /// the snapshot map puts at `S_w`, `P_i⁻¹(S_w)` (the collector reads
+    /// the two back to back). Returns the maps and `T_sess`.
+    pub fn with_offset(
+        input: &NodeInput,
+        view: &SpaceView<'_>,
+        offset: OffsetMap,
+        options: &AlignOptions,
+    ) -> Result<(Self, i128)> {
+        let wire = |e| AlignError::wire(&input.trace, e);
+        let session_start_ns = match input.session_start_ns {
+            Some(t) => t,
+            None => xplane_proto::session_start_ns_view(view).map_err(wire)?,
+        };
+        let snapshots = match &input.snapshots {
+            Some(p) => Some(Snapshots::read(p)?),
+            None => Snapshots::from_trace(&input.trace, view, session_start_ns)?,
+        };
+        let snapshot = snapshot_map(input.node_id, snapshots.as_ref(), options)?;
+        let start_walltime_ns = match input.start_walltime_ns {
+            Some(sw) => Some(sw),
+            None => snapshot_line_start_ns(view, session_start_ns).map_err(wire)?,
+        };
+        let start_gpu_ns = input.start_gpu_ns.or_else(|| {
+            let (map, sw) = (snapshot.as_ref()?, start_walltime_ns?);
+            let r = map
+                .to_tracer(HostTime::from_ns(sw as i64))
+                .time
+                .as_ns_floor();
+            u64::try_from(r).ok()
+        });
+        let clocks = NodeClocks {
+            node_id: input.node_id,
+            snapshot,
+            snapshots,
+            offset,
+            to_reference: None,
+            anchors: None,
+            offset_choice: None,
+            passed_through: false,
+            start_walltime_ns,
+            start_gpu_ns,
+        };
+        Ok((clocks, session_start_ns))
+    }
+}
+
+/// The absolute start (epoch ns) of the first line of a trace's
+/// `/host:snapshots` plane, if it has one.
+fn snapshot_line_start_ns(
+    view: &SpaceView<'_>,
+    session_start_ns: i128,
+) -> std::result::Result<Option<u64>, xplane_proto::WireError> {
+    for plane in view.planes() {
+        let plane = plane?;
+        if plane.name == xplane_proto::SNAPSHOT_PLANE
+            && let Some(line) = plane.lines().next()
+        {
+            let start = session_start_ns + line?.timestamp_ns as i128;
+            return Ok(u64::try_from(start).ok());
+        }
+    }
+    Ok(None)
 }
 
 /// The node every `offset_ns` is measured against: `clock(node) − clock(node 0)`.

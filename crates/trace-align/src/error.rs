@@ -104,6 +104,10 @@ pub enum RunError {
     /// The probe offsets file could not be read.
     #[error("reading the probe offsets")]
     Offsets(#[source] alignment_core::AlignError),
+    /// The collectives give no clock corrections (no shared instance,
+    /// inconsistent constraints).
+    #[error("estimating the clocks from the collectives")]
+    Estimate(#[source] collective_clock::Error),
     /// Aligning a node failed.
     #[error("aligning node {node}")]
     Align {

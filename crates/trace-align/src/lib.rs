@@ -6,7 +6,8 @@
 //!   from content, [`TraceFormat`]).
 //! - [`RunFiles::plan`] reads the clock evidence and checks it against the
 //!   traces, giving a [`Plan`]: one [`alignment_core::NodeInput`] per node,
-//!   the offsets, the policies.
+//!   the [`ClockEvidence`] (probe offsets, or corrections estimated from the
+//!   collectives with `collective-clock`; see [`ClockSource`]), the policies.
 //! - [`Plan::merge`] aligns every node straight into one merged trace while
 //!   reading its collectives, and returns a [`MergeOutcome`] (per node
 //!   diagnostics, the merge report, the happens-before check before and
@@ -34,6 +35,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod clocks;
 mod discover;
 mod each;
 mod error;
@@ -42,6 +44,7 @@ mod merge;
 mod node;
 mod plan;
 
+pub use clocks::{ClockEvidence, ClockSource};
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode};
 pub use error::{Result, RunError};

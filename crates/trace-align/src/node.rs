@@ -25,9 +25,10 @@ impl Plan {
     /// Build one node's clocks from its trace and the offsets.
     pub(crate) fn prepare<'p>(&self, input: &'p NodeInput) -> Result<PreparedNode<'p>> {
         let bytes = open(&input.trace)?;
-        let (clocks, session_start_ns) =
-            NodeClocks::for_trace(input, &bytes.view(), &self.offsets, &self.options)
-                .map_err(RunError::align(input.node_id))?;
+        let (clocks, session_start_ns) = self
+            .clocks
+            .node_clocks(input, &bytes.view(), &self.options)
+            .map_err(RunError::align(input.node_id))?;
         Ok(PreparedNode {
             input,
             clocks,
@@ -49,7 +50,7 @@ pub(crate) struct NodeCollectives {
 }
 
 /// Retimes collectives exactly as the aligner maps their events.
-struct AlignedTimes<'n, 'a>(&'n NodeAligner<'a>);
+pub(crate) struct AlignedTimes<'n, 'a>(pub &'n NodeAligner<'a>);
 
 impl Retime for AlignedTimes<'_, '_> {
     fn retime(&self, plane: &PlaneView<'_>, line: &LineView<'_>, abs_ps: i128) -> i128 {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use alignment_core::{AlignOptions, NodeInput, OffsetsFile};
 
+use crate::clocks::{ClockEvidence, ClockSource};
 use crate::discover::{OFFSETS_FILE_NAME, RunFiles};
 use crate::error::{Result, RunError};
 
@@ -15,8 +16,9 @@ use crate::error::{Result, RunError};
 pub struct Plan {
     /// One input per node, by node id.
     pub nodes: Vec<NodeInput>,
-    /// The probe offsets.
-    pub offsets: OffsetsFile,
+    /// The clock evidence: probe offsets, or corrections estimated from
+    /// the collectives.
+    pub clocks: ClockEvidence,
     /// The policies; `options.reference_node` is the global clock.
     pub options: AlignOptions,
 }
@@ -27,6 +29,14 @@ impl RunFiles {
     /// trace; every trace's node is listed, unless passed through), and
     /// that the reference node has a trace.
     pub fn plan(&self, options: &AlignOptions) -> Result<Plan> {
+        self.plan_with(options, ClockSource::Auto)
+    }
+
+    /// Plan the alignment with the clock evidence `source`: the probe
+    /// offsets (checked against the traces), or corrections estimated from
+    /// the collectives (which reads every trace's collectives now); `Auto`
+    /// takes the probes when the run has an offsets file.
+    pub fn plan_with(&self, options: &AlignOptions, source: ClockSource) -> Result<Plan> {
         if self.nodes.is_empty() {
             return Err(RunError::NoTraces);
         }
@@ -36,6 +46,29 @@ impl RunFiles {
             return Err(RunError::ReferenceWithoutTrace {
                 node: options.reference_node,
                 have: have(),
+            });
+        }
+        let nodes: Vec<NodeInput> = self
+            .nodes
+            .iter()
+            .map(|(&node_id, files)| NodeInput {
+                node_id,
+                trace: files.trace.clone(),
+                snapshots: files.snapshots.clone(),
+                ..Default::default()
+            })
+            .collect();
+        let use_probes = match source {
+            ClockSource::Auto => self.offsets.is_some(),
+            ClockSource::Probes => true,
+            ClockSource::Collectives => false,
+        };
+        if !use_probes {
+            let estimate = crate::clocks::from_collectives(&nodes, options)?;
+            return Ok(Plan {
+                nodes,
+                clocks: ClockEvidence::Collectives(Box::new(estimate)),
+                options: options.clone(),
             });
         }
         let path = self.offsets.clone().ok_or_else(|| RunError::NoOffsets {
@@ -54,19 +87,9 @@ impl RunFiles {
         {
             return Err(RunError::NodeNotInOffsets { path, node });
         }
-        let nodes = self
-            .nodes
-            .iter()
-            .map(|(&node_id, files)| NodeInput {
-                node_id,
-                trace: files.trace.clone(),
-                snapshots: files.snapshots.clone(),
-                ..Default::default()
-            })
-            .collect();
         Ok(Plan {
             nodes,
-            offsets,
+            clocks: ClockEvidence::Probes(offsets),
             options: options.clone(),
         })
     }

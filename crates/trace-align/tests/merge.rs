@@ -104,7 +104,7 @@ fn planning_errors_name_what_is_missing() {
     std::fs::remove_file(run.join("round_offsets.jsonl")).unwrap();
     let err = RunFiles::discover(&run)
         .unwrap()
-        .plan(&AlignOptions::default())
+        .plan_with(&AlignOptions::default(), trace_align::ClockSource::Probes)
         .unwrap_err();
     assert!(matches!(err, RunError::NoOffsets { .. }), "{err}");
 
@@ -165,4 +165,39 @@ fn a_failed_merge_leaves_nothing() {
     assert!(matches!(err, RunError::Layout { node: 1, .. }), "{err}");
     let left: Vec<_> = std::fs::read_dir(&out_dir).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// A run without probe offsets is aligned from its collectives: every
+/// happens-before violation gone, every event close to its true time.
+#[test]
+fn a_run_without_offsets_aligns_from_its_collectives() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let config = SynthConfig {
+        nodes: 3,
+        steps: 200,
+        ..Default::default()
+    };
+    let synth = synthesize(&config, &run).unwrap();
+    std::fs::remove_file(run.join("round_offsets.jsonl")).unwrap();
+    let files = RunFiles::discover(&run).unwrap();
+    assert!(files.offsets.is_none());
+    let plan = files.plan(&AlignOptions::default()).unwrap();
+    assert_eq!(plan.clocks.source(), trace_align::ClockSource::Collectives);
+    let out = dir.path().join("merged.xplane.pb");
+    let outcome = plan.merge(&out, &MergeSettings::default()).unwrap();
+    assert!(outcome.before.unwrap().summary.violations > 0);
+    assert_eq!(outcome.after.unwrap().summary.violations, 0);
+    let score = trace_synth::score_files(&[&out], &synth.truth_path).unwrap();
+    assert_eq!(score.events_scored, score.truth_events);
+    for kind in &score.kinds {
+        for edge in [&kind.start, &kind.end] {
+            assert!(edge.p99_abs_ns < 5_000.0, "{kind:?}");
+        }
+    }
+    // Asking for probes where there are none is an error, not a fallback.
+    let err = files
+        .plan_with(&AlignOptions::default(), trace_align::ClockSource::Probes)
+        .unwrap_err();
+    assert!(matches!(err, RunError::NoOffsets { .. }), "{err}");
 }

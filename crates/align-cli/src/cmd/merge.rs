@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
-use trace_align::{MergeOutcome, MergeSettings, Plan, RunFiles};
+use trace_align::{ClockSource, MergeOutcome, MergeSettings, Plan, RunFiles};
 
 use super::policy::PolicyArgs;
 use crate::Global;
@@ -14,10 +14,18 @@ use crate::exit::ValidationFailed;
 /// Align and merge every node of a run.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// Node traces (`node<N>`/`rank<N>` in the name gives the node id),
+    /// instead of or beside a run folder.
+    #[arg(value_name = "TRACE")]
+    pub paths: Vec<PathBuf>,
     /// A run folder: `node<N>.xplane.pb` / `rank<N>.xplane.pb` traces,
     /// optional `node<N>.snapshots.pb|jsonl`, and `round_offsets.jsonl`.
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
+    /// The clock evidence: the probe offsets when the run has them (auto),
+    /// the probe offsets, or the collectives in the traces.
+    #[arg(long, value_enum, default_value_t = ClockSourceArg::Auto)]
+    pub clock_source: ClockSourceArg,
     /// A node's trace, `N=PATH` (repeatable); overrides what the run folder has for N.
     #[arg(long = "trace", value_name = "N=PATH", value_parser = parse_node_path)]
     pub traces: Vec<(u32, PathBuf)>,
@@ -44,6 +52,27 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
+}
+
+/// Where the clock corrections come from.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ClockSourceArg {
+    /// The probe offsets when the run has an offsets file, else the collectives.
+    Auto,
+    /// The probe offsets file.
+    Probes,
+    /// The collectives: no participant ends one before all have begun it.
+    Collectives,
+}
+
+impl From<ClockSourceArg> for ClockSource {
+    fn from(a: ClockSourceArg) -> Self {
+        match a {
+            ClockSourceArg::Auto => ClockSource::Auto,
+            ClockSourceArg::Probes => ClockSource::Probes,
+            ClockSourceArg::Collectives => ClockSource::Collectives,
+        }
+    }
 }
 
 fn parse_node_path(s: &str) -> Result<(u32, PathBuf), String> {
@@ -142,6 +171,15 @@ pub fn run_files(args: &Args) -> anyhow::Result<RunFiles> {
         Some(dir) => RunFiles::discover(dir)?,
         None => RunFiles::default(),
     };
+    for path in &args.paths {
+        let node = trace_align::node_from_name(path).with_context(|| {
+            format!(
+                "{}: cannot tell the node id from the file name (no node<N>/rank<N>); give --trace N=PATH",
+                path.display()
+            )
+        })?;
+        run.add_trace(node, path.clone())?;
+    }
     if let Some(offsets) = &args.offsets {
         run.offsets = Some(offsets.clone());
     }
@@ -153,10 +191,7 @@ pub fn run_files(args: &Args) -> anyhow::Result<RunFiles> {
             .with_context(|| format!("--snapshots {node}={}", path.display()))?;
     }
     if run.nodes.is_empty() {
-        bail!("no traces found; give --run-dir or --trace N=PATH");
-    }
-    if run.offsets.is_none() && args.run_dir.is_none() {
-        bail!("give --run-dir, or --offsets and --trace N=PATH");
+        bail!("no traces found; give trace paths, --run-dir or --trace N=PATH");
     }
     Ok(run)
 }
@@ -171,7 +206,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             );
         }
     }
-    let plan = run.plan(&args.policy.options())?;
+    let plan = run.plan_with(&args.policy.options(), args.clock_source.into())?;
     let settings = MergeSettings {
         gpu_id_stride: args.gpu_id_stride,
         validate: !args.no_validate,

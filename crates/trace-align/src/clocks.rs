@@ -1,0 +1,124 @@
+//! Where a run's clock corrections come from: the network-probed offsets
+//! file, or the collectives in the traces themselves.
+
+use alignment_core::{AlignOptions, NodeAligner, NodeClocks, NodeInput, OffsetsFile};
+use clock_model::OffsetMap;
+use collective_check::{Extraction, NodeId, NodeSource, PlaneChoice};
+use collective_clock::{Estimate, Evidence};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::{Result, RunError};
+use crate::node::{AlignedTimes, open};
+
+/// Which evidence to align a run with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockSource {
+    /// The probe offsets when the run has them, else the collectives.
+    #[default]
+    Auto,
+    /// The probe offsets file (an error when the run has none).
+    Probes,
+    /// The collectives: no participant finishes a collective before every
+    /// participant has begun it.
+    Collectives,
+}
+
+/// The evidence a plan aligns with.
+#[derive(Debug, Clone)]
+pub enum ClockEvidence {
+    /// Network-probed offsets.
+    Probes(OffsetsFile),
+    /// Corrections estimated from the collectives, per node (`Host → Global`).
+    Collectives(Box<Estimate>),
+}
+
+impl ClockEvidence {
+    /// Which source this is.
+    pub fn source(&self) -> ClockSource {
+        match self {
+            ClockEvidence::Probes(_) => ClockSource::Probes,
+            ClockEvidence::Collectives(_) => ClockSource::Collectives,
+        }
+    }
+
+    /// Build one node's clocks from its trace `view` and this evidence;
+    /// returns them and the trace's session start.
+    pub(crate) fn node_clocks(
+        &self,
+        input: &NodeInput,
+        view: &xplane_proto::SpaceView<'_>,
+        options: &AlignOptions,
+    ) -> alignment_core::Result<(NodeClocks, i128)> {
+        match self {
+            ClockEvidence::Probes(offsets) => NodeClocks::for_trace(input, view, offsets, options),
+            ClockEvidence::Collectives(estimate) => {
+                let map = estimate
+                    .maps
+                    .get(&NodeId(input.node_id.into()))
+                    .cloned()
+                    .unwrap_or(OffsetMap::Identity);
+                NodeClocks::with_offset(input, view, map, options)
+            }
+        }
+    }
+}
+
+/// Estimate every node's correction from the collectives of its trace:
+/// each node's collectives are read on its own host clock (device times
+/// through its snapshot map), matched across nodes, and fitted.
+pub(crate) fn from_collectives(nodes: &[NodeInput], options: &AlignOptions) -> Result<Estimate> {
+    let mut check = collective_check::Options::default();
+    check.include_point_to_point = true;
+    let per_node = nodes
+        .par_iter()
+        .map(|input| host_collectives(input, options, &check))
+        .collect::<Result<Vec<_>>>()?;
+    let mut all = Extraction::new();
+    for e in per_node {
+        all.append(e);
+    }
+    let evidence = Evidence::from_extraction(&all, PlaneChoice::Auto);
+    collective_clock::estimate(
+        &evidence,
+        NodeId(options.reference_node.into()),
+        &collective_clock::Options::default(),
+    )
+    .map_err(RunError::Estimate)
+}
+
+/// One node's collectives on its host clock.
+fn host_collectives(
+    input: &NodeInput,
+    options: &AlignOptions,
+    check: &collective_check::Options,
+) -> Result<Extraction> {
+    let node = input.node_id;
+    let bytes = open(&input.trace)?;
+    let view = bytes.view();
+    let (clocks, session_start_ns) =
+        NodeClocks::with_offset(input, &view, OffsetMap::Identity, options)
+            .map_err(RunError::align(node))?;
+    let aligner = NodeAligner::with_clocks(
+        &input.trace,
+        view,
+        clocks,
+        session_start_ns,
+        options,
+        Some(session_start_ns),
+    )
+    .map_err(RunError::align(node))?;
+    let (mut recorded, mut on_host) = (Extraction::new(), Extraction::new());
+    collective_check::extract_bytes_retimed(
+        &bytes,
+        &input.trace,
+        NodeSource::Given(NodeId(node.into())),
+        check,
+        &AlignedTimes(&aligner),
+        &mut recorded,
+        &mut on_host,
+    )
+    .map_err(|source| RunError::Collectives { node, source })?;
+    Ok(on_host)
+}
