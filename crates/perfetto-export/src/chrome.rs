@@ -152,7 +152,7 @@ impl<W: Write> Sink for ChromeWriter<W> {
                     0,
                     "process_sort_index",
                     "sort_index",
-                    &p.pid.to_string(),
+                    &p.node.to_string(),
                 )
             })
             .map_err(Error::Output)

@@ -9,8 +9,11 @@ use crate::error::Result;
 /// A process: one node of the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Process {
-    /// The node id, used as the process id.
+    /// The process id: the node id + 1 (pid 0 is the idle process in the
+    /// system traces Perfetto also reads).
     pub pid: i32,
+    /// The node id, which orders the processes.
+    pub node: i64,
     /// Display name, `node 3 · host-a` (or `node 3`).
     pub name: String,
     /// The process's track uuid (Perfetto).

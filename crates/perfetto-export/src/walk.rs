@@ -65,7 +65,8 @@ pub fn export<S: Sink + ?Sized>(inputs: &[Input<'_>], sink: &mut S) -> Result<Su
     let mut processes: HashMap<i64, Process> = HashMap::new();
     for (&node, entry) in &survey.nodes {
         let process = Process {
-            pid: node as i32,
+            pid: node as i32 + 1,
+            node,
             name: process_name(node, entry),
             uuid: next_uuid(),
         };

@@ -144,7 +144,7 @@ fn chrome_json_has_every_event_with_exact_microseconds() {
     assert_eq!(got.len(), summary.slices as usize);
     assert_eq!(got, want);
     assert_eq!(process_names.len(), 4);
-    assert_eq!(process_names[&3], json!("node 3 · vm"));
+    assert_eq!(process_names[&4], json!("node 3 · vm"), "pid = node + 1");
     assert!(
         used_threads.is_subset(&thread_names),
         "every thread is named"

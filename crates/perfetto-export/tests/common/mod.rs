@@ -18,6 +18,7 @@ use xplane_proto::{XPlane, XSpace, XStat, x_event, x_stat};
 /// A slice as read back (or as expected).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Got {
+    /// Process id: node + 1.
     pub pid: i32,
     pub begin_ns: i64,
     pub end_ns: i64,
@@ -303,7 +304,7 @@ pub fn expected(node: i64, space: &XSpace) -> Vec<Got> {
                     _ => Vec::new(),
                 };
                 out.push(Got {
-                    pid: node as i32,
+                    pid: node as i32 + 1,
                     begin_ns: begin_ps.div_euclid(1000) as i64,
                     end_ns: end_ps.div_euclid(1000) as i64,
                     name: plane
@@ -356,7 +357,7 @@ pub fn round_trip(nodes: &[(i64, Vec<u8>)]) -> (Summary, usize) {
             .iter()
             .map(|s| {
                 (
-                    s.participant.node.0 as i32,
+                    s.participant.node.0 as i32 + 1,
                     s.begin_ps.0.div_euclid(1000) as i64,
                 )
             })
