@@ -12,7 +12,7 @@ It reports:
      descriptor (or that Perfetto does not have);
   2. every unknown field met while parsing the trace with Perfetto's schema;
   3. counts: packets, sequences, slice begins/ends (balanced per sequence),
-     interned names, flows.
+     instants, interned names, flows.
 Exit status 1 when 1. or 2. found anything or begins and ends do not balance.
 """
 
@@ -102,7 +102,7 @@ def main():
     trace.ParseFromString(data)
     found = Counter()
     depth = defaultdict(int)
-    begins = ends = flows = 0
+    begins = ends = flows = instants = 0
     names = set()
     unbalanced = 0
     for p in trace.packet:
@@ -116,6 +116,8 @@ def main():
                 begins += 1
                 depth[seq] += 1
                 flows += len(p.track_event.flow_ids)
+            elif t == pb.TrackEvent.TYPE_INSTANT:
+                instants += 1
             elif t == pb.TrackEvent.TYPE_SLICE_END:
                 ends += 1
                 depth[seq] -= 1
@@ -125,7 +127,7 @@ def main():
     for where, n in sorted(found.items()):
         print(f"unknown field: {where} ({n} times)")
     print(f"trace: {len(trace.packet)} packets on {len(depth)} event sequences; "
-          f"{begins} slice begins, {ends} ends, {unbalanced} unbalanced sequences; "
+          f"{begins} slice begins, {ends} ends, {unbalanced} unbalanced sequences; {instants} instants; "
           f"{len(names)} distinct event names; {flows} flow ids on slices; "
           f"{sum(found.values())} unknown fields")
     sys.exit(1 if problems or found or unbalanced else 0)

@@ -11,7 +11,7 @@ use std::io::Write;
 
 use crate::args::{ArgValue, hex, ref_text, stat_name};
 use crate::error::{Error, Result};
-use crate::sink::{FlowStep, Process, Sink, SliceInfo, Track};
+use crate::sink::{FlowStep, InstantInfo, Process, Sink, SliceInfo, Track};
 
 /// Flow ids are kept below 2^53 so JavaScript viewers read them exactly.
 const FLOW_ID_MASK: u64 = (1 << 53) - 1;
@@ -152,7 +152,7 @@ impl<W: Write> Sink for ChromeWriter<W> {
                     0,
                     "process_sort_index",
                     "sort_index",
-                    &p.pid.to_string(),
+                    &p.node.to_string(),
                 )
             })
             .map_err(Error::Output)
@@ -182,6 +182,39 @@ impl<W: Write> Sink for ChromeWriter<W> {
 
     fn end(&mut self, _end_ns: i64) -> Result<()> {
         Ok(())
+    }
+
+    fn instant(&mut self, i: &InstantInfo) -> Result<()> {
+        let write = |w: &mut Self| -> std::io::Result<()> {
+            w.next_event()?;
+            let (pid, tid) = (w.pid, w.tid);
+            write!(
+                w.out,
+                "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
+            )?;
+            write_us(&mut w.out, i.ns)?;
+            w.out.write_all(b",\"name\":")?;
+            string(&mut w.out, &i.name)?;
+            write!(w.out, ",\"cat\":\"{}\",\"args\":{{", w.category)?;
+            for (k, (name, value)) in i.args.iter().enumerate() {
+                if k > 0 {
+                    w.out.write_all(b",")?;
+                }
+                string(&mut w.out, name)?;
+                w.out.write_all(b":")?;
+                match value {
+                    ArgValue::Double(v) => {
+                        serde_json::to_writer(&mut w.out, v).map_err(std::io::Error::from)?
+                    }
+                    ArgValue::Str(t) => string(&mut w.out, t)?,
+                    ArgValue::Int(v) => write!(w.out, "{v}")?,
+                    ArgValue::Uint(v) => write!(w.out, "{v}")?,
+                    _ => w.out.write_all(b"null")?,
+                }
+            }
+            w.out.write_all(b"}}")
+        };
+        write(self).map_err(Error::Output)
     }
 
     fn finish(&mut self) -> Result<()> {

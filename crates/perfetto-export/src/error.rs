@@ -33,8 +33,8 @@ pub enum Error {
         /// The plane.
         plane: String,
     },
-    /// A node id does not fit a Perfetto/Chrome process id (`i32`).
-    #[error("{path}: node id {node} does not fit a 32-bit process id")]
+    /// A node id does not give a process id (`node + 1` must be a positive `i32`).
+    #[error("{path}: node id {node} is outside 0..2147483647 (its process id is node + 1)")]
     NodeIdRange {
         /// The input.
         path: PathBuf,

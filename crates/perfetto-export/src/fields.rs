@@ -75,18 +75,24 @@ pub mod event {
     pub const TYPE: u32 = 9;
     /// `uint64 name_iid = 10`.
     pub const NAME_IID: u32 = 10;
+    /// `string name = 23`.
+    pub const NAME: u32 = 23;
     /// `repeated fixed64 flow_ids = 47`.
     pub const FLOW_IDS: u32 = 47;
     /// `TYPE_SLICE_BEGIN`.
     pub const SLICE_BEGIN: u64 = 1;
     /// `TYPE_SLICE_END`.
     pub const SLICE_END: u64 = 2;
+    /// `TYPE_INSTANT`.
+    pub const INSTANT: u64 = 3;
 }
 
 /// `DebugAnnotation`.
 pub mod annotation {
     /// `uint64 name_iid = 1`.
     pub const NAME_IID: u32 = 1;
+    /// `string name = 10`.
+    pub const NAME: u32 = 10;
     /// `uint64 uint_value = 3`.
     pub const UINT_VALUE: u32 = 3;
     /// `int64 int_value = 4`.

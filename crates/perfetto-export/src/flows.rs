@@ -67,6 +67,31 @@ impl Hasher for KeyHasher {
 
 type ByKey = BuildHasherDefault<KeyHasher>;
 
+fn violation_marks(report: &Report) -> Vec<ViolationMark> {
+    let mut marks: Vec<ViolationMark> = report
+        .violations
+        .iter()
+        .filter_map(|v| {
+            let inst = report.instances.get(v.instance)?;
+            let slot = inst
+                .slots
+                .iter()
+                .find(|s| s.participant == v.last_to_start)?;
+            let early: Vec<String> = v.finished_early.iter().map(|p| p.to_string()).collect();
+            Some(ViolationMark {
+                node: v.last_to_start.node.0,
+                at_ns: i64::try_from(slot.begin_ps.0.div_euclid(1000)).ok()?,
+                op: v.op.clone(),
+                key: v.key.to_string(),
+                size_ns: v.size_ns,
+                finished_early: early.join(", "),
+            })
+        })
+        .collect();
+    marks.sort_by_key(|m| (m.node, m.at_ns));
+    marks
+}
+
 /// Where each participant of each collective instance (with at least two
 /// participants) begins: `(node, begin_ps)` → `(op, flow)`, looked up as the
 /// walk meets the events.
@@ -75,6 +100,26 @@ pub struct CollectiveFlows {
     at: HashMap<(i64, i128), Vec<(String, FlowRef)>, ByKey>,
     /// Instances with a flow.
     pub instances: usize,
+    /// The happens-before violations, sorted by node and time.
+    pub violations: Vec<ViolationMark>,
+}
+
+/// A happens-before violation, to be marked where the participant that
+/// started last began.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViolationMark {
+    /// The node of the participant that started last.
+    pub node: i64,
+    /// When it began, absolute ns.
+    pub at_ns: i64,
+    /// The collective's op.
+    pub op: String,
+    /// How its participants were matched (`run_id=…`, `occurrence=…`).
+    pub key: String,
+    /// `max begin − min end`, ns.
+    pub size_ns: f64,
+    /// The participants that ended before it began (`n0d1, n2`).
+    pub finished_early: String,
 }
 
 impl CollectiveFlows {
@@ -99,6 +144,7 @@ impl CollectiveFlows {
         let mut flows = CollectiveFlows {
             at: HashMap::default(),
             instances: 0,
+            violations: violation_marks(report),
         };
         for inst in &report.instances {
             if inst.slots.len() < 2 {

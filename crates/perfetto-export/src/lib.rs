@@ -9,7 +9,9 @@
 //!   dropped or clipped), each event a slice with its stats as arguments
 //!   ([`Arg`]), and flows ([`FlowRef`]) from kernel launches to kernels
 //!   (`correlation_id`) and through the participants of each collective
-//!   instance across nodes (matched as `collective-check` matches them).
+//!   instance across nodes (matched as `collective-check` matches them);
+//!   each happens-before violation is an instant ([`InstantInfo`]) on a
+//!   `happens-before violations` track of the node that started last.
 //! - [`PerfettoWriter`] writes Perfetto's protobuf format packet by packet
 //!   (names interned per sequence, timestamps as deltas on an incremental
 //!   clock); [`ChromeWriter`] writes Chrome trace JSON with `ts`/`dur` in µs
@@ -92,8 +94,8 @@ pub use args::{Arg, ArgValue, ref_text, stat_name};
 pub use chrome::{ChromeWriter, write_us};
 pub use error::{Error, Result};
 pub use file::{Format, export_file, write_format};
-pub use flows::{CollectiveFlows, collective_flow_id, correlation_flow_id};
+pub use flows::{CollectiveFlows, ViolationMark, collective_flow_id, correlation_flow_id};
 pub use layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
 pub use perfetto::PerfettoWriter;
-pub use sink::{FlowRef, FlowStep, Process, Sink, SliceInfo, Track, TrackKind};
+pub use sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 pub use walk::{Input, Summary, export};

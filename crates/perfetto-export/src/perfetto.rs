@@ -21,7 +21,7 @@ use crate::args::{ArgValue, hex, ref_text, stat_name};
 use crate::error::{Error, Result};
 use crate::fields::{annotation, clock, defaults, event, interned, packet, trace, track};
 use crate::intern::IdTable;
-use crate::sink::{Process, Sink, SliceInfo, Track, TrackKind};
+use crate::sink::{InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 use crate::wire;
 
 /// The sequence of the clock snapshot and the track descriptors.
@@ -328,6 +328,28 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         self.packet_head(end_ns);
         self.event.clear();
         wire::varint(&mut self.event, event::TYPE, event::SLICE_END);
+        wire::bytes(&mut self.packet, packet::TRACK_EVENT, &self.event);
+        self.emit()
+    }
+
+    fn instant(&mut self, i: &InstantInfo) -> Result<()> {
+        self.packet_head(i.ns);
+        self.event.clear();
+        wire::varint(&mut self.event, event::TYPE, event::INSTANT);
+        wire::bytes(&mut self.event, event::NAME, i.name.as_bytes());
+        for (name, value) in &i.args {
+            let a = &mut self.scratch;
+            a.clear();
+            wire::bytes(a, annotation::NAME, name.as_bytes());
+            match value {
+                ArgValue::Double(v) => wire::double(a, annotation::DOUBLE_VALUE, *v),
+                ArgValue::Str(s) => wire::bytes(a, annotation::STRING_VALUE, s.as_bytes()),
+                ArgValue::Int(v) => wire::varint(a, annotation::INT_VALUE, *v as u64),
+                ArgValue::Uint(v) => wire::varint(a, annotation::UINT_VALUE, *v),
+                _ => {}
+            }
+            wire::bytes(&mut self.event, event::DEBUG_ANNOTATIONS, &self.scratch);
+        }
         wire::bytes(&mut self.packet, packet::TRACK_EVENT, &self.event);
         self.emit()
     }

@@ -3,14 +3,17 @@
 
 use xplane_proto::PlaneIndex;
 
-use crate::args::Arg;
+use crate::args::{Arg, ArgValue};
 use crate::error::Result;
 
 /// A process: one node of the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Process {
-    /// The node id, used as the process id.
+    /// The process id: the node id + 1 (pid 0 is the idle process in the
+    /// system traces Perfetto also reads).
     pub pid: i32,
+    /// The node id, which orders the processes.
+    pub node: i64,
     /// Display name, `node 3 · host-a` (or `node 3`).
     pub name: String,
     /// The process's track uuid (Perfetto).
@@ -94,10 +97,22 @@ impl<'a> SliceInfo<'_, 'a> {
     }
 }
 
+/// An instant event (a happens-before violation) on the current track.
+#[derive(Clone, Debug)]
+pub struct InstantInfo {
+    /// When, absolute ns.
+    pub ns: i64,
+    /// Its name.
+    pub name: String,
+    /// Its arguments.
+    pub args: Vec<(&'static str, ArgValue<'static>)>,
+}
+
 /// A writer of one output format. The walk calls [`Sink::process`] for every
 /// node first, then per track [`Sink::track`] followed by that track's
 /// slices as [`Sink::begin`]/[`Sink::end`] pairs in time order, nesting
-/// strictly; each track is finished before the next starts.
+/// strictly (or, on a node's violations track, [`Sink::instant`]s); each
+/// track is finished before the next starts.
 pub trait Sink {
     /// A node's process.
     fn process(&mut self, process: &Process) -> Result<()>;
@@ -107,6 +122,9 @@ pub trait Sink {
     fn begin(&mut self, slice: &SliceInfo<'_, '_>) -> Result<()>;
     /// The innermost open slice of the current track ends at `end_ns`.
     fn end(&mut self, end_ns: i64) -> Result<()>;
+    /// An instant event on the current track (in time order, after the
+    /// track's slices).
+    fn instant(&mut self, instant: &InstantInfo) -> Result<()>;
     /// Everything is written: flush.
     fn finish(&mut self) -> Result<()>;
 }

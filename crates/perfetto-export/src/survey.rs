@@ -160,7 +160,7 @@ fn plane_entry<'a>(
             }
         },
     };
-    if i32::try_from(node).is_err() {
+    if !(0..i64::from(i32::MAX)).contains(&node) {
         return Err(Error::NodeIdRange {
             path: input.path.to_path_buf(),
             node,

@@ -8,11 +8,11 @@ use std::path::Path;
 use collective_check::NodeSource;
 use xplane_proto::{EventData, EventView, LineView, View, WireError};
 
-use crate::args::{Arg, arg};
+use crate::args::{Arg, ArgValue, arg};
 use crate::error::{Error, Result};
 use crate::flows::{CollectiveFlows, correlation_flow_id};
 use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
-use crate::sink::{FlowRef, FlowStep, Process, Sink, SliceInfo, Track, TrackKind};
+use crate::sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 use crate::survey::{PlaneEntry, Role, process_name, survey};
 
 /// One input trace: its encoded XSpace and whose planes it holds.
@@ -44,6 +44,8 @@ pub struct Summary {
     pub correlated_slices: u64,
     /// Collective instances with a flow across participants.
     pub collective_flows: u64,
+    /// Happens-before violations marked as instants.
+    pub violations: u64,
 }
 
 /// Export `inputs` to `sink`: every node a process, every line a track (plus
@@ -65,7 +67,8 @@ pub fn export<S: Sink + ?Sized>(inputs: &[Input<'_>], sink: &mut S) -> Result<Su
     let mut processes: HashMap<i64, Process> = HashMap::new();
     for (&node, entry) in &survey.nodes {
         let process = Process {
-            pid: node as i32,
+            pid: node as i32 + 1,
+            node,
             name: process_name(node, entry),
             uuid: next_uuid(),
         };
@@ -92,8 +95,64 @@ pub fn export<S: Sink + ?Sized>(inputs: &[Input<'_>], sink: &mut S) -> Result<Su
             plane.line(&line, &mut slices, sink, &mut tids, &mut next_uuid)?;
         }
     }
+    violations(
+        &flows,
+        &processes,
+        sink,
+        &mut tids,
+        &mut next_uuid,
+        &mut summary,
+    )?;
     sink.finish()?;
     Ok(summary)
+}
+
+/// Each node's happens-before violations (as the participant that started
+/// last) as instants on a track of its own.
+fn violations<S: Sink + ?Sized>(
+    flows: &CollectiveFlows,
+    processes: &HashMap<i64, Process>,
+    sink: &mut S,
+    tids: &mut Tids,
+    next_uuid: &mut impl FnMut() -> u64,
+    summary: &mut Summary,
+) -> Result<()> {
+    let marks = &flows.violations;
+    for group in marks.chunk_by(|a, b| a.node == b.node) {
+        let Some(process) = processes.get(&group[0].node) else {
+            continue;
+        };
+        let track = Track {
+            uuid: next_uuid(),
+            pid: process.pid,
+            tid: tids.take(process.pid, None),
+            parent_uuid: process.uuid,
+            name: "happens-before violations".to_owned(),
+            kind: TrackKind::Named,
+            sort_index: tids.sort_index(process.pid),
+            category: "violation",
+            first_ns: group[0].at_ns,
+        };
+        sink.track(&track)?;
+        summary.tracks += 1;
+        for m in group {
+            sink.instant(&InstantInfo {
+                ns: m.at_ns,
+                name: format!("violation: {}", m.op),
+                args: vec![
+                    ("op", ArgValue::Str(m.op.clone().into())),
+                    ("key", ArgValue::Str(m.key.clone().into())),
+                    ("size_ns", ArgValue::Double(m.size_ns)),
+                    (
+                        "finished_early",
+                        ArgValue::Str(m.finished_early.clone().into()),
+                    ),
+                ],
+            })?;
+            summary.violations += 1;
+        }
+    }
+    Ok(())
 }
 
 /// Thread ids per process: a host line's own thread id when it fits and is

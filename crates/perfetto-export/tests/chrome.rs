@@ -144,7 +144,7 @@ fn chrome_json_has_every_event_with_exact_microseconds() {
     assert_eq!(got.len(), summary.slices as usize);
     assert_eq!(got, want);
     assert_eq!(process_names.len(), 4);
-    assert_eq!(process_names[&3], json!("node 3 · vm"));
+    assert_eq!(process_names[&4], json!("node 3 · vm"), "pid = node + 1");
     assert!(
         used_threads.is_subset(&thread_names),
         "every thread is named"
@@ -172,4 +172,35 @@ fn gzip_output_is_the_json_compressed() {
         .unwrap();
     assert_eq!(unzipped, std::fs::read(&plain).unwrap());
     assert!(std::fs::metadata(&gz).unwrap().len() * 5 < unzipped.len() as u64);
+}
+
+#[test]
+fn violations_are_instants_on_their_own_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = trace_synth::SynthConfig {
+        nodes: 2,
+        gpus_per_node: 1,
+        steps: 4,
+        kernels_per_stream: 2,
+        ..trace_synth::SynthConfig::default()
+    };
+    let run = trace_synth::synthesize(&config, dir.path()).unwrap();
+    let nodes: Vec<(i64, Vec<u8>)> = run
+        .xplane_paths()
+        .iter()
+        .enumerate()
+        .map(|(n, p)| (n as i64, std::fs::read(p).unwrap()))
+        .collect();
+    let mut out = Vec::new();
+    let summary = export(&inputs(&nodes), &mut ChromeWriter::new(&mut out)).unwrap();
+    assert!(summary.violations > 0, "unaligned clocks: {summary:?}");
+    let doc: Doc<'_> = serde_json::from_slice(&out).unwrap();
+    let instants: Vec<&Event<'_>> = doc.events.iter().filter(|e| e.ph == "i").collect();
+    assert_eq!(instants.len() as u64, summary.violations);
+    for e in instants {
+        let ts = e.ts.unwrap().get();
+        assert_eq!(ts.split_once('.').unwrap().1.len(), 3, "{ts}");
+        assert!(e.name.as_deref().unwrap().starts_with("violation: "));
+        assert!(e.args.as_ref().unwrap()["size_ns"].as_f64().unwrap() > 0.0);
+    }
 }

@@ -69,6 +69,7 @@ fn synthetic_gpu_run_round_trips_with_launch_and_collective_flows() {
     assert_eq!(summary.processes, 3);
     assert!(summary.correlated_slices > 0, "{summary:?}");
     assert!(summary.collective_flows > 0, "{summary:?}");
+    assert!(summary.violations > 0, "unaligned clocks: {summary:?}");
 }
 
 fn event(metadata_id: i64, offset_ps: i64, duration_ps: i64) -> XEvent {

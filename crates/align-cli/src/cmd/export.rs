@@ -59,7 +59,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             .map(|m| m.len())
             .unwrap_or(0);
         println!(
-            "{}: {} slices on {} tracks ({} extra for overlaps) of {} processes, {} collective flows, {} launch/kernel slices with a flow; {} bytes in {:.2} s",
+            "{}: {} slices on {} tracks ({} extra for overlaps) of {} processes, {} collective flows, {} launch/kernel slices with a flow, {} happens-before violations marked; {} bytes in {:.2} s",
             args.output.display(),
             summary.slices,
             summary.tracks,
@@ -67,6 +67,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             summary.processes,
             summary.collective_flows,
             summary.correlated_slices,
+            summary.violations,
             size,
             seconds
         );

@@ -18,6 +18,7 @@ use xplane_proto::{XPlane, XSpace, XStat, x_event, x_stat};
 /// A slice as read back (or as expected).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Got {
+    /// Process id: node + 1.
     pub pid: i32,
     pub begin_ns: i64,
     pub end_ns: i64,
@@ -39,6 +40,8 @@ pub struct Decoded {
     pub tracks: HashMap<u64, (i32, String)>,
     /// Process pid → name.
     pub processes: BTreeMap<i32, String>,
+    /// Instants: (pid, ns, track name, event name).
+    pub instants: Vec<(i32, i64, String, String)>,
 }
 
 #[derive(Default)]
@@ -69,6 +72,7 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
     let mut processes = BTreeMap::new();
     let mut open: HashMap<u64, Vec<Got>> = HashMap::new();
     let mut track_seq: HashMap<u64, u32> = HashMap::new();
+    let mut instants = Vec::new();
     let mut slices = Vec::new();
     let mut collective: BTreeMap<u64, Vec<(i32, i64)>> = BTreeMap::new();
     for p in trace.packet {
@@ -179,7 +183,15 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
                         got.end_ns = ts as i64;
                         slices.push(got);
                     }
-                    other => panic!("only slices are written: {other:?}"),
+                    track_event::Type::Instant => {
+                        let (pid, track_name) = tracks[&track].clone();
+                        let name = match &e.name_field {
+                            Some(track_event::NameField::Name(n)) => n.clone(),
+                            other => panic!("instants carry their name: {other:?}"),
+                        };
+                        instants.push((pid, ts as i64, track_name, name));
+                    }
+                    other => panic!("only slices and instants are written: {other:?}"),
                 }
             }
             None => {}
@@ -193,6 +205,7 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
         collective,
         tracks,
         processes,
+        instants,
     }
 }
 
@@ -303,7 +316,7 @@ pub fn expected(node: i64, space: &XSpace) -> Vec<Got> {
                     _ => Vec::new(),
                 };
                 out.push(Got {
-                    pid: node as i32,
+                    pid: node as i32 + 1,
                     begin_ns: begin_ps.div_euclid(1000) as i64,
                     end_ns: end_ps.div_euclid(1000) as i64,
                     name: plane
@@ -356,7 +369,7 @@ pub fn round_trip(nodes: &[(i64, Vec<u8>)]) -> (Summary, usize) {
             .iter()
             .map(|s| {
                 (
-                    s.participant.node.0 as i32,
+                    s.participant.node.0 as i32 + 1,
                     s.begin_ps.0.div_euclid(1000) as i64,
                 )
             })
@@ -365,12 +378,34 @@ pub fn round_trip(nodes: &[(i64, Vec<u8>)]) -> (Summary, usize) {
         want_collective.insert(collective_flow_id(inst.index), at);
     }
     let ids: HashSet<u64> = want_collective.keys().copied().collect();
+    let mut want_instants: Vec<(i32, i64, String, String)> = report
+        .violations
+        .iter()
+        .map(|v| {
+            let inst = &report.instances[v.instance];
+            let slot = inst
+                .slots
+                .iter()
+                .find(|s| s.participant == v.last_to_start)
+                .unwrap();
+            (
+                v.last_to_start.node.0 as i32 + 1,
+                slot.begin_ps.0.div_euclid(1000) as i64,
+                "happens-before violations".to_owned(),
+                format!("violation: {}", v.op),
+            )
+        })
+        .collect();
 
     let mut got = decode(&out, &ids);
     for list in got.collective.values_mut() {
         list.sort();
     }
     assert_eq!(got.collective, want_collective, "collective flow endpoints");
+    want_instants.sort();
+    got.instants.sort();
+    assert_eq!(got.instants, want_instants, "one instant per violation");
+    assert_eq!(summary.violations as usize, want_instants.len());
 
     let mut want: Vec<Got> = nodes
         .iter()
