@@ -85,7 +85,7 @@ pub(crate) fn from_collectives(nodes: &[NodeInput], options: &AlignOptions) -> R
         NodeId(options.reference_node.into()),
         &collective_clock::Options::default(),
     )
-    .map_err(RunError::Estimate)
+    .map_err(|e| RunError::Estimate(Box::new(e)))
 }
 
 /// One node's collectives on its host clock.

@@ -107,7 +107,7 @@ pub enum RunError {
     /// The collectives give no clock corrections (no shared instance,
     /// inconsistent constraints).
     #[error("estimating the clocks from the collectives")]
-    Estimate(#[source] collective_clock::Error),
+    Estimate(#[source] Box<collective_clock::Error>),
     /// Aligning a node failed.
     #[error("aligning node {node}")]
     Align {
