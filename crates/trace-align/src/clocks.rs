@@ -43,6 +43,15 @@ impl ClockEvidence {
         }
     }
 
+    /// The report of the estimate from the collectives, when that is the
+    /// evidence.
+    pub fn estimate_report(&self) -> Option<collective_clock::EstimateReport> {
+        match self {
+            ClockEvidence::Probes(_) => None,
+            ClockEvidence::Collectives(e) => Some(e.report.clone()),
+        }
+    }
+
     /// Build one node's clocks from its trace `view` and this evidence;
     /// returns them and the trace's session start.
     pub(crate) fn node_clocks(

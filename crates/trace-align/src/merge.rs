@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use alignment_core::{NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
 use collective_check::Report;
+use collective_clock::EstimateReport;
 use rayon::prelude::*;
 use serde::Serialize;
 use trace_merge::{
@@ -13,6 +14,7 @@ use trace_merge::{
 };
 use xplane_proto::{TASK_ENV_PLANE, XPlane, XSpaceFile};
 
+use crate::clocks::ClockSource;
 use crate::error::{Result, RunError};
 use crate::node::{NodeCollectives, PreparedNode, open};
 use crate::plan::Plan;
@@ -50,6 +52,11 @@ pub struct MergeOutcome {
     pub output: PathBuf,
     /// The summary written beside it.
     pub summary: PathBuf,
+    /// Where the clock corrections came from.
+    pub clock_source: ClockSource,
+    /// The corrections estimated from the collectives, per node and
+    /// segment (offset, drift, uncertainty, constraints), when they were.
+    pub collective_clocks: Option<EstimateReport>,
     /// Per node, what alignment did, by node id.
     pub nodes: Vec<NodeDiagnostics>,
     /// Where every plane went.
@@ -165,6 +172,8 @@ impl Plan {
         Ok(MergeOutcome {
             output: output.to_path_buf(),
             summary,
+            clock_source: self.clocks.source(),
+            collective_clocks: self.clocks.estimate_report(),
             nodes: diagnostics,
             merge: report,
             before,

@@ -81,6 +81,30 @@ fn parse_node_path(s: &str) -> Result<(u32, PathBuf), String> {
     Ok((n, PathBuf::from(p)))
 }
 
+/// A node's correction estimated from the collectives, in brief: its
+/// segments, the offset at the middle of the first, the drift, and the
+/// half-width of the feasible interval there.
+fn collective_clock(outcome: &MergeOutcome, node: u32) -> Option<String> {
+    let report = outcome.collective_clocks.as_ref()?;
+    let n = report
+        .nodes
+        .iter()
+        .find(|n| n.node == collective_check::NodeId(node.into()))?;
+    if n.reference {
+        return Some("clock from collectives: reference".to_owned());
+    }
+    let first = n.segments.first()?;
+    let width = first
+        .uncertainty
+        .middle_ns
+        .map_or("unbounded".to_owned(), |w| format!("± {w} ns"));
+    Some(format!(
+        "clock from collectives: {} segment(s), drift {} ppb, feasible {width}",
+        n.segments.len(),
+        first.drift_ppb
+    ))
+}
+
 /// The end-of-run summary: one line per node, then the collective check.
 pub fn summary(outcome: &MergeOutcome) -> String {
     let mut s = format!(
@@ -96,10 +120,11 @@ pub fn summary(outcome: &MergeOutcome) -> String {
             + e.after_last_snapshot
             + e.before_first_offset_anchor
             + e.after_last_offset_anchor;
-        let model = d
-            .offset_model
-            .as_ref()
-            .map_or(String::new(), |m| format!("  offset model {}", m.brief()));
+        let model = match (&d.offset_model, collective_clock(outcome, d.node_id)) {
+            (Some(m), _) => format!("  offset model {}", m.brief()),
+            (None, Some(c)) => format!("  {c}"),
+            (None, None) => String::new(),
+        };
         s += &format!(
             "{:>5}  {:>10}  {:>26}  {:>8}  {:>12}{}{model}\n",
             d.node_id,
