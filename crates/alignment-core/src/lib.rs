@@ -13,11 +13,16 @@
 //! re-aligned.
 //!
 //! - [`OffsetsFile`] parses `round_offsets.jsonl`; [`Snapshots`] reads pairs
-//!   from any carrier; [`NodeClocks`] builds the two maps.
+//!   from any carrier; [`NodeClocks`] builds the two maps, from the probe
+//!   offsets ([`NodeClocks::for_trace`]) or from a correction known another
+//!   way ([`NodeClocks::with_offset`], e.g. estimated from the collectives).
 //! - [`align_node`] aligns a file into a file (atomically); [`align_space`]
 //!   an `XSpace` in memory;
-//!   [`NodeAligner`] streams the aligned planes into any
-//!   [`xplane_proto::XSpaceWriter`] (the merge uses this).
+//!   [`NodeAligner`] ([`NodeAligner::with_clocks`]) streams the aligned
+//!   planes into any [`xplane_proto::XSpaceWriter`], each where the caller
+//!   places it ([`NodeAligner::write_placed`], [`PlaneOutput`]): the
+//!   `trace-align` merge writes every node straight into the merged trace
+//!   this way, and reads collectives as aligned with [`NodeAligner::retime`].
 //! - [`AlignOptions`] holds the policies; [`NodeDiagnostics`] reports what
 //!   was done (JSON and a human summary). Errors are [`AlignError`], naming
 //!   the file and place; on error nothing is written.
