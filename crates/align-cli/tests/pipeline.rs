@@ -342,3 +342,33 @@ fn merge_without_offsets_uses_the_collectives() {
         .code(2)
         .stderr(predicate::str::contains("round_offsets.jsonl"));
 }
+
+/// `align --run-dir --out-dir` writes every node's aligned trace under its
+/// input's name, and never over the run's own files.
+#[test]
+fn align_each_node_of_a_run_into_a_folder() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let out = dir.path().join("aligned");
+    cli()
+        .args(["align", "--run-dir"])
+        .arg(&run)
+        .arg("--out-dir")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("-> 0 after"));
+    for node in 0..3 {
+        assert!(out.join(format!("node{node}.xplane.pb")).exists());
+    }
+    let before = std::fs::read(run.join("node1.xplane.pb")).unwrap();
+    cli()
+        .args(["align", "--run-dir"])
+        .arg(&run)
+        .arg("--out-dir")
+        .arg(&run)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("may not replace an input"));
+    assert_eq!(std::fs::read(run.join("node1.xplane.pb")).unwrap(), before);
+}

@@ -8,14 +8,25 @@ use anyhow::Context;
 use super::policy::PolicyArgs;
 use crate::Global;
 
-/// Align one node's trace.
+/// Align one node's trace, or every node of a run into a folder.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The node's trace (`*.xplane.pb`, or `.gz`).
-    pub trace: PathBuf,
-    /// The offsets file (`round_offsets.jsonl`).
+    #[arg(required_unless_present = "run_dir")]
+    pub trace: Option<PathBuf>,
+    /// The offsets file (`round_offsets.jsonl`); with --run-dir, overrides the folder's.
     #[arg(long)]
-    pub offsets: PathBuf,
+    pub offsets: Option<PathBuf>,
+    /// Align every node of this run folder (see `merge`) into --out-dir.
+    #[arg(long, conflicts_with = "trace", requires = "out_dir")]
+    pub run_dir: Option<PathBuf>,
+    /// With --run-dir: the folder for the aligned traces, each under its
+    /// input's name (it must not be the run folder).
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+    /// With --run-dir: the clock evidence (see `merge`).
+    #[arg(long, value_enum, default_value_t = super::merge::ClockSourceArg::Auto)]
+    pub clock_source: super::merge::ClockSourceArg,
     /// The node id; default: the digits after `node`/`rank` in the trace's file name.
     #[arg(long)]
     pub node: Option<u32>,
@@ -87,12 +98,49 @@ pub fn session_start(path: &Path) -> anyhow::Result<i128> {
     xplane_proto::session_start_ns_view(&bytes.view()).map_err(|e| bytes.wire_error(e).into())
 }
 
+/// `align --run-dir DIR --out-dir OUT`: every node of a run into a folder.
+fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
+    let out_dir = args.out_dir.as_deref().expect("clap requires --out-dir");
+    let mut run = trace_align::RunFiles::discover(dir)?;
+    if let Some(offsets) = &args.offsets {
+        run.offsets = Some(offsets.clone());
+    }
+    let plan = run.plan_with(&args.policy.options(), args.clock_source.into())?;
+    let outcome = plan.align_each(out_dir, Some(&Default::default()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&outcome)?);
+    } else if !global.quiet {
+        for node in &outcome.nodes {
+            println!("{}", node.diagnostics.summary());
+            println!("  wrote {}", node.output.display());
+        }
+        if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {
+            println!(
+                "collectives: {} instances; happens-before violations {} before -> {} after",
+                a.summary.instances, b.summary.violations, a.summary.violations
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    if let Some(dir) = &args.run_dir {
+        return run_each(&args, dir, global);
+    }
+    let trace = args
+        .trace
+        .clone()
+        .expect("clap requires a trace without --run-dir");
     let node = match args.node {
         Some(n) => n,
-        None => node_from_name(&args.trace)?,
+        None => node_from_name(&trace)?,
     };
-    let offsets = OffsetsFile::read(&args.offsets)?;
+    let offsets_path = args
+        .offsets
+        .as_deref()
+        .context("aligning one trace needs --offsets (or align a whole run with --run-dir)")?;
+    let offsets = OffsetsFile::read(offsets_path)?;
     let base = args
         .reference_trace
         .as_deref()
@@ -101,10 +149,10 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let output = args
         .output
         .clone()
-        .unwrap_or_else(|| default_output(&args.trace));
+        .unwrap_or_else(|| default_output(&trace));
     let input = NodeInput {
         node_id: node,
-        trace: args.trace.clone(),
+        trace: trace.clone(),
         snapshots: args.snapshots.clone(),
         session_start_ns: args.session_start_ns,
         start_walltime_ns: args.start_walltime_ns,
