@@ -50,6 +50,17 @@ fn cases() -> Vec<Case> {
                 nodes: 16,
                 instances: 800,
                 width: 2,
+                ..gpu.clone()
+            },
+        },
+        Case {
+            name: "wide: 128 nodes, 1250 × 16 random nodes, 12.5 s",
+            run: SyntheticRun {
+                nodes: 128,
+                instances: 1250,
+                width: 16,
+                scattered: true,
+                period_ns: 10_000_000,
                 ..gpu
             },
         },

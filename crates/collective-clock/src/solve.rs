@@ -22,8 +22,9 @@ const CONVERGED_NS: f64 = 0.1;
 const WIDE_INSTANCE: usize = 16;
 /// Sweeps of a stage before an oscillation is damped.
 const UNDAMPED_SWEEPS: usize = 100;
-/// A minimum slack below this (ns) is an empty region.
-const INFEASIBLE_NS: f64 = -0.001;
+/// A minimum slack below this (ns) is an empty region (well beyond what
+/// the sweeps' convergence leaves).
+const INFEASIBLE_NS: f64 = -1.0;
 
 /// The state of the fit.
 #[derive(Clone, Debug)]
@@ -73,18 +74,15 @@ impl<'p> Solver<'p> {
     /// Segment with the centre estimator, then fit with the chosen one.
     pub(crate) fn run(&mut self) {
         self.converge(Estimator::Centre);
-        let mut blocked: BTreeSet<(usize, usize)> = BTreeSet::new();
-        while self.splits < self.options.max_splits {
-            let Some((node, seg)) = self.worst_infeasible(&blocked) else {
-                break;
-            };
-            if self.split(node, seg) {
-                self.splits += 1;
-                blocked.clear();
-                self.converge(Estimator::Centre);
-            } else {
-                blocked.insert((node, seg));
+        'split: while self.splits < self.options.max_splits {
+            for (node, seg) in self.infeasible_segments() {
+                if self.split(node, seg) {
+                    self.splits += 1;
+                    self.converge(Estimator::Centre);
+                    continue 'split;
+                }
             }
+            break;
         }
         match self.options.estimator {
             Estimator::Regression => self.converge(Estimator::Regression),
@@ -192,15 +190,12 @@ impl<'p> Solver<'p> {
         change
     }
 
-    /// The node segment whose region is emptiest, unless blocked.
-    fn worst_infeasible(&mut self, blocked: &BTreeSet<(usize, usize)>) -> Option<(usize, usize)> {
+    /// The node segments whose regions are empty, emptiest first.
+    fn infeasible_segments(&self) -> Vec<(usize, usize)> {
         let bmax = self.options.max_drift();
-        let mut worst: Option<(f64, usize, usize)> = None;
+        let mut found: Vec<(f64, usize, usize)> = Vec::new();
         for (node, model) in self.models.iter().enumerate() {
             for (k, seg) in model.segments.iter().enumerate() {
-                if blocked.contains(&(node, k)) {
-                    continue;
-                }
                 let inputs = Inputs::gather(
                     self.p,
                     &self.caches,
@@ -210,12 +205,13 @@ impl<'p> Solver<'p> {
                     seg.x0(),
                 );
                 let (_, slack) = inputs.region().best_drift(-bmax, bmax);
-                if slack < INFEASIBLE_NS && worst.is_none_or(|w| slack < w.0) {
-                    worst = Some((slack, node, k));
+                if slack < INFEASIBLE_NS {
+                    found.push((slack, node, k));
                 }
             }
         }
-        worst.map(|(_, node, k)| (node, k))
+        found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        found.into_iter().map(|(_, node, k)| (node, k)).collect()
     }
 
     /// Split segment `k` of `node` after its longest feasible prefix, if
