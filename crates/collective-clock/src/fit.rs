@@ -88,7 +88,7 @@ pub(crate) fn fit(
             regression(&inputs.ends, options).or_else(|| centre(&region, drift_ok, options))
         }
         Estimator::Combined => match anchor.or_else(|| regression(&inputs.ends, options)) {
-            Some(r) => Some(inside(&region, r, options)),
+            Some(r) => Some(inside(&region, r, options).unwrap_or((seg.a, seg.b))),
             None => centre(&region, drift_ok, options),
         },
     }
@@ -125,11 +125,10 @@ fn regression(ends: &[(f64, f64)], options: &Options) -> Option<(f64, f64)> {
 
 /// `(a, b)` moved into the region: the drift into its feasible range, then
 /// the offset into the feasible offsets at that drift (at least
-/// [`MARGIN_NS`] inside). An empty region leaves it where it is.
-fn inside(region: &Region, (a, b): (f64, f64), options: &Options) -> (f64, f64) {
-    let Some((lo, hi)) = region.drift_range(options.max_drift()) else {
-        return (a, b);
-    };
+/// [`MARGIN_NS`] inside); `None` for an empty region (the node then stays
+/// where it is).
+fn inside(region: &Region, (a, b): (f64, f64), options: &Options) -> Option<(f64, f64)> {
+    let (lo, hi) = region.drift_range(options.max_drift())?;
     let b = b.clamp(lo, hi);
     let (f, g) = (region.floor(b), region.ceiling(b));
     let margin = if f.is_finite() && g.is_finite() {
@@ -137,7 +136,7 @@ fn inside(region: &Region, (a, b): (f64, f64), options: &Options) -> (f64, f64) 
     } else {
         MARGIN_NS
     };
-    (a.clamp(f + margin, (g - margin).max(f + margin)), b)
+    Some((a.clamp(f + margin, (g - margin).max(f + margin)), b))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::presplit::presplit;
 use crate::problem::Problem;
 
 /// The sweep stops when no correction moved by more than this, ns.
-const CONVERGED_NS: f64 = 0.1;
+const CONVERGED_NS: f64 = 1.0;
 /// Instances with more members than this are summarised once per sweep, not
 /// after each member's node is refitted (that would cost the square of the
 /// width per instance and sweep).
