@@ -39,8 +39,9 @@ pub struct NodeInput {
 }
 
 /// Lines are aligned in parallel in batches of about this many input bytes,
-/// which bounds the memory held by encoded output lines.
-const BATCH_BYTES: usize = 64 << 20;
+/// one batch written while the next is aligned; two batches in flight bound
+/// the memory held by encoded output lines.
+const BATCH_BYTES: usize = 8 << 20;
 
 /// Align one node's trace onto the global timeline and write it to `out`
 /// (atomically: on any error nothing is written). The output's session
@@ -243,7 +244,7 @@ impl<'a> NodeAligner<'a> {
 
     /// Write every aligned plane into `writer` (which must be between
     /// planes), each with its input id and name.
-    pub fn write<W: std::io::Write + std::io::Seek>(
+    pub fn write<W: std::io::Write + std::io::Seek + Send>(
         &mut self,
         writer: &mut XSpaceWriter<W>,
     ) -> Result<()> {
@@ -257,7 +258,7 @@ impl<'a> NodeAligner<'a> {
     /// intermediate file. `place` sees every plane written, in order,
     /// including a `Task Environment` added to a trace that had none.
     /// Returns what was written of each plane, in order.
-    pub fn write_placed<W: std::io::Write + std::io::Seek>(
+    pub fn write_placed<W: std::io::Write + std::io::Seek + Send>(
         &mut self,
         writer: &mut XSpaceWriter<W>,
         mut place: impl FnMut(&PlaneSource<'_, 'a>) -> PlaneOutput,
@@ -351,7 +352,7 @@ impl<'a> NodeAligner<'a> {
         self.diagnostics
     }
 
-    fn write_plane<W: std::io::Write + std::io::Seek>(
+    fn write_plane<W: std::io::Write + std::io::Seek + Send>(
         &self,
         plane: &PlaneView<'a>,
         lines: &[LineView<'a>],
@@ -392,31 +393,65 @@ impl<'a> NodeAligner<'a> {
         writer.begin_plane(output.id, &output.name)?;
         let mut counts = LineCounts::default();
         let mut reports = Vec::with_capacity(lines.len());
-        for batch in batches(&lines) {
-            let results: Vec<_> = batch
+        // Pipelined: while one batch's encoded lines are written (a copy
+        // into the page cache), the next batch is aligned on other cores.
+        let align_batch = |batch: &'_ [PlannedLine<'_, 'a>]| -> Vec<_> {
+            batch
                 .par_iter()
                 .map(|(index, line, clock)| {
                     let mut out = Vec::with_capacity(line.encoded().len() + 64);
                     let display_id = output.display_ids.get(index).copied();
                     align_line(&ctx, line, *clock, display_id, &mut out).map(|c| (out, c))
                 })
-                .collect();
-            for ((_, line, clock), result) in batch.iter().zip(results) {
-                let (encoded, line_counts) = result.map_err(|e| self.line_error(plane, line, e))?;
-                writer.line_encoded(&encoded)?;
-                counts.add(&line_counts);
-                reports.push(LineReport {
-                    plane: plane.name.to_owned(),
-                    line: line.name.to_owned(),
-                    line_id: line.id,
-                    clock: *clock,
-                    events: line_counts.events,
-                    copied: line_counts.copied,
-                });
+                .collect()
+        };
+        let mut aligned = None;
+        let mut todo = batches(&lines).into_iter();
+        loop {
+            let next = todo.next();
+            if aligned.is_none() && next.is_none() {
+                break;
             }
+            let (written, next) = rayon::join(
+                || match aligned.take() {
+                    Some((batch, results)) => {
+                        self.write_batch(plane, batch, results, writer, &mut counts, &mut reports)
+                    }
+                    None => Ok(()),
+                },
+                || next.map(|batch| (batch, align_batch(batch))),
+            );
+            written?;
+            aligned = next;
         }
         writer.end_plane(&owned.event_metadata, &owned.stat_metadata, &owned.stats)?;
         Ok((counts, reports))
+    }
+
+    /// Write one aligned batch of lines, counting and reporting them.
+    fn write_batch<W: std::io::Write + std::io::Seek + Send>(
+        &self,
+        plane: &PlaneView<'_>,
+        batch: &[PlannedLine<'_, '_>],
+        results: Vec<std::result::Result<(Vec<u8>, LineCounts), LineError>>,
+        writer: &mut XSpaceWriter<W>,
+        counts: &mut LineCounts,
+        reports: &mut Vec<LineReport>,
+    ) -> Result<()> {
+        for ((_, line, clock), result) in batch.iter().zip(results) {
+            let (encoded, line_counts) = result.map_err(|e| self.line_error(plane, line, e))?;
+            writer.line_encoded(&encoded)?;
+            counts.add(&line_counts);
+            reports.push(LineReport {
+                plane: plane.name.to_owned(),
+                line: line.name.to_owned(),
+                line_id: line.id,
+                clock: *clock,
+                events: line_counts.events,
+                copied: line_counts.copied,
+            });
+        }
+        Ok(())
     }
 
     fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
@@ -433,7 +468,7 @@ impl<'a> NodeAligner<'a> {
         }
     }
 
-    fn write_task_environment<W: std::io::Write + std::io::Seek>(
+    fn write_task_environment<W: std::io::Write + std::io::Seek + Send>(
         &self,
         plane: Option<&PlaneView<'_>>,
         output: &PlaneOutput,
