@@ -110,6 +110,21 @@ impl Extraction {
         &mut self.occurrences
     }
 
+    /// Move every occurrence's begin and end through `map` (given the node
+    /// and the time), which must be non-decreasing in time per node: for
+    /// example each node's clock correction.
+    ///
+    /// # Panics
+    /// If `map` makes an occurrence end before it begins.
+    pub fn map_times(&mut self, mut map: impl FnMut(NodeId, TimePs) -> TimePs) {
+        for o in &mut self.occurrences {
+            let node = o.participant.node;
+            o.begin = map(node, o.begin);
+            o.end = map(node, o.end);
+            assert!(o.begin <= o.end, "a time map that is not monotone: {o:?}");
+        }
+    }
+
     /// The id of `name`, adding it if new.
     pub fn intern(&mut self, name: &str) -> Sym {
         if let Some(&s) = self.ids.get(name) {

@@ -36,7 +36,8 @@ pub struct RunFiles {
 }
 
 impl RunFiles {
-    /// Find the traces (`*.xplane.pb[.gz]` named `node<N>`/`rank<N>`),
+    /// Find the traces (`*.xplane.pb[.gz]`, `*.pt.trace.json[.gz]`, named
+    /// `node<N>`/`rank<N>`),
     /// snapshot files (`*.snapshots.*`) and `round_offsets.jsonl` of a run
     /// folder. Aligned outputs (`*.aligned.*`) are not inputs.
     pub fn discover(dir: impl AsRef<Path>) -> Result<RunFiles> {
@@ -53,7 +54,14 @@ impl RunFiles {
             let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
                 continue;
             };
-            let is_trace = (name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz"))
+            let is_trace = [
+                ".xplane.pb",
+                ".xplane.pb.gz",
+                ".pt.trace.json",
+                ".pt.trace.json.gz",
+            ]
+            .iter()
+            .any(|ext| name.ends_with(ext))
                 && !name.contains(".aligned.");
             let is_snapshots = name.contains(".snapshots.");
             if !is_trace && !is_snapshots {
@@ -129,6 +137,33 @@ impl RunFiles {
             }
             None => Err(RunError::SnapshotsWithoutTrace { node, path }),
         }
+    }
+
+    /// The run's trace format, told from every file's content; traces of
+    /// one run in two formats are an error.
+    pub fn format(&self) -> Result<TraceFormat> {
+        let mut found: Option<(TraceFormat, &PathBuf)> = None;
+        for files in self.nodes.values() {
+            let format = TraceFormat::detect(&files.trace)?;
+            match found {
+                Some((first, path)) if first != format => {
+                    return Err(RunError::MixedFormats {
+                        first: path.clone(),
+                        second: files.trace.clone(),
+                    });
+                }
+                _ => found = Some((format, &files.trace)),
+            }
+        }
+        found.map(|(f, _)| f).ok_or(RunError::NoTraces)
+    }
+
+    /// The traces by node id, for runs read as a whole (Kineto).
+    pub fn traces(&self) -> Vec<(u32, PathBuf)> {
+        self.nodes
+            .iter()
+            .map(|(&n, f)| (n, f.trace.clone()))
+            .collect()
     }
 
     /// Check that every trace is in a format this run can align, from the

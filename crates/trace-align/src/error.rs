@@ -57,6 +57,14 @@ pub enum RunError {
         /// The format found.
         format: crate::TraceFormat,
     },
+    /// Traces of one run in two formats.
+    #[error("traces of one run in two formats: {first} and {second}")]
+    MixedFormats {
+        /// A trace in the first format.
+        first: PathBuf,
+        /// A trace in another.
+        second: PathBuf,
+    },
     /// No trace at all.
     #[error("no traces found in the run")]
     NoTraces,
@@ -138,6 +146,13 @@ pub enum RunError {
         /// Why.
         #[source]
         source: collective_check::Error,
+    },
+    /// A Kineto trace could not be read or written.
+    #[error("a PyTorch (Kineto) trace")]
+    Kineto {
+        /// Why (naming the file and byte offset).
+        #[source]
+        source: kineto_trace::Error,
     },
     /// A trace could not be mapped or decompressed.
     #[error("opening a trace")]

@@ -1,0 +1,171 @@
+//! PyTorch (Kineto) runs: every rank's correction estimated from its
+//! collectives, each rank's trace rewritten with only its times moved.
+//!
+//! Kineto's GPU events are already on the host's CLOCK_REALTIME (see
+//! `docs/kineto.md`), so one host correction per rank applies to every
+//! event of its file.
+
+use std::path::{Path, PathBuf};
+
+use clock_model::{HostTime, OffsetMap};
+use collective_check::{Extraction, NodeId, Report};
+use collective_clock::{Estimate, EstimateReport, Evidence};
+use kineto_trace::{EpochNs, TraceFile};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::each::same_file;
+use crate::error::{Result, RunError};
+
+/// One rank's aligned Kineto trace.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlignedRank {
+    /// The rank.
+    pub rank: u32,
+    /// The input trace.
+    pub input: PathBuf,
+    /// The aligned trace.
+    pub output: PathBuf,
+    /// `ts` values changed.
+    pub ts_changed: u64,
+    /// Events copied.
+    pub events: u64,
+}
+
+/// What aligning a Kineto run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct KinetoOutcome {
+    /// Per rank, by rank.
+    pub ranks: Vec<AlignedRank>,
+    /// The corrections estimated from the collectives, per rank and segment.
+    pub collective_clocks: EstimateReport,
+    /// The collectives as recorded.
+    pub before: Report,
+    /// The collectives as aligned.
+    pub after: Report,
+}
+
+/// The `"traceAlign"` record written into each aligned file.
+#[derive(Serialize)]
+struct Record<'a> {
+    tool: &'static str,
+    clock_source: &'static str,
+    reference_rank: u32,
+    correction: Option<&'a collective_clock::NodeReport>,
+}
+
+/// Align every rank of a Kineto run (`traces`: rank → file) onto rank
+/// `reference`'s clock from the collectives, writing each rank's file under
+/// its own name into `out_dir` (same compression).
+pub fn align_kineto(
+    traces: &[(u32, PathBuf)],
+    reference: u32,
+    out_dir: &Path,
+) -> Result<KinetoOutcome> {
+    let outputs: Vec<PathBuf> = traces
+        .iter()
+        .map(|(_, input)| {
+            let output = out_dir.join(input.file_name().unwrap_or_default());
+            if same_file(&output, input) {
+                return Err(RunError::OutputIsInput { path: output });
+            }
+            Ok(output)
+        })
+        .collect::<Result<_>>()?;
+    let (estimate, before) = estimate_kineto(traces, reference)?;
+    std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
+    let mut ranks = Vec::with_capacity(traces.len());
+    for ((rank, input), output) in traces.iter().zip(outputs) {
+        ranks.push(write_rank(*rank, input, output, reference, &estimate)?);
+    }
+    let mut after = before.clone();
+    after.map_times(|node, t| {
+        let g = rank_map(&estimate, node).map(HostTime::from_ps(t.0));
+        collective_check::TimePs(g.time.as_ps())
+    });
+    let options = check_options();
+    Ok(KinetoOutcome {
+        ranks,
+        collective_clocks: estimate.report.clone(),
+        before: collective_check::check(&before, &options),
+        after: collective_check::check(&after, &options),
+    })
+}
+
+fn check_options() -> collective_check::Options {
+    let mut options = collective_check::Options::default();
+    options.include_point_to_point = true;
+    options
+}
+
+/// Every rank's correction onto rank `reference`'s clock, estimated from
+/// the collectives of the Kineto traces (`traces`: rank → file), and the
+/// collectives as recorded.
+pub fn estimate_kineto(
+    traces: &[(u32, PathBuf)],
+    reference: u32,
+) -> Result<(Estimate, Extraction)> {
+    let options = check_options();
+    let per_rank = traces
+        .par_iter()
+        .map(|(rank, path)| {
+            let mut ex = Extraction::new();
+            collective_check::extract_kineto_file(path, &options, &mut ex).map_err(|source| {
+                RunError::Collectives {
+                    node: *rank,
+                    source,
+                }
+            })?;
+            Ok(ex)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut before = Extraction::new();
+    for e in per_rank {
+        before.append(e);
+    }
+    let evidence = Evidence::from_extraction(&before, collective_check::PlaneChoice::Auto);
+    let estimate = collective_clock::estimate(
+        &evidence,
+        NodeId(reference.into()),
+        &collective_clock::Options::default(),
+    )
+    .map_err(|e| RunError::Estimate(Box::new(e)))?;
+    Ok((estimate, before))
+}
+
+/// One rank's correction (the identity for the reference).
+fn rank_map(estimate: &Estimate, node: NodeId) -> &OffsetMap {
+    static IDENTITY: OffsetMap = OffsetMap::Identity;
+    estimate.maps.get(&node).unwrap_or(&IDENTITY)
+}
+
+fn write_rank(
+    rank: u32,
+    input: &Path,
+    output: PathBuf,
+    reference: u32,
+    estimate: &Estimate,
+) -> Result<AlignedRank> {
+    let node = NodeId(rank.into());
+    let map = rank_map(estimate, node);
+    let time_map = |t: EpochNs| {
+        let g = map.map(HostTime::from_ns(t.0)).time.as_ns_floor();
+        EpochNs(i64::try_from(g).unwrap_or(t.0))
+    };
+    let record = Record {
+        tool: "trace-align",
+        clock_source: "collectives",
+        reference_rank: reference,
+        correction: estimate.report.node(node),
+    };
+    let file = TraceFile::open(input).map_err(|source| RunError::Kineto { source })?;
+    let stats = kineto_trace::retime_file(&file, &output, &time_map, &record)
+        .map_err(|source| RunError::Kineto { source })?;
+    Ok(AlignedRank {
+        rank,
+        input: input.to_path_buf(),
+        output,
+        ts_changed: stats.ts_changed,
+        events: stats.events,
+    })
+}
