@@ -3,7 +3,10 @@
 # (`tools/trace_combiner.py` of the public repository ROCm/xla, branch
 # howwang/distsync) and `align-cli merge`, on the same files of one run.
 # Each tool runs REPEAT times (default 2) under `/usr/bin/time -v`; the best
-# wall time and that run's peak RSS are reported. This script fetches nothing.
+# wall time and that run's CPU time and peak RSS are reported. `align-cli
+# merge` does its whole job: align every node, merge, and check the
+# collectives before and after; the prototype maps and merges only. This
+# script fetches nothing.
 #
 #   scripts/compare-prototype.sh PROTOTYPE_DIR RUN_DIR
 #
@@ -22,7 +25,8 @@
 #   The prototype runs with PROTOTYPE_DIR/venv/bin/python when it exists,
 #   otherwise with python3 (override with PYTHON=...).
 #
-# RUN_DIR: node<i>.xplane.pb, node<i>.snapshots.pb (optional) and
+# RUN_DIR: node<i>.xplane.pb for i = 0..N-1 (the prototype numbers the nodes
+# by their position on its command line), node<i>.snapshots.pb (optional) and
 # round_offsets.jsonl, e.g. a 4-node run of about 4 M events:
 #   cargo build --release -p align-cli
 #   target/release/align-cli synth --nodes 4 --steps 399 --kernels 312 RUN_DIR
@@ -34,7 +38,7 @@
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
-  sed -n '2,32p' "$0" >&2
+  sed -n '2,37p' "$0" >&2
   exit 2
 fi
 proto_dir="$(cd "$1" && pwd)"
@@ -61,6 +65,8 @@ fi
 mapfile -t traces < <(ls "$run_dir" | sed -n 's/^node\([0-9]*\)\.xplane\.pb$/\1/p' | sort -n |
   sed "s|.*|$run_dir/node&.xplane.pb|")
 [[ ${#traces[@]} -ge 2 ]] || { echo "no node<i>.xplane.pb pair in $run_dir" >&2; exit 2; }
+[[ "${traces[-1]}" == "$run_dir/node$((${#traces[@]} - 1)).xplane.pb" ]] ||
+  { echo "the node ids in $run_dir are not 0..N-1" >&2; exit 2; }
 snapshots=()
 for t in "${traces[@]}"; do
   s="${t%.xplane.pb}.snapshots.pb"
