@@ -38,10 +38,11 @@ pub struct NodeInput {
     pub start_gpu_ns: Option<u64>,
 }
 
-/// Lines are aligned in parallel in batches of about this many input bytes,
-/// one batch written while the next is aligned; two batches in flight bound
-/// the memory held by encoded output lines.
-const BATCH_BYTES: usize = 8 << 20;
+/// Lines are aligned in parallel in batches of about this many input bytes
+/// (large enough that a plane's few long GPU stream lines share one batch
+/// and are aligned on all cores), one batch written while the next is
+/// aligned; two batches in flight bound the memory held by encoded lines.
+const BATCH_BYTES: usize = 64 << 20;
 
 /// Align one node's trace onto the global timeline and write it to `out`
 /// (atomically: on any error nothing is written). The output's session
