@@ -372,3 +372,22 @@ fn align_each_node_of_a_run_into_a_folder() {
         .stderr(predicate::str::contains("may not replace an input"));
     assert_eq!(std::fs::read(run.join("node1.xplane.pb")).unwrap(), before);
 }
+
+/// A folder of PyTorch traces is aligned from its collectives.
+#[test]
+fn align_a_pytorch_run_folder() {
+    let run =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/kineto-gloo/n2_gloo_100steps");
+    let dir = tempfile::tempdir().unwrap();
+    cli()
+        .args(["align", "--run-dir"])
+        .arg(&run)
+        .arg("--out-dir")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("rank 0: "))
+        .stdout(predicate::str::contains("reference"))
+        .stdout(predicate::str::contains("-> 0 after"));
+    assert!(dir.path().join("rank1.pt.trace.json.gz").exists());
+}

@@ -143,6 +143,7 @@ fn run_kineto(
             let seg = outcome
                 .collective_clocks
                 .node(collective_check::NodeId(r.rank.into()))
+                .filter(|n| !n.reference)
                 .and_then(|n| n.segments.first());
             let clock = seg.map_or("reference".to_owned(), |s| {
                 format!(
