@@ -79,7 +79,69 @@ impl NodeLayout {
         is_reference: bool,
         scheme: IdScheme,
     ) -> Result<NodeLayout, MergeError> {
-        survey_view(view, path, node_id, hostname, is_reference, scheme)
+        let path = &path.to_path_buf();
+        let corrupt = |e| MergeError::corrupt(path, None, e);
+        let session_start_ns = session_start_ns_view(view).map_err(corrupt)?;
+        let session_stop_ns = task_env_time_ns_view(view, PROFILE_STOP_TIME).map_err(corrupt)?;
+        let hostname = match hostname {
+            Some(h) => Some(h),
+            None => view
+                .hostnames()
+                .next()
+                .transpose()
+                .map_err(corrupt)?
+                .map(str::to_owned),
+        };
+
+        let mut planes = Vec::new();
+        let mut task_env = None;
+        let mut host_seen = false;
+        let mut drawn_ids: HashMap<i64, String> = HashMap::new();
+        for plane in view.planes() {
+            let plane = plane.map_err(corrupt)?;
+            let bad = |reason: String| MergeError::GpuOrdinal {
+                path: path.clone(),
+                node_id,
+                plane: plane.name.to_owned(),
+                reason,
+                max_ordinal_plus_one: scheme.stride() as u64 - 1,
+            };
+            let kind = classify(plane.name, host_seen).map_err(|b| bad(b.0))?;
+            host_seen |= kind == PlaneKind::Host;
+            let placement = place(scheme, node_id, is_reference, kind, plane.name, plane.id)
+                .map_err(|b| bad(b.0))?;
+            // Device-style planes are told apart by id (process id = 1 + id).
+            if placement.name.starts_with(GPU_PLANE_PREFIX)
+                && let Some(other) = drawn_ids.insert(placement.id, plane.name.to_owned())
+            {
+                return Err(bad(format!(
+                    "same merged id {} as plane {other:?} of the same file",
+                    placement.id
+                )));
+            }
+            if is_reference && kind == PlaneKind::TaskEnvironment && task_env.is_none() {
+                task_env = Some(
+                    plane
+                        .to_owned()
+                        .map_err(|e| MergeError::corrupt(path, Some(plane.name), e))?,
+                );
+            }
+            planes.push(PlannedPlane {
+                original_name: plane.name.to_owned(),
+                original_id: plane.id,
+                kind,
+                placement,
+            });
+        }
+        Ok(NodeLayout {
+            node_id,
+            path: path.clone(),
+            hostname,
+            session_start_ns,
+            session_stop_ns,
+            planes,
+            task_env,
+        })
     }
 
     /// The plane stats the merge sets on the merged copy of plane
@@ -96,77 +158,4 @@ impl NodeLayout {
         ));
         added
     }
-}
-
-fn survey_view(
-    view: &SpaceView<'_>,
-    path: &Path,
-    node_id: u32,
-    hostname: Option<String>,
-    is_reference: bool,
-    scheme: IdScheme,
-) -> Result<NodeLayout, MergeError> {
-    let path = &path.to_path_buf();
-    let corrupt = |e| MergeError::corrupt(path, None, e);
-    let session_start_ns = session_start_ns_view(view).map_err(corrupt)?;
-    let session_stop_ns = task_env_time_ns_view(view, PROFILE_STOP_TIME).map_err(corrupt)?;
-    let hostname = match hostname {
-        Some(h) => Some(h),
-        None => view
-            .hostnames()
-            .next()
-            .transpose()
-            .map_err(corrupt)?
-            .map(str::to_owned),
-    };
-
-    let mut planes = Vec::new();
-    let mut task_env = None;
-    let mut host_seen = false;
-    let mut drawn_ids: HashMap<i64, String> = HashMap::new();
-    for plane in view.planes() {
-        let plane = plane.map_err(corrupt)?;
-        let bad = |reason: String| MergeError::GpuOrdinal {
-            path: path.clone(),
-            node_id,
-            plane: plane.name.to_owned(),
-            reason,
-            max_ordinal_plus_one: scheme.stride() as u64 - 1,
-        };
-        let kind = classify(plane.name, host_seen).map_err(|b| bad(b.0))?;
-        host_seen |= kind == PlaneKind::Host;
-        let placement = place(scheme, node_id, is_reference, kind, plane.name, plane.id)
-            .map_err(|b| bad(b.0))?;
-        // Device-style planes are told apart by id (process id = 1 + id).
-        if placement.name.starts_with(GPU_PLANE_PREFIX)
-            && let Some(other) = drawn_ids.insert(placement.id, plane.name.to_owned())
-        {
-            return Err(bad(format!(
-                "same merged id {} as plane {other:?} of the same file",
-                placement.id
-            )));
-        }
-        if is_reference && kind == PlaneKind::TaskEnvironment && task_env.is_none() {
-            task_env = Some(
-                plane
-                    .to_owned()
-                    .map_err(|e| MergeError::corrupt(path, Some(plane.name), e))?,
-            );
-        }
-        planes.push(PlannedPlane {
-            original_name: plane.name.to_owned(),
-            original_id: plane.id,
-            kind,
-            placement,
-        });
-    }
-    Ok(NodeLayout {
-        node_id,
-        path: path.clone(),
-        hostname,
-        session_start_ns,
-        session_stop_ns,
-        planes,
-        task_env,
-    })
 }
