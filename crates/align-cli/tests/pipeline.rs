@@ -391,3 +391,32 @@ fn align_a_pytorch_run_folder() {
         .stdout(predicate::str::contains("-> 0 after"));
     assert!(dir.path().join("rank1.pt.trace.json.gz").exists());
 }
+
+/// A PyTorch run merges into one Chrome-trace JSON, ranks aligned from
+/// their collectives; any other output name is refused.
+#[test]
+fn merge_a_pytorch_run_into_chrome_json() {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/kineto-gloo/n4_gloo_skew_200steps");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("merged.json");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1102 before -> 0 after"));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(json["traceEvents"].as_array().unwrap().len() > 90_000);
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(dir.path().join("merged.xplane.pb"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Chrome-trace JSON"));
+    assert!(!dir.path().join("merged.xplane.pb").exists());
+}

@@ -133,6 +133,101 @@ pub fn estimate_kineto(
     Ok((estimate, before))
 }
 
+/// What merging a Kineto run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct KinetoMergeOutcome {
+    /// The merged Chrome-trace JSON.
+    pub output: PathBuf,
+    /// Processes, events and flows written.
+    pub merge: kineto_trace::MergeStats,
+    /// The corrections estimated from the collectives, per rank and segment.
+    pub collective_clocks: EstimateReport,
+    /// The collectives as recorded.
+    pub before: Report,
+    /// The collectives as merged.
+    pub after: Report,
+}
+
+/// Merge every rank of a Kineto run (`traces`: rank → file) into one
+/// Chrome-trace JSON at `output` (gzip when it ends in `.gz`), each rank's
+/// times moved onto rank `reference`'s clock by its correction estimated
+/// from the collectives; pids renumbered per rank, and one flow through the
+/// events of every collective instance.
+pub fn merge_kineto(
+    traces: &[(u32, PathBuf)],
+    reference: u32,
+    output: &Path,
+) -> Result<KinetoMergeOutcome> {
+    for (_, input) in traces {
+        if same_file(output, input) {
+            return Err(RunError::OutputIsInput {
+                path: output.to_path_buf(),
+            });
+        }
+    }
+    let (estimate, before) = estimate_kineto(traces, reference)?;
+    let kineto = |source| RunError::Kineto { source };
+    let files = traces
+        .iter()
+        .map(|(_, p)| TraceFile::open(p).map_err(kineto))
+        .collect::<Result<Vec<_>>>()?;
+    let parsed = files
+        .iter()
+        .map(|f| f.parse().map_err(kineto))
+        .collect::<Result<Vec<_>>>()?;
+    let maps: Vec<_> = traces
+        .iter()
+        .map(|(rank, _)| {
+            let map = rank_map(&estimate, NodeId((*rank).into()));
+            move |t: EpochNs| {
+                let g = map.map(HostTime::from_ns(t.0)).time.as_ns_floor();
+                EpochNs(i64::try_from(g).unwrap_or(t.0))
+            }
+        })
+        .collect();
+    let inputs: Vec<kineto_trace::MergeInput<'_, '_>> = traces
+        .iter()
+        .zip(&parsed)
+        .zip(&maps)
+        .map(|(((rank, _), trace), map)| kineto_trace::MergeInput {
+            trace,
+            rank: *rank,
+            host: None,
+            map,
+        })
+        .collect();
+    let options = check_options();
+    let before_report = collective_check::check(&before, &options);
+    let flows: Vec<kineto_trace::CrossRankFlow> = before_report
+        .instances
+        .iter()
+        .filter_map(|i| {
+            let events: Vec<(u32, u64)> = i
+                .slots
+                .iter()
+                .filter_map(|s| Some((u32::try_from(s.participant.node.0).ok()?, s.correlation?)))
+                .collect();
+            (events.len() > 1).then(|| kineto_trace::CrossRankFlow {
+                name: i.op.clone(),
+                events,
+            })
+        })
+        .collect();
+    let stats = kineto_trace::merge_to_file(&inputs, &flows, output).map_err(kineto)?;
+    let mut after = before;
+    after.map_times(|node, t| {
+        let g = rank_map(&estimate, node).map(HostTime::from_ps(t.0));
+        collective_check::TimePs(g.time.as_ps())
+    });
+    Ok(KinetoMergeOutcome {
+        output: output.to_path_buf(),
+        merge: stats,
+        collective_clocks: estimate.report.clone(),
+        before: before_report,
+        after: collective_check::check(&after, &options),
+    })
+}
+
 /// One rank's correction (the identity for the reference).
 fn rank_map(estimate: &Estimate, node: NodeId) -> &OffsetMap {
     static IDENTITY: OffsetMap = OffsetMap::Identity;

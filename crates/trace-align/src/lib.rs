@@ -50,6 +50,8 @@ pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode};
 pub use error::{Result, RunError};
 pub use format::TraceFormat;
-pub use kineto::{AlignedRank, KinetoOutcome, align_kineto, estimate_kineto};
+pub use kineto::{
+    AlignedRank, KinetoMergeOutcome, KinetoOutcome, align_kineto, estimate_kineto, merge_kineto,
+};
 pub use merge::{MergeOutcome, MergeSettings};
 pub use plan::Plan;

@@ -172,6 +172,49 @@ pub fn enforce(outcome: &MergeOutcome, max_violations: usize) -> anyhow::Result<
     Ok(())
 }
 
+/// A PyTorch run: every rank onto the reference's clock from the
+/// collectives, merged into one Chrome-trace JSON.
+fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<()> {
+    let name = args.output.to_string_lossy();
+    if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
+        bail!(
+            "{}: PyTorch traces merge into Chrome-trace JSON; give -o NAME.json or NAME.json.gz",
+            args.output.display()
+        );
+    }
+    let reference = args.policy.options().reference_node;
+    let outcome = trace_align::merge_kineto(&run.traces(), reference, &args.output)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&outcome)?);
+    } else if !global.quiet {
+        println!(
+            "collectives: {} instances; happens-before violations {} before -> {} after",
+            outcome.after.summary.instances,
+            outcome.before.summary.violations,
+            outcome.after.summary.violations
+        );
+        println!(
+            "wrote {} ({} ranks, {} events, {} collective flows)",
+            outcome.output.display(),
+            run.nodes.len(),
+            outcome.merge.events,
+            outcome.merge.collective_flows
+        );
+    }
+    if outcome.after.summary.violations > args.max_violations {
+        return Err(ValidationFailed {
+            what: format!(
+                "{} collective happens-before violations in {} (allowed: {})",
+                outcome.after.summary.violations,
+                outcome.output.display(),
+                args.max_violations
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// Merge `plan` into `output`, with a progress bar on stderr when `show`.
 pub fn merge_with_bar(
     plan: &Plan,
@@ -230,6 +273,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
                 path.display()
             );
         }
+    }
+    if run.format()? == trace_align::TraceFormat::Kineto {
+        return merge_kineto(&args, &run, global);
     }
     let plan = run.plan_with(&args.policy.options(), args.clock_source.into())?;
     let settings = MergeSettings {
