@@ -420,3 +420,27 @@ fn merge_a_pytorch_run_into_chrome_json() {
         .stderr(predicate::str::contains("Chrome-trace JSON"));
     assert!(!dir.path().join("merged.xplane.pb").exists());
 }
+
+/// `merge -o X.pftrace` (or `.json[.gz]`) writes the merged run for
+/// Perfetto UI directly, leaving no intermediate file.
+#[test]
+fn merge_writes_perfetto_from_the_output_name() {
+    let dir = demo_dir();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.join("merged.pftrace");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(run_dir(dir.path()))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("-> 0 after"));
+    assert!(std::fs::metadata(&out).unwrap().len() > 0);
+    let names: Vec<String> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}"); // the trace and its summary
+}

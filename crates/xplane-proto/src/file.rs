@@ -227,10 +227,12 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(name);
     prefix.push(".");
-    tempfile::Builder::new()
-        .prefix(&prefix)
-        .tempfile_in(dir)
-        .map_err(io_err(path))
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    // An output is an ordinary file (rw-r--r--), not a private temporary.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    builder.tempfile_in(dir).map_err(io_err(path))
 }
 
 /// Move a complete temporary file over `path`.

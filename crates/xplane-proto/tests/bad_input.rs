@@ -258,3 +258,15 @@ fn failed_commit_leaves_no_temporary() {
     assert!(!out.exists());
     assert_eq!(temporaries(dir.path()), Vec::<String>::new());
 }
+
+/// Outputs are ordinary files others can read, not private temporaries.
+#[cfg(unix)]
+#[test]
+fn outputs_are_readable_by_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.xplane.pb");
+    xplane_proto::write_xspace(&out, &XSpace::default()).unwrap();
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode();
+    assert_eq!(mode & 0o444, 0o444, "mode {mode:o}");
+}

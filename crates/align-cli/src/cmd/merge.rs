@@ -283,7 +283,38 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         validate: !args.no_validate,
         ..MergeSettings::default()
     };
-    let outcome = merge_with_bar(&plan, &args.output, &settings, !global.quiet && !args.json)?;
+    let show = !global.quiet && !args.json;
+    let outcome = match perfetto_export::Format::from_path(&args.output) {
+        // Perfetto or Chrome JSON: merged as XSpace beside it, then exported.
+        Some(_) => {
+            let dir = args
+                .output
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let tmp = tempfile::Builder::new()
+                .prefix(".align-cli-merge-")
+                .suffix(".xplane.pb")
+                .tempfile_in(dir)
+                .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+            let settings = MergeSettings {
+                summary_path: Some(trace_merge::summary_beside(&args.output)),
+                ..settings
+            };
+            let mut outcome = merge_with_bar(&plan, tmp.path(), &settings, show)?;
+            let bytes = xplane_proto::FileBytes::open(tmp.path())?;
+            let input = perfetto_export::Input {
+                bytes: &bytes,
+                path: tmp.path(),
+                node: collective_check::NodeSource::PlaneStat,
+            };
+            perfetto_export::export_file(&[input], &args.output)
+                .with_context(|| format!("exporting {}", args.output.display()))?;
+            outcome.output = args.output.clone();
+            outcome
+        }
+        None => merge_with_bar(&plan, &args.output, &settings, show)?,
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
