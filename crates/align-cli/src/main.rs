@@ -91,6 +91,7 @@ impl Command {
 }
 
 fn main() -> ExitCode {
+    exit::closed_stdout_is_success();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return exit::usage(&e),

@@ -444,3 +444,45 @@ fn merge_writes_perfetto_from_the_output_name() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}"); // the trace and its summary
 }
+
+/// A reader that closes the pipe early (`| head`) is not a failure: once
+/// the commands panicked with status 101.
+#[test]
+fn closed_stdout_is_success() {
+    let dir = demo_dir();
+    let out = dir.path().join("m.xplane.pb");
+    let run = run_dir(dir.path());
+    let cases: Vec<Vec<std::ffi::OsString>> = vec![
+        vec![
+            "demo".into(),
+            "--nodes".into(),
+            "2".into(),
+            "--steps".into(),
+            "100".into(),
+        ],
+        vec![
+            "merge".into(),
+            "--json".into(),
+            "--run-dir".into(),
+            run.into(),
+            "-o".into(),
+            out.into(),
+        ],
+    ];
+    for args in cases {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_align-cli"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before anything is printed
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {:?}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
