@@ -25,6 +25,38 @@ pub enum ClockSource {
     Collectives,
 }
 
+/// Why a plan aligns with the evidence it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason")]
+pub enum ClockReason {
+    /// The evidence asked for.
+    Asked,
+    /// `auto`: the run has a probe offsets file with rows for every node.
+    ProbeOffsets,
+    /// `auto`: the run has no probe offsets file.
+    NoOffsetsFile,
+    /// `auto`: the offsets file gives this node no usable row (no completed
+    /// probe round, every row unreachable), so the collectives are used.
+    NoUsableProbeRows {
+        /// The node.
+        node: u32,
+    },
+}
+
+impl std::fmt::Display for ClockReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClockReason::Asked => f.write_str("as asked"),
+            ClockReason::ProbeOffsets => f.write_str("the run has probe offsets"),
+            ClockReason::NoOffsetsFile => f.write_str("the run has no probe offsets file"),
+            ClockReason::NoUsableProbeRows { node } => write!(
+                f,
+                "the probe offsets give node {node} no usable row (no completed round)"
+            ),
+        }
+    }
+}
+
 /// The evidence a plan aligns with.
 #[derive(Debug, Clone)]
 pub enum ClockEvidence {

@@ -45,7 +45,7 @@ mod merge;
 mod node;
 mod plan;
 
-pub use clocks::{ClockEvidence, ClockSource};
+pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode};
 pub use error::{Result, RunError};

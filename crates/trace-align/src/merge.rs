@@ -14,7 +14,7 @@ use trace_merge::{
 };
 use xplane_proto::{TASK_ENV_PLANE, XPlane, XSpaceFile};
 
-use crate::clocks::ClockSource;
+use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
 use crate::node::{NodeCollectives, PreparedNode, open};
 use crate::plan::Plan;
@@ -54,6 +54,8 @@ pub struct MergeOutcome {
     pub summary: PathBuf,
     /// Where the clock corrections came from.
     pub clock_source: ClockSource,
+    /// Why that source.
+    pub clock_reason: ClockReason,
     /// The corrections estimated from the collectives, per node and
     /// segment (offset, drift, uncertainty, constraints), when they were.
     pub collective_clocks: Option<EstimateReport>,
@@ -173,6 +175,7 @@ impl Plan {
             output: output.to_path_buf(),
             summary,
             clock_source: self.clocks.source(),
+            clock_reason: self.clock_reason,
             collective_clocks: self.clocks.estimate_report(),
             nodes: diagnostics,
             merge: report,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use alignment_core::{AlignOptions, NodeInput, OffsetsFile};
 
-use crate::clocks::{ClockEvidence, ClockSource};
+use crate::clocks::{ClockEvidence, ClockReason, ClockSource};
 use crate::discover::{OFFSETS_FILE_NAME, RunFiles};
 use crate::error::{Result, RunError};
 
@@ -19,6 +19,8 @@ pub struct Plan {
     /// The clock evidence: probe offsets, or corrections estimated from
     /// the collectives.
     pub clocks: ClockEvidence,
+    /// Why that evidence.
+    pub clock_reason: ClockReason,
     /// The policies; `options.reference_node` is the global clock.
     pub options: AlignOptions,
 }
@@ -58,18 +60,19 @@ impl RunFiles {
                 ..Default::default()
             })
             .collect();
-        let use_probes = match source {
-            ClockSource::Auto => self.offsets.is_some(),
-            ClockSource::Probes => true,
-            ClockSource::Collectives => false,
-        };
-        if !use_probes {
+        let collectives = |nodes: Vec<NodeInput>, clock_reason| {
             let estimate = crate::clocks::from_collectives(&nodes, options)?;
-            return Ok(Plan {
+            Ok(Plan {
                 nodes,
                 clocks: ClockEvidence::Collectives(Box::new(estimate)),
+                clock_reason,
                 options: options.clone(),
-            });
+            })
+        };
+        match (source, &self.offsets) {
+            (ClockSource::Collectives, _) => return collectives(nodes, ClockReason::Asked),
+            (ClockSource::Auto, None) => return collectives(nodes, ClockReason::NoOffsetsFile),
+            _ => {}
         }
         let path = self.offsets.clone().ok_or_else(|| RunError::NoOffsets {
             path: self.offsets_folder().join(OFFSETS_FILE_NAME),
@@ -87,9 +90,20 @@ impl RunFiles {
         {
             return Err(RunError::NodeNotInOffsets { path, node });
         }
+        if source == ClockSource::Auto
+            && !options.pass_through_without_offsets
+            && let Some(node) = node_without_anchors(&offsets, &nodes)
+        {
+            return collectives(nodes, ClockReason::NoUsableProbeRows { node });
+        }
+        let clock_reason = match source {
+            ClockSource::Auto => ClockReason::ProbeOffsets,
+            _ => ClockReason::Asked,
+        };
         Ok(Plan {
             nodes,
             clocks: ClockEvidence::Probes(offsets),
+            clock_reason,
             options: options.clone(),
         })
     }
@@ -103,6 +117,22 @@ impl RunFiles {
             .map(PathBuf::from)
             .unwrap_or_default()
     }
+}
+
+/// A node (not node 0, whose clock the offsets are measured against) that
+/// no row of the offsets file gives an anchor.
+fn node_without_anchors(offsets: &OffsetsFile, nodes: &[NodeInput]) -> Option<u32> {
+    let rows: Vec<_> = offsets.rows.iter().map(|(_, r)| *r).collect();
+    nodes
+        .iter()
+        .map(|n| n.node_id)
+        .filter(|&n| n != alignment_core::OFFSETS_BASE_NODE)
+        .find(|&n| {
+            matches!(
+                clock_model::OffsetAnchors::from_rows(&rows, n, alignment_core::OFFSETS_BASE_NODE),
+                Err(clock_model::ClockError::NoOffsetAnchors { .. })
+            )
+        })
 }
 
 impl Plan {

@@ -107,7 +107,14 @@ fn collective_clock(outcome: &MergeOutcome, node: u32) -> Option<String> {
 
 /// The end-of-run summary: one line per node, then the collective check.
 pub fn summary(outcome: &MergeOutcome) -> String {
-    let mut s = format!(
+    let mut s = String::new();
+    if outcome.clock_source == ClockSource::Collectives {
+        s += &format!(
+            "clocks: estimated from the collectives ({})\n",
+            outcome.clock_reason
+        );
+    }
+    s += &format!(
         "{:>5}  {:>10}  {:>26}  {:>8}  {:>12}\n",
         "node", "events", "correction (ns)", "clamped", "extrapolated"
     );
