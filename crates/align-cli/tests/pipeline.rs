@@ -80,7 +80,7 @@ fn merge_run_dir_writes_trace_and_summary() {
     assert_eq!(json["after"]["summary"]["violations"], 0);
     assert!(json["before"]["summary"]["violations"].as_u64().unwrap() > 0);
     assert!(out.exists());
-    assert!(dir.path().join("combined.metadata.json").exists());
+    assert!(dir.path().join("merged.metadata.json").exists());
     // The merged trace is clean for inspect.
     cli().arg("inspect").arg(&out).assert().success();
 }
@@ -483,6 +483,32 @@ fn closed_stdout_is_success() {
             "{args:?}: {:?}\n{}",
             output.status,
             String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// Two merges into one folder keep their own summaries (once both wrote
+/// `combined.metadata.json`).
+#[test]
+fn two_merges_in_one_folder_keep_their_summaries() {
+    let dir = demo_dir();
+    for name in ["a.xplane.pb", "b.xplane.pb"] {
+        cli()
+            .args(["merge", "-q", "--run-dir"])
+            .arg(run_dir(dir.path()))
+            .arg("-o")
+            .arg(dir.path().join(name))
+            .assert()
+            .success();
+    }
+    for name in ["a.metadata.json", "b.metadata.json"] {
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join(name)).unwrap()).unwrap();
+        assert!(
+            json["output"]
+                .as_str()
+                .unwrap()
+                .ends_with(&name.replace(".metadata.json", ".xplane.pb"))
         );
     }
 }

@@ -29,7 +29,7 @@ pub struct MergeSettings {
     pub validate: bool,
     /// How collectives are read and checked.
     pub collectives: collective_check::Options,
-    /// Where to write the summary; `None`: `combined.metadata.json` beside
+    /// Where to write the summary; `None`: `<output name>.metadata.json` beside
     /// the output.
     pub summary_path: Option<PathBuf>,
 }

@@ -5,7 +5,7 @@
 //!   hostname and alignment diagnostics) and [`MergeOptions`] (reference
 //!   node, GPU id stride, summary path), writes the merged XSpace atomically
 //!   and returns a [`MergeReport`] ([`NodeReport`], [`PlaneReport`]), also
-//!   written as `combined.metadata.json` beside the output.
+//!   written as `<output name>.metadata.json` beside the output.
 //! - Plane placement ([`PlaneKind`], [`IdScheme`], [`place`]): the reference
 //!   node keeps `/host:CPU`; other nodes' host planes become
 //!   `/device:GPU:Host_Node_<n>`; GPU `k` of node `n` becomes
@@ -56,7 +56,7 @@
 //! assert!(names.contains(&"/host:CPU".to_string()));
 //! assert!(names.contains(&"/device:GPU:Host_Node_1".to_string()));
 //! assert!(names.contains(&"/device:GPU:100".to_string()));
-//! assert!(dir.path().join("combined.metadata.json").exists());
+//! assert!(dir.path().join("merged.metadata.json").exists());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
@@ -72,7 +72,7 @@ mod survey;
 
 pub use copy::renumbered_rows;
 pub use error::MergeError;
-pub use merge::{SUMMARY_FILE_NAME, merge, merged_task_environment, summary_beside, write_summary};
+pub use merge::{SUMMARY_SUFFIX, merge, merged_task_environment, summary_beside, write_summary};
 pub use naming::{
     BadOrdinal, IdScheme, Placement, PlaneKind, VIEWER_LAST_DEVICE_PID, classify, hidden_name,
     host_node_name, place, viewer_draws,

@@ -17,12 +17,13 @@ use crate::remap::PlaneMetadata;
 use crate::report::{MergeReport, NodeReport, PlaneReport};
 use crate::survey::{NodeLayout, survey};
 
-/// The summary file written beside the merged trace unless
-/// [`MergeOptions::summary_path`] says otherwise.
-pub const SUMMARY_FILE_NAME: &str = "combined.metadata.json";
+/// The ending of the summary file written beside a merged trace unless
+/// [`MergeOptions::summary_path`] says otherwise: `merged.xplane.pb` gets
+/// `merged.metadata.json` (see [`summary_beside`]).
+pub const SUMMARY_SUFFIX: &str = ".metadata.json";
 
 /// Merge per-node traces into one XSpace at `output`, and write the
-/// [`MergeReport`] as JSON beside it (see [`SUMMARY_FILE_NAME`]).
+/// [`MergeReport`] as JSON beside it (see [`summary_beside`]).
 ///
 /// The inputs are memory-mapped one at a time and copied line by line, so
 /// memory stays far below the inputs' size. Every line is moved onto the
@@ -94,12 +95,28 @@ pub fn write_summary(
     Ok(())
 }
 
-/// `combined.metadata.json` in the folder of `output`.
+/// The summary beside `output`: its name with the trace ending
+/// (`.xplane.pb`, `.pftrace`, `.perfetto-trace`, `.json`, each optionally
+/// `.gz`) replaced by [`SUMMARY_SUFFIX`], so that two merges into one
+/// folder keep their own summaries.
+///
+/// ```
+/// use std::path::Path;
+/// use trace_merge::summary_beside;
+/// assert_eq!(summary_beside(Path::new("out/run7.xplane.pb")), Path::new("out/run7.metadata.json"));
+/// assert_eq!(summary_beside(Path::new("m.pftrace.gz")), Path::new("m.metadata.json"));
+/// ```
 pub fn summary_beside(output: &Path) -> PathBuf {
-    match output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.join(SUMMARY_FILE_NAME),
-        _ => PathBuf::from(SUMMARY_FILE_NAME),
-    }
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let bare = name.strip_suffix(".gz").unwrap_or(&name);
+    let stem = [".xplane.pb", ".pftrace", ".perfetto-trace", ".json"]
+        .iter()
+        .find_map(|ext| bare.strip_suffix(ext))
+        .unwrap_or(bare);
+    output.with_file_name(format!("{stem}{SUMMARY_SUFFIX}"))
 }
 
 /// Check node ids and pick the reference.

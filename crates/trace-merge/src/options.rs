@@ -44,7 +44,7 @@ pub struct MergeOptions {
     pub reference_node: Option<u32>,
     /// Size of each node's block of plane ids; at least 2.
     pub gpu_id_stride: u32,
-    /// Where to write the merge summary. `None`: `combined.metadata.json`
+    /// Where to write the merge summary. `None`: `<output name>.metadata.json`
     /// in the output's folder.
     pub summary_path: Option<PathBuf>,
 }

@@ -1,4 +1,4 @@
-//! What a merge did, written as `combined.metadata.json` beside the output.
+//! What a merge did, written as `<output name>.metadata.json` beside the output.
 
 use std::path::PathBuf;
 

@@ -110,7 +110,7 @@ fn every_node_drawn_once_and_bookkeeping_hidden() {
 
     // The summary beside the output lists the mapping.
     let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("combined.metadata.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(dir.path().join("merged.metadata.json")).unwrap())
             .unwrap();
     assert_eq!(
         summary["nodes"][2]["planes"][0]["merged_name"],
