@@ -171,7 +171,11 @@ pub(crate) fn align_line(
     let line_zero_ps = base_ps + new_ts_ns * 1000;
     let duration_ps = if line.duration_ps != 0 && clock != LineClock::Unchanged {
         let (end, _) = ends.map(line_start + line.duration_ps as i128);
-        i64::try_from(end - line_start_out).unwrap_or(line.duration_ps)
+        let duration = end - line_start_out;
+        i64::try_from(duration).map_err(|_| LineError::Overflow {
+            event: 0,
+            offset_ps: duration,
+        })?
     } else {
         line.duration_ps
     };
