@@ -512,3 +512,39 @@ fn two_merges_in_one_folder_keep_their_summaries() {
         );
     }
 }
+
+/// An output path equal to an input once destroyed the input with exit 0.
+#[test]
+fn outputs_never_replace_inputs() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let inputs = [
+        run.join("node1.xplane.pb"),
+        run.join("round_offsets.jsonl"),
+        run.join("node1.snapshots.pb"),
+    ];
+    let before: Vec<Vec<u8>> = inputs.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    for target in &inputs {
+        cli()
+            .args(["merge", "--run-dir"])
+            .arg(&run)
+            .arg("-o")
+            .arg(target)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("may not replace an input"));
+    }
+    cli()
+        .arg("align")
+        .arg(&inputs[0])
+        .arg("--offsets")
+        .arg(&inputs[1])
+        .arg("-o")
+        .arg(&inputs[0])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("may not replace an input"));
+    for (path, bytes) in inputs.iter().zip(before) {
+        assert_eq!(std::fs::read(path).unwrap(), bytes, "{}", path.display());
+    }
+}

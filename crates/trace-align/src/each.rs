@@ -116,8 +116,9 @@ impl Plan {
     }
 }
 
-/// True when both paths name one existing file.
-pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+/// True when both paths name one existing file (after following links and
+/// `..`): how every command tells that an output would replace an input.
+pub fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,

@@ -47,7 +47,7 @@ mod plan;
 
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
-pub use each::{AlignEachOutcome, AlignedNode};
+pub use each::{AlignEachOutcome, AlignedNode, same_file};
 pub use error::{Result, RunError};
 pub use format::TraceFormat;
 pub use kineto::{

@@ -114,6 +114,12 @@ impl Plan {
         mut progress: impl FnMut(u32),
     ) -> Result<MergeOutcome> {
         let output = output.as_ref();
+        let summary_path = settings
+            .summary_path
+            .clone()
+            .unwrap_or_else(|| trace_merge::summary_beside(output));
+        self.check_output(output)?;
+        self.check_output(&summary_path)?;
         let scheme = IdScheme::new(settings.gpu_id_stride)
             .ok_or(RunError::GpuIdStride(settings.gpu_id_stride))?;
         let reference = self.options.reference_node;
@@ -148,10 +154,7 @@ impl Plan {
         diagnostics.sort_by_key(|d| d.node_id);
         file.commit(&report.hostnames, &[], &report.warnings)
             .map_err(write_err(output))?;
-        let summary = settings
-            .summary_path
-            .clone()
-            .unwrap_or_else(|| trace_merge::summary_beside(output));
+        let summary = summary_path;
         trace_merge::write_summary(
             &summary,
             &Summary {

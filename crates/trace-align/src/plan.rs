@@ -1,7 +1,7 @@
 //! From a run's files to what will be done: every node's inputs, the
 //! reference node, the clock evidence, the policies.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use alignment_core::{AlignOptions, NodeInput, OffsetsFile};
 
@@ -136,6 +136,29 @@ fn node_without_anchors(offsets: &OffsetsFile, nodes: &[NodeInput]) -> Option<u3
 }
 
 impl Plan {
+    /// Fail with [`RunError::OutputIsInput`] when `output` is one of the
+    /// run's inputs (a trace, a snapshots file, the offsets file), so that
+    /// no command writes over the data it reads.
+    pub fn check_output(&self, output: &Path) -> Result<()> {
+        let offsets = match &self.clocks {
+            ClockEvidence::Probes(o) => Some(o.path.as_path()),
+            ClockEvidence::Collectives(_) => None,
+        };
+        let inputs = self
+            .nodes
+            .iter()
+            .flat_map(|n| std::iter::once(n.trace.as_path()).chain(n.snapshots.as_deref()))
+            .chain(offsets);
+        for input in inputs {
+            if crate::each::same_file(output, input) {
+                return Err(RunError::OutputIsInput {
+                    path: output.to_path_buf(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The reference node's input.
     pub fn reference(&self) -> &NodeInput {
         self.nodes

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use alignment_core::{NodeInput, OffsetsFile, align_node};
-use anyhow::Context;
+use anyhow::{Context, bail};
 
 use super::policy::PolicyArgs;
 use crate::Global;
@@ -199,6 +199,17 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         .output
         .clone()
         .unwrap_or_else(|| default_output(&trace));
+    let stats = stats_path(&output);
+    for written in [&output, &stats] {
+        let inputs = [Some(&trace), args.offsets.as_ref(), args.snapshots.as_ref()];
+        if let Some(input) = inputs
+            .into_iter()
+            .flatten()
+            .find(|i| trace_align::same_file(written, i))
+        {
+            bail!("{}: an output may not replace an input", input.display());
+        }
+    }
     let input = NodeInput {
         node_id: node,
         trace: trace.clone(),
@@ -209,7 +220,6 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     };
     let diagnostics = align_node(&input, &offsets, &args.policy.options(), base, &output)
         .with_context(|| format!("aligning node {node}"))?;
-    let stats = stats_path(&output);
     xplane_proto::write_atomically(&stats, |f| {
         std::io::Write::write_all(f, diagnostics.to_json().as_bytes())
     })?;
