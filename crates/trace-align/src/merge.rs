@@ -194,8 +194,8 @@ impl Plan {
         scheme: IdScheme,
     ) -> Result<MergeNode<'p>> {
         let is_reference = input.node_id == self.options.reference_node;
-        let node = self.prepare(input)?;
         let bytes = open(&input.trace)?;
+        let node = self.prepare_from(input, &bytes)?;
         let view = bytes.view();
         let layout = NodeLayout::survey(
             &view,

@@ -24,7 +24,15 @@ pub(crate) struct PreparedNode<'p> {
 impl Plan {
     /// Build one node's clocks from its trace and the offsets.
     pub(crate) fn prepare<'p>(&self, input: &'p NodeInput) -> Result<PreparedNode<'p>> {
-        let bytes = open(&input.trace)?;
+        self.prepare_from(input, &open(&input.trace)?)
+    }
+
+    /// Build one node's clocks from its trace `bytes`, already open.
+    pub(crate) fn prepare_from<'p>(
+        &self,
+        input: &'p NodeInput,
+        bytes: &FileBytes,
+    ) -> Result<PreparedNode<'p>> {
         let (clocks, session_start_ns) = self
             .clocks
             .node_clocks(input, &bytes.view(), &self.options)
