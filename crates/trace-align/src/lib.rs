@@ -13,7 +13,11 @@
 //!   diagnostics, the merge report, the happens-before check before and
 //!   after) that serialises to the CLI's `--json`. [`Plan::align_each`]
 //!   writes each node's aligned trace into a folder instead.
-//! - Errors are [`RunError`]s naming the file, folder or node.
+//! - PyTorch (Kineto) runs: [`align_kineto`] and [`merge_kineto`] estimate
+//!   every rank's correction from its collectives ([`estimate_kineto`]) and
+//!   rewrite the ranks' JSON with only the times moved.
+//! - Errors are [`RunError`]s naming the file, folder or node; no output
+//!   ever replaces an input ([`same_file`], [`Plan::check_output`]).
 //!
 //! What `align-cli merge --run-dir RUN -o merged.xplane.pb` does:
 //!
