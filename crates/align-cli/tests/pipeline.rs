@@ -548,3 +548,41 @@ fn outputs_never_replace_inputs() {
         assert_eq!(std::fs::read(path).unwrap(), bytes, "{}", path.display());
     }
 }
+
+/// An empty trace once passed `align` and `validate` with exit 0; a
+/// `validate --json` naming its own input destroyed it.
+#[test]
+fn empty_traces_and_reports_over_inputs_are_refused() {
+    let dir = demo_dir();
+    let run = run_dir(dir.path());
+    let empty = dir.path().join("node5.xplane.pb");
+    std::fs::write(&empty, b"").unwrap();
+    cli()
+        .arg("validate")
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the file is empty"));
+    cli()
+        .arg("align")
+        .arg(&empty)
+        .arg("--offsets")
+        .arg(run.join("round_offsets.jsonl"))
+        .arg("-o")
+        .arg(dir.path().join("out.xplane.pb"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the file is empty"));
+    assert!(!dir.path().join("out.xplane.pb").exists());
+    let trace = run.join("node1.xplane.pb");
+    let before = std::fs::read(&trace).unwrap();
+    cli()
+        .arg("validate")
+        .arg(&trace)
+        .arg("--json")
+        .arg(&trace)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("may not replace an input"));
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+}

@@ -181,6 +181,14 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         .trace
         .clone()
         .expect("clap requires a trace without --run-dir");
+    // Told from content: an empty file, or a PyTorch trace (aligned as a
+    // run with --run-dir), is refused here.
+    if trace_align::TraceFormat::detect(&trace)? != trace_align::TraceFormat::XSpace {
+        bail!(
+            "{}: a PyTorch profiler trace; align the run's folder with --run-dir",
+            trace.display()
+        );
+    }
     let node = match args.node {
         Some(n) => n,
         None => node_from_name(&trace)?,

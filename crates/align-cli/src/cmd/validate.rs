@@ -1,7 +1,6 @@
 //! `align-cli validate`: the happens-before check of collectives, on one
 //! merged trace or on per-node traces, XSpace or PyTorch (Kineto) JSON.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -61,6 +60,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    for report_path in [&args.json, &args.csv].into_iter().flatten() {
+        if let Some(input) = args
+            .traces
+            .iter()
+            .find(|t| trace_align::same_file(report_path, t))
+        {
+            bail!("{}: an output may not replace an input", input.display());
+        }
+    }
     let mut options = Options::default();
     options.include_point_to_point = args.include_p2p;
     options.tolerance_ns = args.tolerance_ns;
@@ -111,10 +119,10 @@ fn kineto_run(args: &Args) -> anyhow::Result<bool> {
     let mut json = Vec::new();
     let mut binary = Vec::new();
     for path in &args.traces {
-        if kineto_trace::is_json_trace(path)? {
-            json.push(path.display().to_string());
-        } else {
-            binary.push(path.display().to_string());
+        // Told from content; an empty or unknown file is an error here.
+        match trace_align::TraceFormat::detect(path)? {
+            trace_align::TraceFormat::Kineto => json.push(path.display().to_string()),
+            trace_align::TraceFormat::XSpace => binary.push(path.display().to_string()),
         }
     }
     if json.is_empty() {
@@ -186,9 +194,17 @@ fn write_to(
         write(&mut out)?;
         return Ok(out.flush()?);
     }
-    let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut out = BufWriter::new(file);
-    write(&mut out).with_context(|| format!("writing {}", path.display()))?;
-    out.flush()
-        .with_context(|| format!("writing {}", path.display()))
+    // Atomically: a report that cannot be written whole (a full disk) leaves
+    // no empty or partial file behind.
+    let mut failure = None;
+    xplane_proto::write_atomically(path, |file| {
+        let mut out = BufWriter::new(file);
+        if let Err(e) = write(&mut out) {
+            failure = Some(e);
+            return Err(std::io::Error::other("the report could not be written"));
+        }
+        out.flush()
+    })
+    .map_err(|e| failure.take().unwrap_or_else(|| e.into()))
+    .with_context(|| format!("writing {}", path.display()))
 }
