@@ -55,8 +55,8 @@ impl Plan {
         let t_ref = prepared
             .iter()
             .find(|p| p.input.node_id == self.options.reference_node)
-            .expect("a plan's reference node has a trace")
-            .session_start_ns;
+            .map(|p| p.session_start_ns)
+            .ok_or_else(|| self.no_reference())?;
         std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
         let mut nodes = Vec::with_capacity(prepared.len());
         let mut all = collectives.map(|_| NodeCollectives::default());

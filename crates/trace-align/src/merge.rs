@@ -118,6 +118,7 @@ impl Plan {
             .summary_path
             .clone()
             .unwrap_or_else(|| trace_merge::summary_beside(output));
+        self.check_reference()?;
         self.check_output(output)?;
         self.check_output(&summary_path)?;
         let scheme = IdScheme::new(settings.gpu_id_stride)

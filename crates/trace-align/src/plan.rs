@@ -159,12 +159,22 @@ impl Plan {
         Ok(())
     }
 
-    /// The reference node's input.
-    pub fn reference(&self) -> &NodeInput {
-        self.nodes
-            .iter()
-            .find(|n| n.node_id == self.options.reference_node)
-            .expect("a plan's reference node has a trace")
+    /// Fail with [`RunError::ReferenceWithoutTrace`] unless the reference
+    /// node has an input (a plan built by hand may lack it).
+    pub(crate) fn check_reference(&self) -> Result<()> {
+        let reference = self.options.reference_node;
+        match self.nodes.iter().any(|n| n.node_id == reference) {
+            true => Ok(()),
+            false => Err(self.no_reference()),
+        }
+    }
+
+    /// The error of a plan whose reference node has no input.
+    pub(crate) fn no_reference(&self) -> RunError {
+        RunError::ReferenceWithoutTrace {
+            node: self.options.reference_node,
+            have: self.nodes.iter().map(|n| n.node_id).collect(),
+        }
     }
 
     /// The nodes in merge order: the reference first, then by node id.
