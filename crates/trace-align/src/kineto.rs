@@ -78,11 +78,7 @@ pub fn align_kineto(
     for ((rank, input), output) in traces.iter().zip(outputs) {
         ranks.push(write_rank(*rank, input, output, reference, &estimate)?);
     }
-    let mut after = before.clone();
-    after.map_times(|node, t| {
-        let g = rank_map(&estimate, node).map(HostTime::from_ps(t.0));
-        collective_check::TimePs(g.time.as_ps())
-    });
+    let after = aligned_collectives(before.clone(), &estimate);
     let options = check_options();
     Ok(KinetoOutcome {
         ranks,
@@ -177,13 +173,7 @@ pub fn merge_kineto(
         .collect::<Result<Vec<_>>>()?;
     let maps: Vec<_> = traces
         .iter()
-        .map(|(rank, _)| {
-            let map = rank_map(&estimate, NodeId((*rank).into()));
-            move |t: EpochNs| {
-                let g = map.map(HostTime::from_ns(t.0)).time.as_ns_floor();
-                EpochNs(i64::try_from(g).unwrap_or(t.0))
-            }
-        })
+        .map(|(rank, _)| rank_time_map(&estimate, *rank))
         .collect();
     let inputs: Vec<kineto_trace::MergeInput<'_, '_>> = traces
         .iter()
@@ -214,11 +204,7 @@ pub fn merge_kineto(
         })
         .collect();
     let stats = kineto_trace::merge_to_file(&inputs, &flows, output).map_err(kineto)?;
-    let mut after = before;
-    after.map_times(|node, t| {
-        let g = rank_map(&estimate, node).map(HostTime::from_ps(t.0));
-        collective_check::TimePs(g.time.as_ps())
-    });
+    let after = aligned_collectives(before, &estimate);
     Ok(KinetoMergeOutcome {
         output: output.to_path_buf(),
         merge: stats,
@@ -226,6 +212,26 @@ pub fn merge_kineto(
         before: before_report,
         after: collective_check::check(&after, &options),
     })
+}
+
+/// Rank `rank`'s file times (epoch ns) on the reference clock. An epoch
+/// time plus a correction of seconds cannot leave `i64`; should it, the
+/// time is kept.
+fn rank_time_map(estimate: &Estimate, rank: u32) -> impl Fn(EpochNs) -> EpochNs + '_ {
+    let map = rank_map(estimate, NodeId(rank.into()));
+    move |t: EpochNs| {
+        let g = map.map(HostTime::from_ns(t.0)).time.as_ns_floor();
+        EpochNs(i64::try_from(g).unwrap_or(t.0))
+    }
+}
+
+/// The collectives `before` with every rank's times corrected.
+fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Extraction {
+    before.map_times(|node, t| {
+        let g = rank_map(estimate, node).map(HostTime::from_ps(t.0));
+        collective_check::TimePs(g.time.as_ps())
+    });
+    before
 }
 
 /// One rank's correction (the identity for the reference).
@@ -242,11 +248,7 @@ fn write_rank(
     estimate: &Estimate,
 ) -> Result<AlignedRank> {
     let node = NodeId(rank.into());
-    let map = rank_map(estimate, node);
-    let time_map = |t: EpochNs| {
-        let g = map.map(HostTime::from_ns(t.0)).time.as_ns_floor();
-        EpochNs(i64::try_from(g).unwrap_or(t.0))
-    };
+    let time_map = rank_time_map(estimate, rank);
     let record = Record {
         tool: "trace-align",
         clock_source: "collectives",
