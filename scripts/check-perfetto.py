@@ -19,6 +19,7 @@ Exit status 1 when 1. or 2. found anything or begins and ends do not balance.
 import gzip
 import re
 import sys
+import zlib
 from collections import Counter, defaultdict
 
 from google.protobuf import descriptor as _d
@@ -98,8 +99,21 @@ def main():
     data = open(trace_path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
+    outer = pb.Trace()
+    outer.ParseFromString(data)
+    # Bundles (`compressed_packets`: zlib streams of Trace bytes) are
+    # inflated in their place, as Perfetto's trace processor does.
     trace = pb.Trace()
-    trace.ParseFromString(data)
+    bundles = 0
+    for p in outer.packet:
+        if p.HasField("compressed_packets"):
+            bundles += 1
+            inner = pb.Trace()
+            inner.ParseFromString(zlib.decompress(p.compressed_packets))
+            trace.packet.extend(inner.packet)
+        else:
+            trace.packet.append(p)
+    print(f"file: {len(outer.packet)} top-level packets, {bundles} compressed bundles")
     found = Counter()
     depth = defaultdict(int)
     begins = ends = flows = instants = 0

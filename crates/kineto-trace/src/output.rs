@@ -19,7 +19,7 @@ pub struct AtomicOutput {
 
 enum Sink {
     Plain(BufWriter<NamedTempFile>),
-    Gzip(GzEncoder<BufWriter<NamedTempFile>>),
+    Gzip(Box<GzEncoder<BufWriter<NamedTempFile>>>),
 }
 
 impl AtomicOutput {
@@ -38,7 +38,9 @@ impl AtomicOutput {
         let w = BufWriter::with_capacity(1 << 20, tmp);
         let sink = match compression {
             Compression::None => Sink::Plain(w),
-            Compression::Gzip => Sink::Gzip(GzEncoder::new(w, flate2::Compression::fast())),
+            Compression::Gzip => {
+                Sink::Gzip(Box::new(GzEncoder::new(w, flate2::Compression::fast())))
+            }
         };
         Ok(AtomicOutput {
             path: path.to_path_buf(),

@@ -30,6 +30,8 @@ pub mod packet {
     pub const TRACK_DESCRIPTOR: u32 = 60;
     /// `bool first_packet_on_sequence = 87`.
     pub const FIRST_PACKET_ON_SEQUENCE: u32 = 87;
+    /// `bytes compressed_packets = 50`: a zlib stream of `Trace` bytes.
+    pub const COMPRESSED_PACKETS: u32 = 50;
     /// `SEQ_INCREMENTAL_STATE_CLEARED`.
     pub const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
     /// `SEQ_NEEDS_INCREMENTAL_STATE`.

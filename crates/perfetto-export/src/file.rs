@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::chrome::ChromeWriter;
 use crate::error::{Error, Result};
-use crate::perfetto::PerfettoWriter;
+use crate::perfetto::{Packets, PerfettoWriter};
 use crate::walk::{Input, Summary, export};
 
 /// An output format.
@@ -52,9 +52,18 @@ impl Format {
 }
 
 /// Export `inputs` in `format` to `out` (buffer it; it is flushed at the end).
-pub fn write_format<W: Write>(inputs: &[Input<'_>], format: Format, out: W) -> Result<Summary> {
+/// A Perfetto trace stores its packets as `packets` says; under gzip they
+/// are always plain (compressing twice gains nothing).
+pub fn write_format<W: Write>(
+    inputs: &[Input<'_>],
+    format: Format,
+    packets: Packets,
+    out: W,
+) -> Result<Summary> {
     match format {
-        Format::Perfetto { gzip: false } => export(inputs, &mut PerfettoWriter::new(out)),
+        Format::Perfetto { gzip: false } => {
+            export(inputs, &mut PerfettoWriter::with_packets(out, packets))
+        }
         Format::ChromeJson { gzip: false } => export(inputs, &mut ChromeWriter::new(out)),
         Format::Perfetto { gzip: true } => gzipped(out, flate2::Compression::fast(), |w| {
             let mut writer = PerfettoWriter::new(w);
@@ -90,14 +99,30 @@ fn gzipped<W: Write>(
 /// Export `inputs` to the file `path` in the format its name asks for
 /// ([`Format::from_path`]), atomically: the file appears only when complete,
 /// and an error leaves nothing behind (an existing file stays as it was).
+/// A `.pftrace` holds deflated packets ([`Packets::Deflated`]).
 pub fn export_file(inputs: &[Input<'_>], path: impl AsRef<Path>) -> Result<Summary> {
+    export_file_with(inputs, path, Packets::default())
+}
+
+/// [`export_file`], with the packets of a Perfetto trace stored as `packets`
+/// says.
+pub fn export_file_with(
+    inputs: &[Input<'_>],
+    path: impl AsRef<Path>,
+    packets: Packets,
+) -> Result<Summary> {
     let path = path.as_ref();
     let format = Format::from_path(path).ok_or_else(|| Error::UnknownFormat {
         path: path.to_path_buf(),
     })?;
     let mut outcome: Option<Result<Summary>> = None;
     let written = xplane_proto::write_atomically(path, |file: &mut File| {
-        let result = write_format(inputs, format, BufWriter::with_capacity(1 << 20, file));
+        let result = write_format(
+            inputs,
+            format,
+            packets,
+            BufWriter::with_capacity(1 << 20, file),
+        );
         match result {
             Ok(summary) => {
                 outcome = Some(Ok(summary));

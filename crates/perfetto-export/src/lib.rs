@@ -77,6 +77,7 @@ pub mod proto {
 use proto as generated;
 
 mod args;
+mod bundle;
 mod chrome;
 mod error;
 mod fields;
@@ -93,9 +94,9 @@ mod wire;
 pub use args::{Arg, ArgValue, ref_text, stat_name};
 pub use chrome::{ChromeWriter, write_us};
 pub use error::{Error, Result};
-pub use file::{Format, export_file, write_format};
+pub use file::{Format, export_file, export_file_with, write_format};
 pub use flows::{CollectiveFlows, ViolationMark, collective_flow_id, correlation_flow_id};
 pub use layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
-pub use perfetto::PerfettoWriter;
+pub use perfetto::{Packets, PerfettoWriter};
 pub use sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 pub use walk::{Input, Summary, export};

@@ -146,11 +146,53 @@ fn gzip_perfetto_output_is_the_trace_compressed() {
         dir.path().join("a.pftrace"),
         dir.path().join("a.pftrace.gz"),
     );
-    perfetto_export::export_file(&inputs, &plain).unwrap();
+    perfetto_export::export_file_with(&inputs, &plain, perfetto_export::Packets::Plain).unwrap();
     perfetto_export::export_file(&inputs, &gz).unwrap();
     let mut unzipped = Vec::new();
     flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap())
         .read_to_end(&mut unzipped)
         .unwrap();
     assert_eq!(unzipped, std::fs::read(&plain).unwrap());
+}
+
+#[test]
+fn deflated_perfetto_output_inflates_to_the_plain_trace() {
+    // Enough events for several 1 MiB bundles.
+    let dir = tempfile::tempdir().unwrap();
+    let run = synthesize(&SynthConfig::default(), dir.path().join("run")).unwrap();
+    let files: Vec<Vec<u8>> = run
+        .xplane_paths()
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let inputs: Vec<perfetto_export::Input<'_>> = files
+        .iter()
+        .enumerate()
+        .map(|(n, b)| perfetto_export::Input {
+            bytes: b,
+            path: Path::new("mem.xplane.pb"),
+            node: collective_check::NodeSource::Given(collective_check::NodeId(n as i64)),
+        })
+        .collect();
+    let (plain, deflated) = (dir.path().join("p.pftrace"), dir.path().join("d.pftrace"));
+    let a = perfetto_export::export_file_with(&inputs, &plain, perfetto_export::Packets::Plain)
+        .unwrap();
+    let b = perfetto_export::export_file(&inputs, &deflated).unwrap();
+    assert_eq!(a, b);
+    let (plain, deflated) = (
+        std::fs::read(plain).unwrap(),
+        std::fs::read(deflated).unwrap(),
+    );
+    assert!(
+        deflated.len() * 2 < plain.len(),
+        "{} vs {} bytes",
+        deflated.len(),
+        plain.len()
+    );
+    let bundles = perfetto_export::proto::Trace::decode(&deflated[..])
+        .unwrap()
+        .packet
+        .len();
+    assert!(bundles > 2, "{bundles} bundles");
+    assert_eq!(common::inflate_bundles(&deflated), plain);
 }

@@ -20,7 +20,7 @@ pub struct TracePacket {
     pub trace_packet_defaults: ::core::option::Option<TracePacketDefaults>,
     #[prost(bool, optional, tag = "87")]
     pub first_packet_on_sequence: ::core::option::Option<bool>,
-    #[prost(oneof = "trace_packet::Data", tags = "11, 60, 6")]
+    #[prost(oneof = "trace_packet::Data", tags = "11, 60, 6, 50")]
     pub data: ::core::option::Option<trace_packet::Data>,
     #[prost(oneof = "trace_packet::OptionalTrustedPacketSequenceId", tags = "10")]
     pub optional_trusted_packet_sequence_id: ::core::option::Option<
@@ -76,6 +76,10 @@ pub mod trace_packet {
         TrackDescriptor(super::TrackDescriptor),
         #[prost(message, tag = "6")]
         ClockSnapshot(super::ClockSnapshot),
+        /// A zlib (deflate) stream of `Trace` bytes: packets bundled and
+        /// compressed, as Perfetto's tracing service writes them.
+        #[prost(bytes, tag = "50")]
+        CompressedPackets(::prost::alloc::vec::Vec<u8>),
     }
     #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Oneof)]
     pub enum OptionalTrustedPacketSequenceId {

@@ -61,11 +61,36 @@ fn base_track(name: &str) -> String {
     }
 }
 
+/// The packets of a Perfetto trace as plain `Trace` bytes: every
+/// `compressed_packets` bundle inflated in its place, other packets as they
+/// are (a trace with no bundles comes back unchanged).
+pub fn inflate_bundles(bytes: &[u8]) -> Vec<u8> {
+    let trace = proto::Trace::decode(bytes).expect("the output decodes as a Perfetto Trace");
+    let mut plain = Vec::with_capacity(bytes.len() * 3);
+    for p in trace.packet {
+        match &p.data {
+            Some(trace_packet::Data::CompressedPackets(z)) => {
+                let alone = proto::TracePacket {
+                    data: p.data.clone(),
+                    ..Default::default()
+                };
+                assert_eq!(p, alone, "a bundle packet holds nothing else");
+                flate2::read::ZlibDecoder::new(&z[..])
+                    .read_to_end(&mut plain)
+                    .expect("a bundle is a zlib stream");
+            }
+            _ => proto::Trace { packet: vec![p] }.encode(&mut plain).unwrap(),
+        }
+    }
+    plain
+}
+
 /// Decode a Perfetto trace written by [`PerfettoWriter`] and rebuild every
 /// slice from its begin and end packets, checking that each track nests
 /// strictly and each sequence's times never go back.
 pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
-    let trace = proto::Trace::decode(bytes).expect("the output decodes as a Perfetto Trace");
+    let plain = inflate_bundles(bytes);
+    let trace = proto::Trace::decode(&plain[..]).expect("the output decodes as a Perfetto Trace");
     let mut seqs: HashMap<u32, SeqState> = HashMap::new();
     let mut tracks: HashMap<u64, (i32, String)> = HashMap::new();
     let mut process_of: HashMap<u64, i32> = HashMap::new();
@@ -193,6 +218,9 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
                     }
                     other => panic!("only slices and instants are written: {other:?}"),
                 }
+            }
+            Some(trace_packet::Data::CompressedPackets(_)) => {
+                unreachable!("bundles are inflated first")
             }
             None => {}
         }

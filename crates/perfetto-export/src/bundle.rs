@@ -1,0 +1,179 @@
+//! Packets bundled and deflated into `compressed_packets` packets, as
+//! Perfetto's tracing service writes them: each bundle is a zlib stream of
+//! `Trace` bytes (packets with their field-1 preamble), so a reader inflates
+//! it and parses the packets in its place. Bundles are compressed on the
+//! thread pool while the walk goes on, and written in order.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::mpsc::{Receiver, sync_channel};
+
+use crate::error::{Error, Result};
+use crate::fields::{packet, trace};
+use crate::wire;
+
+/// Uncompressed bytes per bundle.
+const BUNDLE_BYTES: usize = 1 << 20;
+/// Bundles being compressed at once, at most (bounds memory to a few MiB).
+const MAX_IN_FLIGHT: usize = 8;
+
+/// Collects packets into bundles and writes each one compressed.
+pub(crate) struct Bundler {
+    level: flate2::Compression,
+    open: Vec<u8>,
+    in_flight: VecDeque<Receiver<Vec<u8>>>,
+}
+
+impl Bundler {
+    pub fn new(level: flate2::Compression) -> Self {
+        Bundler {
+            level,
+            open: Vec::with_capacity(BUNDLE_BYTES + (BUNDLE_BYTES >> 3)),
+            in_flight: VecDeque::new(),
+        }
+    }
+
+    /// Append one packet (its `Trace.packet` preamble and bytes) to the open
+    /// bundle; when the bundle is full, hand it to the pool and write every
+    /// bundle that is ready. Returns the bytes written to `out`.
+    #[inline]
+    pub fn push<W: Write>(&mut self, head: &[u8], body: &[u8], out: &mut W) -> Result<u64> {
+        self.open.extend_from_slice(head);
+        self.open.extend_from_slice(body);
+        if self.open.len() < BUNDLE_BYTES {
+            return Ok(0);
+        }
+        self.seal();
+        let mut written = 0;
+        while let Some(front) = self.in_flight.front() {
+            let ready = if self.in_flight.len() > MAX_IN_FLIGHT {
+                Some(front.recv().map_err(lost)?)
+            } else {
+                front.try_recv().ok()
+            };
+            let Some(bytes) = ready else { break };
+            self.in_flight.pop_front();
+            written += write(out, &bytes)?;
+        }
+        Ok(written)
+    }
+
+    /// Compress what is left and write every bundle, in order. Returns the
+    /// bytes written to `out`.
+    pub fn finish<W: Write>(&mut self, out: &mut W) -> Result<u64> {
+        if !self.open.is_empty() {
+            self.seal();
+        }
+        let mut written = 0;
+        while let Some(front) = self.in_flight.pop_front() {
+            written += write(out, &front.recv().map_err(lost)?)?;
+        }
+        Ok(written)
+    }
+
+    /// Start compressing the open bundle on the pool.
+    fn seal(&mut self) {
+        let capacity = self.open.capacity();
+        let raw = std::mem::replace(&mut self.open, Vec::with_capacity(capacity));
+        let (send, receive) = sync_channel(1);
+        let level = self.level;
+        rayon::spawn(move || {
+            // The receiver is dropped only when the writer failed; then the
+            // bundle is not needed.
+            let _ = send.send(compressed_packet(&raw, level));
+        });
+        self.in_flight.push_back(receive);
+    }
+}
+
+fn write<W: Write>(out: &mut W, bytes: &[u8]) -> Result<u64> {
+    out.write_all(bytes).map_err(Error::Output)?;
+    Ok(bytes.len() as u64)
+}
+
+fn lost(_: std::sync::mpsc::RecvError) -> Error {
+    Error::Output(std::io::Error::other("a compression task stopped"))
+}
+
+/// `raw` (packets with their preambles) as one `Trace.packet` whose only
+/// field is `compressed_packets`.
+pub(crate) fn compressed_packet(raw: &[u8], level: flate2::Compression) -> Vec<u8> {
+    let mut z = flate2::write::ZlibEncoder::new(Vec::with_capacity(raw.len() / 2), level);
+    z.write_all(raw).expect("writing to memory cannot fail");
+    let z = z.finish().expect("writing to memory cannot fail");
+    let mut inner = Vec::with_capacity(z.len() + 8);
+    wire::bytes(&mut inner, packet::COMPRESSED_PACKETS, &z);
+    let mut outer = Vec::with_capacity(inner.len() + 8);
+    wire::bytes(&mut outer, trace::PACKET, &inner);
+    outer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::{Trace, trace_packet::Data};
+    use prost::Message;
+    use std::io::Read;
+
+    /// A packet of `n` bytes of payload (a track-descriptor-free, valid
+    /// `TracePacket`: only a timestamp and a sequence id).
+    fn packet(ts: u64) -> Vec<u8> {
+        let mut p = Vec::new();
+        wire::varint(&mut p, packet::TIMESTAMP, ts);
+        wire::varint(&mut p, packet::SEQUENCE_ID, 7);
+        p
+    }
+
+    fn head(len: usize) -> Vec<u8> {
+        let mut h = vec![(trace::PACKET << 3 | 2) as u8];
+        wire::put_varint(&mut h, len as u64);
+        h
+    }
+
+    #[test]
+    fn bundles_inflate_to_the_packets_in_order() {
+        let mut bundler = Bundler::new(flate2::Compression::fast());
+        let mut out = Vec::new();
+        let mut plain = Vec::new();
+        let mut written = 0;
+        let count = 400_000u64;
+        for ts in 0..count {
+            let p = packet(ts * 1_000_003);
+            let h = head(p.len());
+            plain.extend_from_slice(&h);
+            plain.extend_from_slice(&p);
+            written += bundler.push(&h, &p, &mut out).unwrap();
+        }
+        written += bundler.finish(&mut out).unwrap();
+        assert_eq!(written, out.len() as u64);
+        assert!(out.len() < plain.len(), "{} vs {}", out.len(), plain.len());
+
+        let trace = Trace::decode(&out[..]).unwrap();
+        assert!(trace.packet.len() > 2, "several bundles");
+        let mut inflated = Vec::new();
+        for p in &trace.packet {
+            let Some(Data::CompressedPackets(z)) = &p.data else {
+                panic!("only compressed packets at the top level");
+            };
+            flate2::read::ZlibDecoder::new(&z[..])
+                .read_to_end(&mut inflated)
+                .unwrap();
+        }
+        assert_eq!(inflated, plain);
+        let inner = Trace::decode(&inflated[..]).unwrap();
+        assert_eq!(inner.packet.len() as u64, count);
+        assert_eq!(inner.packet[12_345].timestamp, Some(12_345 * 1_000_003));
+    }
+
+    #[test]
+    fn nothing_pushed_writes_nothing() {
+        let mut out = Vec::new();
+        assert_eq!(
+            Bundler::new(flate2::Compression::fast())
+                .finish(&mut out)
+                .unwrap(),
+            0
+        );
+        assert!(out.is_empty());
+    }
+}
