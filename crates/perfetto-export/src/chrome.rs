@@ -11,7 +11,7 @@ use std::io::Write;
 
 use crate::args::{ArgValue, hex, ref_text, stat_name};
 use crate::error::{Error, Result};
-use crate::sink::{FlowStep, InstantInfo, Process, Sink, SliceInfo, Track};
+use crate::sink::{FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 
 /// Flow ids are kept below 2^53 so JavaScript viewers read them exactly.
 const FLOW_ID_MASK: u64 = (1 << 53) - 1;
@@ -26,6 +26,8 @@ pub struct ChromeWriter<W: Write> {
     pid: i32,
     tid: i32,
     category: &'static str,
+    /// The current counter track's name, as JSON.
+    counter: String,
 }
 
 /// Write `ns` as microseconds with three decimals.
@@ -49,6 +51,7 @@ impl<W: Write> ChromeWriter<W> {
             pid: 0,
             tid: 0,
             category: "",
+            counter: String::new(),
         }
     }
 
@@ -163,6 +166,11 @@ impl<W: Write> Sink for ChromeWriter<W> {
         self.tid = t.tid;
         self.category = t.category;
         let name = Self::json_string(&t.name);
+        if t.kind == TrackKind::Counter {
+            // A counter is a process-level series named by its events.
+            self.counter = name;
+            return Ok(());
+        }
         self.metadata(t.pid, t.tid, "thread_name", "name", &name)
             .and_then(|()| {
                 self.metadata(
@@ -213,6 +221,20 @@ impl<W: Write> Sink for ChromeWriter<W> {
                 }
             }
             w.out.write_all(b"}}")
+        };
+        write(self).map_err(Error::Output)
+    }
+
+    fn counter(&mut self, ns: i64, value: i64) -> Result<()> {
+        let write = |w: &mut Self| -> std::io::Result<()> {
+            w.next_event()?;
+            write!(w.out, "{{\"ph\":\"C\",\"pid\":{},\"ts\":", w.pid)?;
+            write_us(&mut w.out, ns)?;
+            write!(
+                w.out,
+                ",\"name\":{},\"cat\":\"{}\",\"args\":{{\"ns\":{value}}}}}",
+                w.counter, w.category
+            )
         };
         write(self).map_err(Error::Output)
     }

@@ -94,6 +94,24 @@ pub enum Error {
         /// The stat's name.
         stat: String,
     },
+    /// A counter's points break its invariant.
+    #[error("counter {name:?} of node {node}: {reason}")]
+    Counter {
+        /// The node.
+        node: i64,
+        /// The counter.
+        name: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A counter names a node that no input holds.
+    #[error("counter {name:?} is for node {node}, which no input holds")]
+    CounterNode {
+        /// The node.
+        node: i64,
+        /// The counter.
+        name: String,
+    },
     /// The output file's name does not say which format to write.
     #[error(
         "{path}: unknown output format; name it *.pftrace, *.perfetto-trace or either with .gz \

@@ -87,6 +87,10 @@ pub mod event {
     pub const SLICE_END: u64 = 2;
     /// `TYPE_INSTANT`.
     pub const INSTANT: u64 = 3;
+    /// `TYPE_COUNTER`.
+    pub const COUNTER: u64 = 4;
+    /// `int64 counter_value = 30`.
+    pub const COUNTER_VALUE: u32 = 30;
 }
 
 /// `DebugAnnotation`.
@@ -143,4 +147,10 @@ pub mod track {
     pub const PROCESS_NAME: u32 = 6;
     /// `ThreadDescriptor.thread_name = 5`.
     pub const THREAD_NAME: u32 = 5;
+    /// `CounterDescriptor counter = 8`.
+    pub const COUNTER: u32 = 8;
+    /// `CounterDescriptor.unit = 3`.
+    pub const COUNTER_UNIT: u32 = 3;
+    /// `CounterDescriptor.UNIT_TIME_NS`.
+    pub const UNIT_TIME_NS: u64 = 1;
 }

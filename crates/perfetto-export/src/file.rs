@@ -5,9 +5,10 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::chrome::ChromeWriter;
+use crate::counter::NodeCounter;
 use crate::error::{Error, Result};
 use crate::perfetto::{Packets, PerfettoWriter};
-use crate::walk::{Input, Summary, export};
+use crate::walk::{Input, Summary, export_with};
 
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,27 +52,41 @@ impl Format {
     }
 }
 
+/// What to write besides the inputs' events, and how.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Options {
+    /// How a Perfetto trace stores its packets; under gzip they are always
+    /// plain (compressing twice gains nothing).
+    pub packets: Packets,
+    /// Counter tracks to add, e.g. each node's clock correction.
+    pub counters: Vec<NodeCounter>,
+}
+
 /// Export `inputs` in `format` to `out` (buffer it; it is flushed at the end).
-/// A Perfetto trace stores its packets as `packets` says; under gzip they
-/// are always plain (compressing twice gains nothing).
 pub fn write_format<W: Write>(
     inputs: &[Input<'_>],
     format: Format,
-    packets: Packets,
+    options: &Options,
     out: W,
 ) -> Result<Summary> {
+    let counters = &options.counters[..];
     match format {
-        Format::Perfetto { gzip: false } => {
-            export(inputs, &mut PerfettoWriter::with_packets(out, packets))
+        Format::Perfetto { gzip: false } => export_with(
+            inputs,
+            counters,
+            &mut PerfettoWriter::with_packets(out, options.packets),
+        ),
+        Format::ChromeJson { gzip: false } => {
+            export_with(inputs, counters, &mut ChromeWriter::new(out))
         }
-        Format::ChromeJson { gzip: false } => export(inputs, &mut ChromeWriter::new(out)),
         Format::Perfetto { gzip: true } => gzipped(out, flate2::Compression::fast(), |w| {
             let mut writer = PerfettoWriter::new(w);
-            export(inputs, &mut writer).map(|s| (s, writer.into_inner()))
+            export_with(inputs, counters, &mut writer).map(|s| (s, writer.into_inner()))
         }),
         Format::ChromeJson { gzip: true } => gzipped(out, flate2::Compression::default(), |w| {
             let mut writer = ChromeWriter::new(w);
-            export(inputs, &mut writer).map(|s| (s, writer.into_inner()))
+            export_with(inputs, counters, &mut writer).map(|s| (s, writer.into_inner()))
         }),
     }
 }
@@ -101,15 +116,15 @@ fn gzipped<W: Write>(
 /// and an error leaves nothing behind (an existing file stays as it was).
 /// A `.pftrace` holds deflated packets ([`Packets::Deflated`]).
 pub fn export_file(inputs: &[Input<'_>], path: impl AsRef<Path>) -> Result<Summary> {
-    export_file_with(inputs, path, Packets::default())
+    export_file_with(inputs, path, &Options::default())
 }
 
-/// [`export_file`], with the packets of a Perfetto trace stored as `packets`
-/// says.
+/// [`export_file`] with `options`: counter tracks, and how a Perfetto
+/// trace stores its packets.
 pub fn export_file_with(
     inputs: &[Input<'_>],
     path: impl AsRef<Path>,
-    packets: Packets,
+    options: &Options,
 ) -> Result<Summary> {
     let path = path.as_ref();
     let format = Format::from_path(path).ok_or_else(|| Error::UnknownFormat {
@@ -120,7 +135,7 @@ pub fn export_file_with(
         let result = write_format(
             inputs,
             format,
-            packets,
+            options,
             BufWriter::with_capacity(1 << 20, file),
         );
         match result {

@@ -198,6 +198,12 @@ impl<W: Write> PerfettoWriter<W> {
                 wire::bytes(&mut desc, track::THREAD, &thread);
             }
             TrackKind::Named => wire::bytes(&mut desc, track::NAME, t.name.as_bytes()),
+            TrackKind::Counter => {
+                wire::bytes(&mut desc, track::NAME, t.name.as_bytes());
+                let mut counter = Vec::new();
+                wire::varint(&mut counter, track::COUNTER_UNIT, track::UNIT_TIME_NS);
+                wire::bytes(&mut desc, track::COUNTER, &counter);
+            }
         }
         self.descriptor(&desc)
     }
@@ -384,6 +390,15 @@ impl<W: Write> Sink for PerfettoWriter<W> {
             }
             wire::bytes(&mut self.event, event::DEBUG_ANNOTATIONS, &self.scratch);
         }
+        wire::bytes(&mut self.packet, packet::TRACK_EVENT, &self.event);
+        self.emit()
+    }
+
+    fn counter(&mut self, ns: i64, value: i64) -> Result<()> {
+        self.packet_head(ns);
+        self.event.clear();
+        wire::varint(&mut self.event, event::TYPE, event::COUNTER);
+        wire::varint(&mut self.event, event::COUNTER_VALUE, value as u64);
         wire::bytes(&mut self.packet, packet::TRACK_EVENT, &self.event);
         self.emit()
     }

@@ -28,6 +28,9 @@ pub enum TrackKind {
     /// Any other track (a GPU stream, another plane's line, an extra track
     /// for slices that overlap without nesting).
     Named,
+    /// A counter of the process ([`NodeCounter`](crate::NodeCounter)): its
+    /// values follow as [`Sink::counter`] calls.
+    Counter,
 }
 
 /// A track of a process: a line of a plane, or an extra track of one.
@@ -111,8 +114,9 @@ pub struct InstantInfo {
 /// A writer of one output format. The walk calls [`Sink::process`] for every
 /// node first, then per track [`Sink::track`] followed by that track's
 /// slices as [`Sink::begin`]/[`Sink::end`] pairs in time order, nesting
-/// strictly (or, on a node's violations track, [`Sink::instant`]s); each
-/// track is finished before the next starts.
+/// strictly (or, on a node's violations track, [`Sink::instant`]s; on a
+/// counter track, [`Sink::counter`] values); each track is finished before
+/// the next starts.
 pub trait Sink {
     /// A node's process.
     fn process(&mut self, process: &Process) -> Result<()>;
@@ -125,6 +129,9 @@ pub trait Sink {
     /// An instant event on the current track (in time order, after the
     /// track's slices).
     fn instant(&mut self, instant: &InstantInfo) -> Result<()>;
+    /// The value of the current counter track ([`TrackKind::Counter`]) from
+    /// `ns` on, in time order.
+    fn counter(&mut self, ns: i64, value: i64) -> Result<()>;
     /// Everything is written: flush.
     fn finish(&mut self) -> Result<()>;
 }

@@ -9,6 +9,7 @@ use collective_check::NodeSource;
 use xplane_proto::{EventData, EventView, LineView, View, WireError};
 
 use crate::args::{Arg, ArgValue, arg};
+use crate::counter::NodeCounter;
 use crate::error::{Error, Result};
 use crate::flows::{CollectiveFlows, correlation_flow_id};
 use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
@@ -46,6 +47,8 @@ pub struct Summary {
     pub collective_flows: u64,
     /// Happens-before violations marked as instants.
     pub violations: u64,
+    /// Values written on counter tracks.
+    pub counter_points: u64,
 }
 
 /// Export `inputs` to `sink`: every node a process, every line a track (plus
@@ -53,7 +56,27 @@ pub struct Summary {
 /// a slice with its stats, flows from launches to kernels and through each
 /// collective's participants.
 pub fn export<S: Sink + ?Sized>(inputs: &[Input<'_>], sink: &mut S) -> Result<Summary> {
+    export_with(inputs, &[], sink)
+}
+
+/// [`export`], and each of `counters` as a counter track of its node's
+/// process (after the node's other tracks). A counter of a node that no
+/// input holds is an error.
+pub fn export_with<S: Sink + ?Sized>(
+    inputs: &[Input<'_>],
+    counters: &[NodeCounter],
+    sink: &mut S,
+) -> Result<Summary> {
     let survey = survey(inputs)?;
+    if let Some(c) = counters
+        .iter()
+        .find(|c| !survey.nodes.contains_key(&c.node()))
+    {
+        return Err(Error::CounterNode {
+            node: c.node(),
+            name: c.name().to_owned(),
+        });
+    }
     let mut flows = CollectiveFlows::find(inputs)?;
     let mut summary = Summary {
         collective_flows: flows.instances as u64,
@@ -103,6 +126,26 @@ pub fn export<S: Sink + ?Sized>(inputs: &[Input<'_>], sink: &mut S) -> Result<Su
         &mut next_uuid,
         &mut summary,
     )?;
+    for c in counters {
+        let process = &processes[&c.node()];
+        let track = Track {
+            uuid: next_uuid(),
+            pid: process.pid,
+            tid: tids.take(process.pid, None),
+            parent_uuid: process.uuid,
+            name: c.name().to_owned(),
+            kind: TrackKind::Counter,
+            sort_index: tids.sort_index(process.pid),
+            category: "clock",
+            first_ns: c.points()[0].0,
+        };
+        sink.track(&track)?;
+        summary.tracks += 1;
+        for &(ns, value) in c.points() {
+            sink.counter(ns, value)?;
+        }
+        summary.counter_points += c.points().len() as u64;
+    }
     sink.finish()?;
     Ok(summary)
 }

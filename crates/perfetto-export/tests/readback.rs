@@ -146,7 +146,7 @@ fn gzip_perfetto_output_is_the_trace_compressed() {
         dir.path().join("a.pftrace"),
         dir.path().join("a.pftrace.gz"),
     );
-    perfetto_export::export_file_with(&inputs, &plain, perfetto_export::Packets::Plain).unwrap();
+    perfetto_export::export_file_with(&inputs, &plain, &plain_packets()).unwrap();
     perfetto_export::export_file(&inputs, &gz).unwrap();
     let mut unzipped = Vec::new();
     flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap())
@@ -175,8 +175,7 @@ fn deflated_perfetto_output_inflates_to_the_plain_trace() {
         })
         .collect();
     let (plain, deflated) = (dir.path().join("p.pftrace"), dir.path().join("d.pftrace"));
-    let a = perfetto_export::export_file_with(&inputs, &plain, perfetto_export::Packets::Plain)
-        .unwrap();
+    let a = perfetto_export::export_file_with(&inputs, &plain, &plain_packets()).unwrap();
     let b = perfetto_export::export_file(&inputs, &deflated).unwrap();
     assert_eq!(a, b);
     let (plain, deflated) = (
@@ -195,4 +194,70 @@ fn deflated_perfetto_output_inflates_to_the_plain_trace() {
         .len();
     assert!(bundles > 2, "{bundles} bundles");
     assert_eq!(common::inflate_bundles(&deflated), plain);
+}
+
+fn plain_packets() -> perfetto_export::Options {
+    let mut options = perfetto_export::Options::default();
+    options.packets = perfetto_export::Packets::Plain;
+    options
+}
+
+#[test]
+fn counters_are_tracks_of_their_node_with_exact_values() {
+    use perfetto_export::{ChromeWriter, NodeCounter, PerfettoWriter, export_with};
+    let files = rank_files(&fixture_dir("n2_shardmap_psum_50steps"));
+    let inputs: Vec<perfetto_export::Input<'_>> = files
+        .iter()
+        .map(|(n, b)| perfetto_export::Input {
+            bytes: b,
+            path: Path::new("mem.xplane.pb"),
+            node: collective_check::NodeSource::Given(collective_check::NodeId(*n)),
+        })
+        .collect();
+    let t0 = 1_700_000_000_000_000_000i64;
+    let counters = vec![
+        NodeCounter::new(
+            1,
+            "clock correction",
+            vec![(t0, -3_700), (t0 + 5_000_000, -3_575)],
+        )
+        .unwrap(),
+        NodeCounter::new(0, "clock correction", vec![(t0, 0)]).unwrap(),
+    ];
+    let mut out = Vec::new();
+    let summary = export_with(&inputs, &counters, &mut PerfettoWriter::new(&mut out)).unwrap();
+    assert_eq!(summary.counter_points, 3);
+    let got = common::decode(&out, &Default::default());
+    assert_eq!(got.counter_tracks.len(), 2);
+    let mut values = got.counters.clone();
+    values.sort();
+    assert_eq!(
+        values,
+        vec![
+            (1, "clock correction".to_owned(), t0, 0),
+            (2, "clock correction".to_owned(), t0, -3_700),
+            (2, "clock correction".to_owned(), t0 + 5_000_000, -3_575),
+        ]
+    );
+
+    // Chrome JSON: `C` events of the node's process, exact µs.
+    let mut json = Vec::new();
+    export_with(&inputs, &counters, &mut ChromeWriter::new(&mut json)).unwrap();
+    let text = String::from_utf8(json).unwrap();
+    assert!(
+        text.contains(r#"{"ph":"C","pid":2,"ts":1700000000005000.000,"name":"clock correction","cat":"clock","args":{"ns":-3575}}"#),
+        "{}",
+        &text[text.len().saturating_sub(600)..]
+    );
+    serde_json::from_str::<serde_json::Value>(&text).expect("valid JSON");
+
+    // A counter of a node no input holds is an error, before anything is written.
+    let stray = [NodeCounter::new(7, "clock correction", vec![(t0, 0)]).unwrap()];
+    let mut out = Vec::new();
+    let err = export_with(&inputs, &stray, &mut PerfettoWriter::new(&mut out)).unwrap_err();
+    assert!(
+        matches!(err, perfetto_export::Error::CounterNode { node: 7, .. }),
+        "{err}"
+    );
+    assert!(out.is_empty());
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use collective_check::{NodeId, NodeSource, node_id_from_path};
-use perfetto_export::{Format, Input, Packets, export_file_with};
+use perfetto_export::{Format, Input, Options, Packets, export_file_with};
 use xplane_proto::{FileBytes, NODE_ID_STAT, PlaneIndex, SpaceView};
 
 use crate::Global;
@@ -55,12 +55,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         })
         .collect();
     let started = Instant::now();
-    let packets = if args.plain_packets {
-        Packets::Plain
-    } else {
-        Packets::Deflated
-    };
-    let summary = export_file_with(&inputs, &args.output, packets)
+    let mut options = Options::default();
+    if args.plain_packets {
+        options.packets = Packets::Plain;
+    }
+    let summary = export_file_with(&inputs, &args.output, &options)
         .with_context(|| format!("exporting to {}", args.output.display()))?;
     let seconds = started.elapsed().as_secs_f64();
     if !global.quiet {

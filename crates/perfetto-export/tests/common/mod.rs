@@ -42,6 +42,10 @@ pub struct Decoded {
     pub processes: BTreeMap<i32, String>,
     /// Instants: (pid, ns, track name, event name).
     pub instants: Vec<(i32, i64, String, String)>,
+    /// Counter values: (pid, track name, ns, value).
+    pub counters: Vec<(i32, String, i64, i64)>,
+    /// Uuids of the counter tracks (their unit is ns).
+    pub counter_tracks: HashSet<u64>,
 }
 
 #[derive(Default)]
@@ -98,6 +102,8 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
     let mut open: HashMap<u64, Vec<Got>> = HashMap::new();
     let mut track_seq: HashMap<u64, u32> = HashMap::new();
     let mut instants = Vec::new();
+    let mut counters = Vec::new();
+    let mut counter_tracks = HashSet::new();
     let mut slices = Vec::new();
     let mut collective: BTreeMap<u64, Vec<(i32, i64)>> = BTreeMap::new();
     for p in trace.packet {
@@ -151,6 +157,10 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
                         }
                         None => t.name().to_owned(),
                     };
+                    if let Some(c) = &t.counter {
+                        assert_eq!(c.unit(), proto::counter_descriptor::Unit::TimeNs);
+                        counter_tracks.insert(t.uuid());
+                    }
                     assert!(
                         tracks.insert(t.uuid(), (pid, name)).is_none(),
                         "track uuids are unique"
@@ -216,7 +226,19 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
                         };
                         instants.push((pid, ts as i64, track_name, name));
                     }
-                    other => panic!("only slices and instants are written: {other:?}"),
+                    track_event::Type::Counter => {
+                        assert!(
+                            counter_tracks.contains(&track),
+                            "counters on counter tracks"
+                        );
+                        let (pid, track_name) = tracks[&track].clone();
+                        let value = match e.counter_value_field {
+                            Some(track_event::CounterValueField::CounterValue(v)) => v,
+                            None => panic!("a counter event has a value"),
+                        };
+                        counters.push((pid, track_name, ts as i64, value));
+                    }
+                    other => panic!("only slices, instants and counters are written: {other:?}"),
                 }
             }
             Some(trace_packet::Data::CompressedPackets(_)) => {
@@ -234,6 +256,8 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
         tracks,
         processes,
         instants,
+        counters,
+        counter_tracks,
     }
 }
 
