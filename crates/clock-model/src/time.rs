@@ -183,6 +183,20 @@ impl DurationPs {
     pub const fn abs(self) -> Self {
         DurationPs(self.0.abs())
     }
+
+    /// Nanoseconds as `f64`, for reports (exact to the picosecond below
+    /// about 2.5 hours).
+    #[inline]
+    pub fn as_ns_f64(self) -> f64 {
+        self.0 as f64 / 1000.0
+    }
+
+    /// From nanoseconds given as `f64` (a tolerance, say), rounded to the
+    /// picosecond.
+    #[inline]
+    pub fn from_ns_f64(ns: f64) -> DurationPs {
+        DurationPs((ns * 1000.0).round() as i128)
+    }
 }
 
 impl fmt::Display for DurationPs {

@@ -8,10 +8,9 @@ use serde::Serialize;
 #[serde(transparent)]
 pub struct TimePs(pub i128);
 
-/// A signed length of time in picoseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
-#[serde(transparent)]
-pub struct DurationPs(pub i128);
+/// A signed length of time in picoseconds: the one duration type of the
+/// workspace, from `clock-model`.
+pub use clock_model::DurationPs;
 
 impl TimePs {
     /// `self - earlier`.
@@ -25,18 +24,6 @@ impl TimePs {
         let sign = if self.0 < 0 { "-" } else { "" };
         let abs = self.0.unsigned_abs();
         format!("{sign}{}.{:03}", abs / 1000, abs % 1000)
-    }
-}
-
-impl DurationPs {
-    /// Nanoseconds as `f64` (exact to the picosecond below ~2.5 hours).
-    pub fn as_ns_f64(self) -> f64 {
-        self.0 as f64 / 1000.0
-    }
-
-    /// From nanoseconds (`f64`, rounded to the picosecond).
-    pub fn from_ns_f64(ns: f64) -> DurationPs {
-        DurationPs((ns * 1000.0).round() as i128)
     }
 }
 
