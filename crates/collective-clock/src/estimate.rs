@@ -52,7 +52,27 @@ impl Estimate {
 /// are split into segments where possible, else reported as conflicts
 /// with their instances.
 pub fn estimate(evidence: &Evidence, reference: NodeId, options: &Options) -> Result<Estimate> {
-    let p = Problem::new(evidence, reference)?;
+    estimate_holding(evidence, &BTreeSet::from([reference]), options)
+}
+
+/// Estimate the clock corrections of every node of `evidence` not in
+/// `held`, onto the clock the `held` nodes' times are already on (the
+/// first is the report's reference): each held node keeps its times
+/// (correction 0, `OffsetMap::Identity`), every other node is fitted
+/// against them and against each other.
+///
+/// This completes a run whose nodes are partly aligned otherwise (by
+/// probe offsets): map the held nodes' times onto the global clock first
+/// ([`Evidence::mapped`]), and the fitted maps of the others land on the
+/// same clock. Errors as [`estimate`]'s; a node linked to any held node
+/// is linked.
+pub fn estimate_holding(
+    evidence: &Evidence,
+    held: &BTreeSet<NodeId>,
+    options: &Options,
+) -> Result<Estimate> {
+    let p = Problem::new(evidence, held)?;
+    let reference = p.nodes[p.reference];
     let mut solver = Solver::new(&p, *options);
     solver.run();
     let mut maps = BTreeMap::new();
@@ -61,7 +81,7 @@ pub fn estimate(evidence: &Evidence, reference: NodeId, options: &Options) -> Re
     for (i, &node) in p.nodes.iter().enumerate() {
         let (report, bad) = node_report(&solver, evidence, i);
         violated.extend(bad);
-        if i == p.reference {
+        if p.held[i] {
             maps.insert(node, OffsetMap::Identity);
             nodes.push(report);
             continue;
@@ -148,7 +168,7 @@ fn node_report(solver: &Solver<'_>, evidence: &Evidence, i: usize) -> (NodeRepor
         .collect();
     let report = NodeReport {
         node: p.nodes[i],
-        reference: i == p.reference,
+        reference: p.held[i],
         segments: reports,
         anchors_raised: 0,
     };

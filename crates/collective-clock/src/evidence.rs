@@ -188,6 +188,20 @@ impl Evidence {
         ev
     }
 
+    /// The same evidence with `node`'s times mapped by `f` (onto another
+    /// clock: a node aligned otherwise, whose times are then held by
+    /// [`estimate_holding`](crate::estimate_holding)).
+    pub fn mapped(&self, node: NodeId, f: impl Fn(HostTime) -> HostTime) -> Evidence {
+        let mut ev = self.clone();
+        for m in ev.instances.iter_mut().flat_map(|i| i.members.iter_mut()) {
+            if m.node == node {
+                m.begin = f(m.begin);
+                m.end = f(m.end);
+            }
+        }
+        ev
+    }
+
     fn op_id(&mut self, name: &str) -> OpId {
         match self.ops.iter().position(|o| o == name) {
             Some(i) => OpId(i as u32),

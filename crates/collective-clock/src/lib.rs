@@ -70,7 +70,7 @@ mod solve;
 mod synthetic;
 
 pub use error::{Error, Result};
-pub use estimate::{Estimate, estimate};
+pub use estimate::{Estimate, estimate, estimate_holding};
 pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};
 pub use options::{Estimator, Options};
 pub use report::{

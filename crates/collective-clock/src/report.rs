@@ -74,7 +74,8 @@ pub struct SegmentReport {
 pub struct NodeReport {
     /// The node.
     pub node: NodeId,
-    /// True for the reference node (its correction is 0).
+    /// True for the reference node and every node held at its clock (its
+    /// correction is 0).
     pub reference: bool,
     /// Segments in time order (one for the reference).
     pub segments: Vec<SegmentReport>,
