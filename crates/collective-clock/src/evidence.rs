@@ -188,18 +188,15 @@ impl Evidence {
         ev
     }
 
-    /// The same evidence with `node`'s times mapped by `f` (onto another
-    /// clock: a node aligned otherwise, whose times are then held by
-    /// [`estimate_holding`](crate::estimate_holding)).
-    pub fn mapped(&self, node: NodeId, f: impl Fn(HostTime) -> HostTime) -> Evidence {
-        let mut ev = self.clone();
-        for m in ev.instances.iter_mut().flat_map(|i| i.members.iter_mut()) {
-            if m.node == node {
-                m.begin = f(m.begin);
-                m.end = f(m.end);
-            }
+    /// Map every member's times by `f(node, time)` (onto another clock:
+    /// nodes aligned otherwise, whose times are then held by
+    /// [`estimate_holding`](crate::estimate_holding); `f` returns the time
+    /// unchanged for the others).
+    pub fn map_times(&mut self, f: impl Fn(NodeId, HostTime) -> HostTime) {
+        for m in self.instances.iter_mut().flat_map(|i| i.members.iter_mut()) {
+            m.begin = f(m.node, m.begin);
+            m.end = f(m.node, m.end);
         }
-        ev
     }
 
     fn op_id(&mut self, name: &str) -> OpId {

@@ -23,6 +23,8 @@
 //!   [`NodeReport`] and [`SegmentReport`] the offset and drift in integer
 //!   ns and ppb, the [`Uncertainty`], the instances and constraints used,
 //!   and every violated constraint as a [`Conflict`] naming its instance.
+//! - [`Estimate::check_correction`] checks a correction given otherwise
+//!   (probe offsets) against a node's constraints: a [`CorrectionCheck`].
 //! - [`SyntheticRun`] simulates a run with known clocks ([`Truth`]).
 //!
 //! # Example
@@ -55,6 +57,7 @@
 #![deny(missing_docs)]
 
 mod caches;
+mod check;
 mod error;
 mod estimate;
 mod evidence;
@@ -69,6 +72,7 @@ mod robust;
 mod solve;
 mod synthetic;
 
+pub use check::CorrectionCheck;
 pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};
 pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};

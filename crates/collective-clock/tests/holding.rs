@@ -33,12 +33,10 @@ fn nodes_held_at_their_true_clocks_align_the_others_onto_them() {
     let (ev, truth) = run.generate();
     // Nodes 0, 1 and 3 are aligned otherwise: their times mapped exactly.
     let mut held_ev = ev.clone();
-    for n in [1, 3] {
-        let node = NodeId(n);
-        held_ev = held_ev.mapped(node, |h| {
-            HostTime::from_ps(h.as_ps() + truth.correction_ps(node, h))
-        });
-    }
+    held_ev.map_times(|node, h| match node.0 {
+        1 | 3 => HostTime::from_ps(h.as_ps() + truth.correction_ps(node, h)),
+        _ => h,
+    });
     let held = BTreeSet::from([NodeId(0), NodeId(1), NodeId(3)]);
     let est = estimate_holding(&held_ev, &held, &Options::default()).unwrap();
     for n in [0, 1, 3] {

@@ -39,6 +39,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod auto;
 mod clocks;
 mod discover;
 mod each;
@@ -47,6 +48,7 @@ mod format;
 mod kineto;
 mod merge;
 mod node;
+mod node_clock;
 mod plan;
 
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
@@ -58,4 +60,7 @@ pub use kineto::{
     AlignedRank, KinetoMergeOutcome, KinetoOutcome, align_kineto, estimate_kineto, merge_kineto,
 };
 pub use merge::{MergeOutcome, MergeSettings};
+pub use node_clock::{
+    ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
+};
 pub use plan::Plan;

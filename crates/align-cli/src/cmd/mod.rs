@@ -3,6 +3,7 @@
 pub mod align;
 #[cfg(feature = "synth")]
 pub mod bench;
+pub mod clock;
 #[cfg(feature = "synth")]
 pub mod demo;
 pub mod export;
