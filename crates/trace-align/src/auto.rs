@@ -174,7 +174,7 @@ pub(crate) fn nodes_without_anchors(offsets: &OffsetsFile, nodes: &[NodeInput]) 
 }
 
 /// The probe clocks of every node listed in the offsets with usable rows.
-fn probe_maps(
+pub(crate) fn probe_maps(
     nodes: &[NodeInput],
     offsets: &OffsetsFile,
     options: &AlignOptions,
@@ -228,7 +228,7 @@ fn check_all(
 }
 
 /// Node `node`'s probe correction against `full` and `evidence`.
-fn probe_check(
+pub(crate) fn probe_check(
     full: &Estimate,
     evidence: &Evidence,
     node: u32,

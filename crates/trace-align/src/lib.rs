@@ -41,6 +41,7 @@
 
 mod auto;
 mod clocks;
+mod collectives;
 mod discover;
 mod each;
 mod error;
@@ -52,6 +53,7 @@ mod node_clock;
 mod plan;
 
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
+pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode, same_file};
 pub use error::{Result, RunError};

@@ -79,16 +79,7 @@ impl RunFiles {
                 have: have(),
             });
         }
-        let nodes: Vec<NodeInput> = self
-            .nodes
-            .iter()
-            .map(|(&node_id, files)| NodeInput {
-                node_id,
-                trace: files.trace.clone(),
-                snapshots: files.snapshots.clone(),
-                ..Default::default()
-            })
-            .collect();
+        let nodes = self.node_inputs();
         let auto = matches!(source, ClockSource::Auto | ClockSource::Both);
         let collectives = |nodes: Vec<NodeInput>, clock_reason, reason| {
             let estimate = crate::clocks::from_collectives(&nodes, options)?;
@@ -173,6 +164,19 @@ impl RunFiles {
             clock_warnings: Vec::new(),
             options: options.clone(),
         })
+    }
+
+    /// One input per node, by node id.
+    pub(crate) fn node_inputs(&self) -> Vec<NodeInput> {
+        self.nodes
+            .iter()
+            .map(|(&node_id, files)| NodeInput {
+                node_id,
+                trace: files.trace.clone(),
+                snapshots: files.snapshots.clone(),
+                ..Default::default()
+            })
+            .collect()
     }
 
     /// The folder the traces are in (for naming a missing offsets file).
