@@ -8,6 +8,14 @@
 //!   traces, giving a [`Plan`]: one [`alignment_core::NodeInput`] per node,
 //!   the [`ClockEvidence`] (probe offsets, or corrections estimated from the
 //!   collectives with `collective-clock`; see [`ClockSource`]), the policies.
+//!   [`RunFiles::plan_clocks`] takes a [`ClockPolicy`]: `Auto` chooses per
+//!   node (probes where usable, the collectives elsewhere) and checks the
+//!   probes against the collectives ([`CrossCheck`]); the choice per node
+//!   is a [`NodeClock`] in [`Plan::node_clocks`], contradictions are
+//!   [`ClockWarning`]s.
+//! - [`RunFiles::collective_clocks`] estimates every node's clock from the
+//!   collectives alone and compares it with the probes
+//!   ([`CollectiveClocks`]).
 //! - [`Plan::merge`] aligns every node straight into one merged trace while
 //!   reading its collectives, and returns a [`MergeOutcome`] (per node
 //!   diagnostics, the merge report, the happens-before check before and
