@@ -18,6 +18,9 @@
 //!   feasible region ([`Options`]). Nodes linked to the reference only
 //!   through other nodes are fitted by sweeping every node against the
 //!   current estimate of the others until nothing moves.
+//!   [`estimate_holding`] keeps several nodes at clocks known otherwise
+//!   (probe offsets, their times mapped with [`Evidence::map_times`]) and
+//!   fits only the others onto them.
 //! - The [`Estimate`] holds per node a `clock_model::OffsetMap` (`Host →
 //!   Global`, applied like probe offsets) and an [`EstimateReport`]: per
 //!   [`NodeReport`] and [`SegmentReport`] the offset and drift in integer
