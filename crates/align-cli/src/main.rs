@@ -64,6 +64,8 @@ enum Command {
     /// Score aligned or merged traces against a synthetic run's truth.
     #[cfg(feature = "synth")]
     Score(cmd::score::Args),
+    /// Estimate every node's clock from its collectives; compare with the probe offsets.
+    Collectives(cmd::collectives::Args),
     /// Check collectives for happens-before violations (exit 1 above --max-violations).
     Validate(cmd::validate::Args),
     /// Write traces as Perfetto protobuf (`*.pftrace`) or Chrome trace JSON (`*.json`, `*.json.gz`).
@@ -84,6 +86,7 @@ impl Command {
             Command::Synth(args) => cmd::synth::run(args, global),
             #[cfg(feature = "synth")]
             Command::Score(args) => cmd::score::run(args, global),
+            Command::Collectives(args) => cmd::collectives::run(args, global),
             Command::Validate(args) => cmd::validate::run(args, global),
             Command::Export(args) => cmd::export::run(args, global),
         }

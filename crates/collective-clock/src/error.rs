@@ -6,6 +6,9 @@ use collective_check::NodeId;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// No node was given to hold at its clock (no reference).
+    #[error("no reference node: at least one node must keep its clock")]
+    NoHeldNode,
     /// The evidence holds no instance with two or more nodes.
     #[error("no collective instance shared by two nodes: nothing to estimate clocks from")]
     NoSharedInstances,

@@ -52,7 +52,27 @@ impl Estimate {
 /// are split into segments where possible, else reported as conflicts
 /// with their instances.
 pub fn estimate(evidence: &Evidence, reference: NodeId, options: &Options) -> Result<Estimate> {
-    let p = Problem::new(evidence, reference)?;
+    estimate_holding(evidence, &BTreeSet::from([reference]), options)
+}
+
+/// Estimate the clock corrections of every node of `evidence` not in
+/// `held`, onto the clock the `held` nodes' times are already on (the
+/// first is the report's reference): each held node keeps its times
+/// (correction 0, `OffsetMap::Identity`), every other node is fitted
+/// against them and against each other.
+///
+/// This completes a run whose nodes are partly aligned otherwise (by
+/// probe offsets): map the held nodes' times onto the global clock first
+/// ([`Evidence::map_times`]), and the fitted maps of the others land on the
+/// same clock. Errors as [`estimate`]'s; a node linked to any held node
+/// is linked.
+pub fn estimate_holding(
+    evidence: &Evidence,
+    held: &BTreeSet<NodeId>,
+    options: &Options,
+) -> Result<Estimate> {
+    let p = Problem::new(evidence, held)?;
+    let reference = p.nodes[p.reference];
     let mut solver = Solver::new(&p, *options);
     solver.run();
     let mut maps = BTreeMap::new();
@@ -61,7 +81,7 @@ pub fn estimate(evidence: &Evidence, reference: NodeId, options: &Options) -> Re
     for (i, &node) in p.nodes.iter().enumerate() {
         let (report, bad) = node_report(&solver, evidence, i);
         violated.extend(bad);
-        if i == p.reference {
+        if p.held[i] {
             maps.insert(node, OffsetMap::Identity);
             nodes.push(report);
             continue;
@@ -148,7 +168,7 @@ fn node_report(solver: &Solver<'_>, evidence: &Evidence, i: usize) -> (NodeRepor
         .collect();
     let report = NodeReport {
         node: p.nodes[i],
-        reference: i == p.reference,
+        reference: p.held[i],
         segments: reports,
         anchors_raised: 0,
     };
@@ -200,13 +220,15 @@ fn segment_report(
         }
     }
     let ns = |x: f64| ((p.origin_ps + (x * 1000.0).round() as i128) / 1000) as i64;
+    let (uncertainty, feasible_middle_ns) = uncertainty(solver, i, seg);
     let report = SegmentReport {
         start_host_ns: ns(seg.lo),
         end_host_ns: ns(seg.hi),
         offset_start_ns: seg.at(seg.lo).round() as i64,
         offset_end_ns: seg.at(seg.hi).round() as i64,
         drift_ppb: (seg.b * 1e9).round() as i64,
-        uncertainty: uncertainty(solver, i, seg),
+        uncertainty,
+        feasible_middle_ns,
         instances: instances.len(),
         left_out,
         constraints: bounds.len(),
@@ -218,8 +240,9 @@ fn segment_report(
 
 /// Half-widths of the feasible offsets at the segment's start, middle and
 /// end: over every offset and drift (within the drift bound) that satisfies
-/// the segment's constraints, whatever model the estimator picked.
-fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> Uncertainty {
+/// the segment's constraints, whatever model the estimator picked; and the
+/// feasible offsets at the middle (`None` where unbounded or empty).
+fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> (Uncertainty, Option<[i64; 2]>) {
     let inputs = Inputs::gather(
         solver.p,
         &solver.caches,
@@ -230,19 +253,21 @@ fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> Uncertainty {
     );
     let region = inputs.region();
     if !region.is_two_sided() {
-        return Uncertainty::default();
+        return (Uncertainty::default(), None);
     }
     let Some(drifts) = region.drift_range(solver.options.max_drift()) else {
-        return Uncertainty::default();
+        return (Uncertainty::default(), None);
     };
     let half = |t: f64| {
         let (lo, hi) = region.offsets_at(t, drifts);
         Some(((hi - lo) / 2.0).round() as i64)
     };
     let h = (seg.hi - seg.lo) / 2.0;
-    Uncertainty {
+    let (lo, hi) = region.offsets_at(0.0, drifts);
+    let uncertainty = Uncertainty {
         start_ns: half(-h),
         middle_ns: half(0.0),
         end_ns: half(h),
-    }
+    };
+    (uncertainty, Some([lo.floor() as i64, hi.ceil() as i64]))
 }

@@ -188,6 +188,17 @@ impl Evidence {
         ev
     }
 
+    /// Map every member's times by `f(node, time)` (onto another clock:
+    /// nodes aligned otherwise, whose times are then held by
+    /// [`estimate_holding`](crate::estimate_holding); `f` returns the time
+    /// unchanged for the others).
+    pub fn map_times(&mut self, f: impl Fn(NodeId, HostTime) -> HostTime) {
+        for m in self.instances.iter_mut().flat_map(|i| i.members.iter_mut()) {
+            m.begin = f(m.node, m.begin);
+            m.end = f(m.node, m.end);
+        }
+    }
+
     fn op_id(&mut self, name: &str) -> OpId {
         match self.ops.iter().position(|o| o == name) {
             Some(i) => OpId(i as u32),

@@ -18,11 +18,16 @@
 //!   feasible region ([`Options`]). Nodes linked to the reference only
 //!   through other nodes are fitted by sweeping every node against the
 //!   current estimate of the others until nothing moves.
+//!   [`estimate_holding`] keeps several nodes at clocks known otherwise
+//!   (probe offsets, their times mapped with [`Evidence::map_times`]) and
+//!   fits only the others onto them.
 //! - The [`Estimate`] holds per node a `clock_model::OffsetMap` (`Host →
 //!   Global`, applied like probe offsets) and an [`EstimateReport`]: per
 //!   [`NodeReport`] and [`SegmentReport`] the offset and drift in integer
 //!   ns and ppb, the [`Uncertainty`], the instances and constraints used,
 //!   and every violated constraint as a [`Conflict`] naming its instance.
+//! - [`Estimate::check_correction`] checks a correction given otherwise
+//!   (probe offsets) against a node's constraints: a [`CorrectionCheck`].
 //! - [`SyntheticRun`] simulates a run with known clocks ([`Truth`]).
 //!
 //! # Example
@@ -55,6 +60,7 @@
 #![deny(missing_docs)]
 
 mod caches;
+mod check;
 mod error;
 mod estimate;
 mod evidence;
@@ -69,8 +75,9 @@ mod robust;
 mod solve;
 mod synthetic;
 
+pub use check::CorrectionCheck;
 pub use error::{Error, Result};
-pub use estimate::{Estimate, estimate};
+pub use estimate::{Estimate, estimate, estimate_holding};
 pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};
 pub use options::{Estimator, Options};
 pub use report::{

@@ -35,7 +35,7 @@ pub(crate) fn presplit(p: &Problem, options: &Options) -> (Vec<Vec<Segment>>, Ve
         rank[i] = r;
     }
     for &i in &p.order {
-        if i == p.reference {
+        if p.held[i] {
             continue;
         }
         let pairs = pair_bounds(p, i, parent(p, i, &rank));

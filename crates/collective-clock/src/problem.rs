@@ -3,7 +3,7 @@
 //! half-planes in time order, and the checks that every node is linked to
 //! the reference.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use collective_check::NodeId;
 
@@ -27,8 +27,11 @@ pub(crate) struct Bound {
 pub(crate) struct Problem {
     /// Node ids by index.
     pub nodes: Vec<NodeId>,
-    /// The reference node's index.
+    /// The reference node's index (the first held node).
     pub reference: usize,
+    /// Per node: held at correction 0 (the reference, and the nodes whose
+    /// times are already on its clock), never fitted.
+    pub held: Vec<bool>,
     /// Time 0 of every `f64` time, epoch ps.
     pub origin_ps: i128,
     /// Per member: node index.
@@ -51,10 +54,12 @@ pub(crate) struct Problem {
 }
 
 impl Problem {
-    /// Index `evidence` for reference node `reference`; every node of the
-    /// evidence must share an instance with another node, and be linked to
-    /// the reference through such instances.
-    pub(crate) fn new(evidence: &Evidence, reference: NodeId) -> Result<Self> {
+    /// Index `evidence` for the nodes `held` at correction 0 (the first is
+    /// the reference); every other node of the evidence must share an
+    /// instance with another node, and be linked to a held node through
+    /// such instances.
+    pub(crate) fn new(evidence: &Evidence, held: &BTreeSet<NodeId>) -> Result<Self> {
+        let &reference = held.first().ok_or(Error::NoHeldNode)?;
         if evidence.instances().is_empty() {
             return Err(Error::NoSharedInstances);
         }
@@ -71,7 +76,7 @@ impl Problem {
             *v = k as u32;
         }
         let nodes: Vec<NodeId> = index.keys().copied().collect();
-        let Some(&reference_index) = index.get(&reference) else {
+        let Some(reference_index) = held.iter().find_map(|n| index.get(n).copied()) else {
             return Err(Error::ReferenceNotShared { node: reference });
         };
         let origin_ps = evidence
@@ -84,6 +89,7 @@ impl Problem {
         let mut p = Problem {
             nodes,
             reference: reference_index as usize,
+            held: index.keys().map(|n| held.contains(n)).collect(),
             origin_ps,
             node_of: Vec::new(),
             begin: Vec::new(),
@@ -148,11 +154,12 @@ impl Problem {
         self.starts[k] as usize..self.starts[k + 1] as usize
     }
 
-    /// Nodes in breadth-first order from the reference.
+    /// Nodes in breadth-first order from the held nodes (the reference
+    /// first).
     fn breadth_first(&self) -> Vec<usize> {
-        let mut seen = vec![false; self.nodes.len()];
         let mut order = vec![self.reference];
-        seen[self.reference] = true;
+        order.extend((0..self.nodes.len()).filter(|&i| self.held[i] && i != self.reference));
+        let mut seen = self.held.clone();
         let mut next = 0;
         while next < order.len() {
             let i = order[next];
@@ -192,15 +199,21 @@ impl Problem {
                 parent[a] = b;
             }
         }
-        if self.bounds[self.reference].is_empty() {
+        let held: Vec<usize> = (0..n).filter(|&i| self.held[i]).collect();
+        if held.iter().all(|&i| self.bounds[i].is_empty()) {
             return Err(Error::ReferenceNotShared {
                 node: self.nodes[self.reference],
             });
         }
-        if let Some(i) = (0..n).find(|&i| self.bounds[i].is_empty()) {
+        if let Some(i) = (0..n).find(|&i| !self.held[i] && self.bounds[i].is_empty()) {
             return Err(Error::NoSharedInstance {
                 node: self.nodes[i],
             });
+        }
+        // The held nodes are one home: their clocks are all known.
+        for &i in &held {
+            let (a, b) = (root(&mut parent, i), root(&mut parent, self.reference));
+            parent[a] = b;
         }
         let home = root(&mut parent, self.reference);
         let away: Vec<NodeId> = (0..n)

@@ -54,6 +54,10 @@ pub struct SegmentReport {
     pub drift_ppb: i64,
     /// Feasible-interval half-widths.
     pub uncertainty: Uncertainty,
+    /// The feasible interval of `δ` at the segment's middle, `[low, high]`
+    /// ns (`None` where it is empty or unbounded): a correction given
+    /// otherwise (by probe offsets) outside it contradicts the collectives.
+    pub feasible_middle_ns: Option<[i64; 2]>,
     /// Instances with a constraint in the segment.
     pub instances: usize,
     /// Of those, instances left out of the fit: a stretch of constraints
@@ -74,7 +78,8 @@ pub struct SegmentReport {
 pub struct NodeReport {
     /// The node.
     pub node: NodeId,
-    /// True for the reference node (its correction is 0).
+    /// True for the reference node and every node held at its clock (its
+    /// correction is 0).
     pub reference: bool,
     /// Segments in time order (one for the reference).
     pub segments: Vec<SegmentReport>,

@@ -55,8 +55,7 @@ impl<'p> Solver<'p> {
             .into_iter()
             .map(|segments| Model { segments })
             .collect();
-        let mut known = vec![false; p.nodes.len()];
-        known[p.reference] = true;
+        let known = p.held.clone();
         Solver {
             p,
             models,
@@ -137,7 +136,7 @@ impl<'p> Solver<'p> {
         }
         let mut change: f64 = 0.0;
         for &node in &self.p.order {
-            if node == self.p.reference {
+            if self.p.held[node] {
                 continue;
             }
             let first = !self.known[node];

@@ -1,6 +1,8 @@
 //! Where a run's clock corrections come from: the network-probed offsets
 //! file, or the collectives in the traces themselves.
 
+use std::collections::BTreeSet;
+
 use alignment_core::{AlignOptions, NodeAligner, NodeClocks, NodeInput, OffsetsFile};
 use clock_model::OffsetMap;
 use collective_check::{Extraction, NodeId, NodeSource, PlaneChoice};
@@ -23,6 +25,11 @@ pub enum ClockSource {
     /// The collectives: no participant finishes a collective before every
     /// participant has begun it.
     Collectives,
+    /// What `Auto` ends with when the nodes differ: probe offsets for
+    /// some, the collectives for the others (per node in
+    /// [`Plan::node_clocks`](crate::Plan::node_clocks)). Asked for, it is
+    /// `Auto`.
+    Both,
 }
 
 /// Why a plan aligns with the evidence it has.
@@ -35,12 +42,18 @@ pub enum ClockReason {
     ProbeOffsets,
     /// `auto`: the run has no probe offsets file.
     NoOffsetsFile,
-    /// `auto`: the offsets file gives this node no usable row (no completed
-    /// probe round, every row unreachable), so the collectives are used.
+    /// `auto`: the offsets file gives this node, the reference, no usable
+    /// row (no completed probe round, every row unreachable), so the
+    /// collectives are used for every node.
     NoUsableProbeRows {
         /// The node.
         node: u32,
     },
+    /// `auto`: probe offsets for some nodes, the collectives for the others
+    /// (nodes without usable probe rows, or whose probes contradict their
+    /// collectives); why, per node, is in
+    /// [`Plan::node_clocks`](crate::Plan::node_clocks).
+    PerNode,
 }
 
 impl std::fmt::Display for ClockReason {
@@ -53,6 +66,9 @@ impl std::fmt::Display for ClockReason {
                 f,
                 "the probe offsets give node {node} no usable row (no completed round)"
             ),
+            ClockReason::PerNode => f.write_str(
+                "probe offsets where usable and consistent, the collectives for the other nodes",
+            ),
         }
     }
 }
@@ -64,6 +80,17 @@ pub enum ClockEvidence {
     Probes(OffsetsFile),
     /// Corrections estimated from the collectives, per node (`Host → Global`).
     Collectives(Box<Estimate>),
+    /// Probe offsets for most nodes; the nodes in `from_collectives` get
+    /// their correction from `estimate`, fitted onto the others' probe
+    /// corrections.
+    Both {
+        /// The probe offsets.
+        offsets: OffsetsFile,
+        /// The fit of the nodes in `from_collectives` (the others held).
+        estimate: Box<Estimate>,
+        /// The nodes aligned from the collectives.
+        from_collectives: BTreeSet<u32>,
+    },
 }
 
 impl ClockEvidence {
@@ -72,6 +99,7 @@ impl ClockEvidence {
         match self {
             ClockEvidence::Probes(_) => ClockSource::Probes,
             ClockEvidence::Collectives(_) => ClockSource::Collectives,
+            ClockEvidence::Both { .. } => ClockSource::Both,
         }
     }
 
@@ -80,7 +108,17 @@ impl ClockEvidence {
     pub fn estimate_report(&self) -> Option<collective_clock::EstimateReport> {
         match self {
             ClockEvidence::Probes(_) => None,
-            ClockEvidence::Collectives(e) => Some(e.report.clone()),
+            ClockEvidence::Collectives(e) | ClockEvidence::Both { estimate: e, .. } => {
+                Some(e.report.clone())
+            }
+        }
+    }
+
+    /// The probe offsets file, when there is one in use.
+    pub fn offsets(&self) -> Option<&OffsetsFile> {
+        match self {
+            ClockEvidence::Probes(o) | ClockEvidence::Both { offsets: o, .. } => Some(o),
+            ClockEvidence::Collectives(_) => None,
         }
     }
 
@@ -95,21 +133,49 @@ impl ClockEvidence {
         match self {
             ClockEvidence::Probes(offsets) => NodeClocks::for_trace(input, view, offsets, options),
             ClockEvidence::Collectives(estimate) => {
-                let map = estimate
-                    .maps
-                    .get(&NodeId(input.node_id.into()))
-                    .cloned()
-                    .unwrap_or(OffsetMap::Identity);
-                NodeClocks::with_offset(input, view, map, options)
+                NodeClocks::with_offset(input, view, estimated(estimate, input.node_id), options)
             }
+            ClockEvidence::Both {
+                offsets,
+                estimate,
+                from_collectives,
+            } => match from_collectives.contains(&input.node_id) {
+                true => NodeClocks::with_offset(
+                    input,
+                    view,
+                    estimated(estimate, input.node_id),
+                    options,
+                ),
+                false => NodeClocks::for_trace(input, view, offsets, options),
+            },
         }
     }
+}
+
+/// `node`'s map in `estimate` (the identity for a node not in it).
+fn estimated(estimate: &Estimate, node: u32) -> OffsetMap {
+    estimate
+        .maps
+        .get(&NodeId(node.into()))
+        .cloned()
+        .unwrap_or(OffsetMap::Identity)
 }
 
 /// Estimate every node's correction from the collectives of its trace:
 /// each node's collectives are read on its own host clock (device times
 /// through its snapshot map), matched across nodes, and fitted.
 pub(crate) fn from_collectives(nodes: &[NodeInput], options: &AlignOptions) -> Result<Estimate> {
+    let evidence = host_evidence(nodes, options)?;
+    collective_clock::estimate(
+        &evidence,
+        NodeId(options.reference_node.into()),
+        &collective_clock::Options::default(),
+    )
+    .map_err(|e| RunError::Estimate(Box::new(e)))
+}
+
+/// The collectives of `nodes`, each on its own host clock, matched.
+pub(crate) fn host_evidence(nodes: &[NodeInput], options: &AlignOptions) -> Result<Evidence> {
     let mut check = collective_check::Options::default();
     check.include_point_to_point = true;
     let per_node = nodes
@@ -120,13 +186,7 @@ pub(crate) fn from_collectives(nodes: &[NodeInput], options: &AlignOptions) -> R
     for e in per_node {
         all.append(e);
     }
-    let evidence = Evidence::from_extraction(&all, PlaneChoice::Auto);
-    collective_clock::estimate(
-        &evidence,
-        NodeId(options.reference_node.into()),
-        &collective_clock::Options::default(),
-    )
-    .map_err(|e| RunError::Estimate(Box::new(e)))
+    Ok(Evidence::from_extraction(&all, PlaneChoice::Auto))
 }
 
 /// One node's collectives on its host clock.

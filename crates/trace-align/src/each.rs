@@ -9,8 +9,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 use xplane_proto::{SpaceView, XSpaceFile};
 
+use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
 use crate::node::{NodeCollectives, open};
+use crate::node_clock::{ClockWarning, NodeClock};
 use crate::plan::Plan;
 
 /// One node's aligned trace.
@@ -25,6 +27,15 @@ pub struct AlignedNode {
 /// What aligning every node did.
 #[derive(Debug, Clone, Serialize)]
 pub struct AlignEachOutcome {
+    /// Where the clock corrections came from.
+    pub clock_source: ClockSource,
+    /// Why that source.
+    pub clock_reason: ClockReason,
+    /// Per node: where its correction came from, why, and the check of its
+    /// probe offsets against its collectives.
+    pub node_clocks: Vec<NodeClock>,
+    /// What the clock planning warned about.
+    pub clock_warnings: Vec<ClockWarning>,
     /// Per node, by node id.
     pub nodes: Vec<AlignedNode>,
     /// The collectives as recorded (when validated).
@@ -91,6 +102,10 @@ impl Plan {
             _ => (None, None),
         };
         Ok(AlignEachOutcome {
+            clock_source: self.clocks.source(),
+            clock_reason: self.clock_reason,
+            node_clocks: self.node_clocks.clone(),
+            clock_warnings: self.clock_warnings.clone(),
             nodes,
             before,
             after,

@@ -8,6 +8,14 @@
 //!   traces, giving a [`Plan`]: one [`alignment_core::NodeInput`] per node,
 //!   the [`ClockEvidence`] (probe offsets, or corrections estimated from the
 //!   collectives with `collective-clock`; see [`ClockSource`]), the policies.
+//!   [`RunFiles::plan_clocks`] takes a [`ClockPolicy`]: `Auto` chooses per
+//!   node (probes where usable, the collectives elsewhere) and checks the
+//!   probes against the collectives ([`CrossCheck`]); the choice per node
+//!   is a [`NodeClock`] in [`Plan::node_clocks`], contradictions are
+//!   [`ClockWarning`]s.
+//! - [`RunFiles::collective_clocks`] estimates every node's clock from the
+//!   collectives alone and compares it with the probes
+//!   ([`CollectiveClocks`]).
 //! - [`Plan::merge`] aligns every node straight into one merged trace while
 //!   reading its collectives, and returns a [`MergeOutcome`] (per node
 //!   diagnostics, the merge report, the happens-before check before and
@@ -39,7 +47,9 @@
 //! ```
 #![deny(missing_docs)]
 
+mod auto;
 mod clocks;
+mod collectives;
 mod discover;
 mod each;
 mod error;
@@ -47,9 +57,11 @@ mod format;
 mod kineto;
 mod merge;
 mod node;
+mod node_clock;
 mod plan;
 
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
+pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode, same_file};
 pub use error::{Result, RunError};
@@ -58,4 +70,7 @@ pub use kineto::{
     AlignedRank, KinetoMergeOutcome, KinetoOutcome, align_kineto, estimate_kineto, merge_kineto,
 };
 pub use merge::{MergeOutcome, MergeSettings};
+pub use node_clock::{
+    ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
+};
 pub use plan::Plan;

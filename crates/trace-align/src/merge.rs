@@ -17,6 +17,7 @@ use xplane_proto::{TASK_ENV_PLANE, XPlane, XSpaceFile};
 use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
 use crate::node::{NodeCollectives, PreparedNode, open};
+use crate::node_clock::{ClockWarning, NodeClock};
 use crate::plan::Plan;
 
 /// How to merge.
@@ -56,6 +57,11 @@ pub struct MergeOutcome {
     pub clock_source: ClockSource,
     /// Why that source.
     pub clock_reason: ClockReason,
+    /// Per node: where its correction came from, why, and the check of its
+    /// probe offsets against its collectives.
+    pub node_clocks: Vec<NodeClock>,
+    /// What the clock planning warned about.
+    pub clock_warnings: Vec<ClockWarning>,
     /// The corrections estimated from the collectives, per node and
     /// segment (offset, drift, uncertainty, constraints), when they were.
     pub collective_clocks: Option<EstimateReport>,
@@ -180,6 +186,8 @@ impl Plan {
             summary,
             clock_source: self.clocks.source(),
             clock_reason: self.clock_reason,
+            node_clocks: self.node_clocks.clone(),
+            clock_warnings: self.clock_warnings.clone(),
             collective_clocks: self.clocks.estimate_report(),
             nodes: diagnostics,
             merge: report,

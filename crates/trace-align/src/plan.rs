@@ -8,6 +8,7 @@ use alignment_core::{AlignOptions, NodeInput, OffsetsFile};
 use crate::clocks::{ClockEvidence, ClockReason, ClockSource};
 use crate::discover::{OFFSETS_FILE_NAME, RunFiles};
 use crate::error::{Result, RunError};
+use crate::node_clock::{ClockPolicy, ClockWarning, NodeClock, NodeClockReason};
 
 /// An alignment of a whole run, checked and ready to execute: every input
 /// read that can be read before the traces (the offsets file), every node
@@ -21,6 +22,12 @@ pub struct Plan {
     pub clocks: ClockEvidence,
     /// Why that evidence.
     pub clock_reason: ClockReason,
+    /// Per node, by node id: where its correction comes from, why, and the
+    /// check of its probe offsets against its collectives.
+    pub node_clocks: Vec<NodeClock>,
+    /// What the clock planning warns about (probe offsets that contradict
+    /// the collectives).
+    pub clock_warnings: Vec<ClockWarning>,
     /// The policies; `options.reference_node` is the global clock.
     pub options: AlignOptions,
 }
@@ -34,11 +41,33 @@ impl RunFiles {
         self.plan_with(options, ClockSource::Auto)
     }
 
-    /// Plan the alignment with the clock evidence `source`: the probe
-    /// offsets (checked against the traces), or corrections estimated from
-    /// the collectives (which reads every trace's collectives now); `Auto`
-    /// takes the probes when the run has an offsets file.
+    /// Plan the alignment with the clock evidence `source` and the default
+    /// [`CrossCheck`](crate::CrossCheck); see [`RunFiles::plan_clocks`].
     pub fn plan_with(&self, options: &AlignOptions, source: ClockSource) -> Result<Plan> {
+        self.plan_clocks(
+            options,
+            &ClockPolicy {
+                source,
+                ..ClockPolicy::default()
+            },
+        )
+    }
+
+    /// Plan the alignment with the clock evidence of `policy`: the probe
+    /// offsets (checked against the traces), or corrections estimated from
+    /// the collectives (which reads every trace's collectives now).
+    ///
+    /// `Auto` without an offsets file takes the collectives. With one, it
+    /// chooses per node: a node with usable probe rows keeps its probe
+    /// correction, a node without gets its correction from the collectives,
+    /// fitted onto the probe-aligned nodes. Unless `policy.cross_check` is
+    /// `Off`, every probe correction is checked against the collectives;
+    /// one outside their feasible interval by more than its tolerance is a
+    /// [`ClockWarning::ProbeConflict`], and with `Override` that node is
+    /// aligned from the collectives too. The choices are in
+    /// [`Plan::node_clocks`].
+    pub fn plan_clocks(&self, options: &AlignOptions, policy: &ClockPolicy) -> Result<Plan> {
+        let source = policy.source;
         if self.nodes.is_empty() {
             return Err(RunError::NoTraces);
         }
@@ -50,28 +79,42 @@ impl RunFiles {
                 have: have(),
             });
         }
-        let nodes: Vec<NodeInput> = self
-            .nodes
-            .iter()
-            .map(|(&node_id, files)| NodeInput {
-                node_id,
-                trace: files.trace.clone(),
-                snapshots: files.snapshots.clone(),
-                ..Default::default()
-            })
-            .collect();
-        let collectives = |nodes: Vec<NodeInput>, clock_reason| {
+        let nodes = self.node_inputs();
+        let auto = matches!(source, ClockSource::Auto | ClockSource::Both);
+        let collectives = |nodes: Vec<NodeInput>, clock_reason, reason| {
             let estimate = crate::clocks::from_collectives(&nodes, options)?;
+            let node_clocks = nodes
+                .iter()
+                .map(|n| NodeClock {
+                    node: n.node_id,
+                    source: ClockSource::Collectives,
+                    reason: match n.node_id == options.reference_node {
+                        true => NodeClockReason::Reference,
+                        false => reason,
+                    },
+                    probe_check: None,
+                })
+                .collect();
             Ok(Plan {
                 nodes,
                 clocks: ClockEvidence::Collectives(Box::new(estimate)),
                 clock_reason,
+                node_clocks,
+                clock_warnings: Vec::new(),
                 options: options.clone(),
             })
         };
         match (source, &self.offsets) {
-            (ClockSource::Collectives, _) => return collectives(nodes, ClockReason::Asked),
-            (ClockSource::Auto, None) => return collectives(nodes, ClockReason::NoOffsetsFile),
+            (ClockSource::Collectives, _) => {
+                return collectives(nodes, ClockReason::Asked, NodeClockReason::Asked);
+            }
+            (_, None) if auto => {
+                return collectives(
+                    nodes,
+                    ClockReason::NoOffsetsFile,
+                    NodeClockReason::NoOffsetsFile,
+                );
+            }
             _ => {}
         }
         let path = self.offsets.clone().ok_or_else(|| RunError::NoOffsets {
@@ -90,22 +133,50 @@ impl RunFiles {
         {
             return Err(RunError::NodeNotInOffsets { path, node });
         }
-        if source == ClockSource::Auto
-            && !options.pass_through_without_offsets
-            && let Some(node) = node_without_anchors(&offsets, &nodes)
-        {
-            return collectives(nodes, ClockReason::NoUsableProbeRows { node });
+        if auto {
+            let chosen = crate::auto::choose(&nodes, offsets, options, policy.cross_check)?;
+            return Ok(Plan {
+                nodes,
+                clocks: chosen.clocks,
+                clock_reason: chosen.reason,
+                node_clocks: chosen.node_clocks,
+                clock_warnings: chosen.warnings,
+                options: options.clone(),
+            });
         }
-        let clock_reason = match source {
-            ClockSource::Auto => ClockReason::ProbeOffsets,
-            _ => ClockReason::Asked,
-        };
+        let node_clocks = nodes
+            .iter()
+            .map(|n| NodeClock {
+                node: n.node_id,
+                source: ClockSource::Probes,
+                reason: match n.node_id == options.reference_node {
+                    true => NodeClockReason::Reference,
+                    false => NodeClockReason::Asked,
+                },
+                probe_check: None,
+            })
+            .collect();
         Ok(Plan {
             nodes,
             clocks: ClockEvidence::Probes(offsets),
-            clock_reason,
+            clock_reason: ClockReason::Asked,
+            node_clocks,
+            clock_warnings: Vec::new(),
             options: options.clone(),
         })
+    }
+
+    /// One input per node, by node id.
+    pub(crate) fn node_inputs(&self) -> Vec<NodeInput> {
+        self.nodes
+            .iter()
+            .map(|(&node_id, files)| NodeInput {
+                node_id,
+                trace: files.trace.clone(),
+                snapshots: files.snapshots.clone(),
+                ..Default::default()
+            })
+            .collect()
     }
 
     /// The folder the traces are in (for naming a missing offsets file).
@@ -119,31 +190,12 @@ impl RunFiles {
     }
 }
 
-/// A node (not node 0, whose clock the offsets are measured against) that
-/// no row of the offsets file gives an anchor.
-fn node_without_anchors(offsets: &OffsetsFile, nodes: &[NodeInput]) -> Option<u32> {
-    let rows: Vec<_> = offsets.rows.iter().map(|(_, r)| *r).collect();
-    nodes
-        .iter()
-        .map(|n| n.node_id)
-        .filter(|&n| n != alignment_core::OFFSETS_BASE_NODE)
-        .find(|&n| {
-            matches!(
-                clock_model::OffsetAnchors::from_rows(&rows, n, alignment_core::OFFSETS_BASE_NODE),
-                Err(clock_model::ClockError::NoOffsetAnchors { .. })
-            )
-        })
-}
-
 impl Plan {
     /// Fail with [`RunError::OutputIsInput`] when `output` is one of the
     /// run's inputs (a trace, a snapshots file, the offsets file), so that
     /// no command writes over the data it reads.
     pub fn check_output(&self, output: &Path) -> Result<()> {
-        let offsets = match &self.clocks {
-            ClockEvidence::Probes(o) => Some(o.path.as_path()),
-            ClockEvidence::Collectives(_) => None,
-        };
+        let offsets = self.clocks.offsets().map(|o| o.path.as_path());
         let inputs = self
             .nodes
             .iter()

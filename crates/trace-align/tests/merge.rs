@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use alignment_core::AlignOptions;
-use trace_align::{MergeSettings, RunError, RunFiles};
+use trace_align::{ClockPolicy, CrossCheck, MergeSettings, RunError, RunFiles};
 use trace_merge::{MergeInput, MergeOptions};
 use trace_synth::{SynthConfig, synthesize};
 
@@ -155,9 +155,15 @@ fn a_failed_merge_leaves_nothing() {
     std::fs::write(&path, &bytes[..bytes.len() * 2 / 3]).unwrap();
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).unwrap();
+    // Without the check against the collectives, which would read the
+    // cut trace already while planning.
+    let policy = ClockPolicy {
+        cross_check: CrossCheck::Off,
+        ..Default::default()
+    };
     let plan = RunFiles::discover(&run)
         .unwrap()
-        .plan(&AlignOptions::default())
+        .plan_clocks(&AlignOptions::default(), &policy)
         .unwrap();
     let err = plan
         .merge(out_dir.join("m.xplane.pb"), &MergeSettings::default())
@@ -201,40 +207,4 @@ fn a_run_without_offsets_aligns_from_its_collectives() {
         .plan_with(&AlignOptions::default(), trace_align::ClockSource::Probes)
         .unwrap_err();
     assert!(matches!(err, RunError::NoOffsets { .. }), "{err}");
-}
-
-/// Probe offsets that give a node no usable row (no completed round) are
-/// not a dead end: `auto` aligns from the collectives and says why.
-#[test]
-fn a_node_without_probe_rows_is_aligned_from_the_collectives() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = synth_run(dir.path(), 3);
-    let offsets = run.join("round_offsets.jsonl");
-    let text = std::fs::read_to_string(&offsets).unwrap();
-    let kept: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.contains("\"node_id\":2,") || l.contains("\"meta\""))
-        .collect();
-    assert!(
-        kept.len() < text.lines().count(),
-        "node 2's rows were removed"
-    );
-    std::fs::write(&offsets, kept.join("\n") + "\n").unwrap();
-    let files = RunFiles::discover(&run).unwrap();
-    let plan = files.plan(&AlignOptions::default()).unwrap();
-    assert_eq!(
-        plan.clock_reason,
-        trace_align::ClockReason::NoUsableProbeRows { node: 2 }
-    );
-    let outcome = plan
-        .merge(dir.path().join("m.xplane.pb"), &MergeSettings::default())
-        .unwrap();
-    assert_eq!(outcome.after.unwrap().summary.violations, 0);
-    // Asked for the probes, the same run is an error naming the node.
-    let err = files
-        .plan_with(&AlignOptions::default(), trace_align::ClockSource::Probes)
-        .unwrap()
-        .merge(dir.path().join("p.xplane.pb"), &MergeSettings::default())
-        .unwrap_err();
-    assert!(matches!(err, RunError::Align { node: 2, .. }), "{err}");
 }

@@ -25,8 +25,8 @@ pub struct Args {
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
     /// With --run-dir: the clock evidence (see `merge`).
-    #[arg(long, value_enum, default_value_t = super::merge::ClockSourceArg::Auto)]
-    pub clock_source: super::merge::ClockSourceArg,
+    #[command(flatten)]
+    pub clock: super::clock::ClockArgs,
     /// The node id; default: the digits after `node`/`rank` in the trace's file name.
     #[arg(long)]
     pub node: Option<u32>,
@@ -108,13 +108,26 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     if let Some(offsets) = &args.offsets {
         run.offsets = Some(offsets.clone());
     }
-    let plan = run.plan_with(&args.policy.options(), args.clock_source.into())?;
+    let plan = run.plan_clocks(&args.policy.options(), &args.clock.policy())?;
+    if !args.json && !global.quiet {
+        super::clock::warn(&plan.clock_warnings);
+    }
     let outcome = plan.align_each(out_dir, Some(&Default::default()))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
+        if outcome.clock_source != trace_align::ClockSource::Probes {
+            println!(
+                "clocks: {} ({})",
+                super::clock::source_words(outcome.clock_source),
+                outcome.clock_reason
+            );
+        }
         for node in &outcome.nodes {
             println!("{}", node.diagnostics.summary());
+            if let Some(b) = super::clock::brief(&outcome.node_clocks, node.diagnostics.node_id) {
+                println!("  clock: {b}");
+            }
             println!("  wrote {}", node.output.display());
         }
         if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {

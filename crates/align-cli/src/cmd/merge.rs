@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use indicatif::ProgressBar;
 use trace_align::{ClockSource, MergeOutcome, MergeSettings, Plan, RunFiles};
 
+use super::clock::ClockArgs;
 use super::policy::PolicyArgs;
 use crate::Global;
 use crate::exit::ValidationFailed;
@@ -22,10 +23,8 @@ pub struct Args {
     /// optional `node<N>.snapshots.pb|jsonl`, and `round_offsets.jsonl`.
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
-    /// The clock evidence: the probe offsets when the run has them (auto),
-    /// the probe offsets, or the collectives in the traces.
-    #[arg(long, value_enum, default_value_t = ClockSourceArg::Auto)]
-    pub clock_source: ClockSourceArg,
+    #[command(flatten)]
+    pub clock: ClockArgs,
     /// A node's trace, `N=PATH` (repeatable); overrides what the run folder has for N.
     #[arg(long = "trace", value_name = "N=PATH", value_parser = parse_node_path)]
     pub traces: Vec<(u32, PathBuf)>,
@@ -52,27 +51,6 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
-}
-
-/// Where the clock corrections come from.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ClockSourceArg {
-    /// The probe offsets when the run has an offsets file, else the collectives.
-    Auto,
-    /// The probe offsets file.
-    Probes,
-    /// The collectives: no participant ends one before all have begun it.
-    Collectives,
-}
-
-impl From<ClockSourceArg> for ClockSource {
-    fn from(a: ClockSourceArg) -> Self {
-        match a {
-            ClockSourceArg::Auto => ClockSource::Auto,
-            ClockSourceArg::Probes => ClockSource::Probes,
-            ClockSourceArg::Collectives => ClockSource::Collectives,
-        }
-    }
 }
 
 fn parse_node_path(s: &str) -> Result<(u32, PathBuf), String> {
@@ -108,11 +86,15 @@ fn collective_clock(outcome: &MergeOutcome, node: u32) -> Option<String> {
 /// The end-of-run summary: one line per node, then the collective check.
 pub fn summary(outcome: &MergeOutcome) -> String {
     let mut s = String::new();
-    if outcome.clock_source == ClockSource::Collectives {
-        s += &format!(
-            "clocks: estimated from the collectives ({})\n",
-            outcome.clock_reason
-        );
+    match outcome.clock_source {
+        ClockSource::Collectives => {
+            s += &format!(
+                "clocks: estimated from the collectives ({})\n",
+                outcome.clock_reason
+            );
+        }
+        ClockSource::Both => s += &format!("clocks: {}\n", outcome.clock_reason),
+        _ => {}
     }
     s += &format!(
         "{:>5}  {:>10}  {:>26}  {:>8}  {:>12}\n",
@@ -127,11 +109,14 @@ pub fn summary(outcome: &MergeOutcome) -> String {
             + e.after_last_snapshot
             + e.before_first_offset_anchor
             + e.after_last_offset_anchor;
-        let model = match (&d.offset_model, collective_clock(outcome, d.node_id)) {
+        let mut model = match (&d.offset_model, collective_clock(outcome, d.node_id)) {
             (Some(m), _) => format!("  offset model {}", m.brief()),
             (None, Some(c)) => format!("  {c}"),
             (None, None) => String::new(),
         };
+        if let Some(b) = super::clock::brief(&outcome.node_clocks, d.node_id) {
+            model += &format!("; {b}");
+        }
         s += &format!(
             "{:>5}  {:>10}  {:>26}  {:>8}  {:>12}{}{model}\n",
             d.node_id,
@@ -284,7 +269,10 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if run.format()? == trace_align::TraceFormat::Kineto {
         return merge_kineto(&args, &run, global);
     }
-    let plan = run.plan_with(&args.policy.options(), args.clock_source.into())?;
+    let plan = run.plan_clocks(&args.policy.options(), &args.clock.policy())?;
+    if !args.json && !global.quiet {
+        super::clock::warn(&plan.clock_warnings);
+    }
     let settings = MergeSettings {
         gpu_id_stride: args.gpu_id_stride,
         validate: !args.no_validate,

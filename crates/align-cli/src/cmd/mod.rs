@@ -3,6 +3,8 @@
 pub mod align;
 #[cfg(feature = "synth")]
 pub mod bench;
+pub mod clock;
+pub mod collectives;
 #[cfg(feature = "synth")]
 pub mod demo;
 pub mod export;

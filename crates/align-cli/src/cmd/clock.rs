@@ -1,0 +1,104 @@
+//! The clock-evidence flags shared by `align` and `merge`, and how the
+//! per-node choice is printed.
+
+use trace_align::{ClockPolicy, ClockSource, ClockWarning, CrossCheck, NodeClock};
+
+/// Where the clock corrections come from.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ClockSourceArg {
+    /// Per node: the probe offsets where a node has usable rows, the
+    /// collectives elsewhere (all of them without an offsets file).
+    Auto,
+    /// The probe offsets file.
+    Probes,
+    /// The collectives: no participant ends one before all have begun it.
+    Collectives,
+}
+
+impl From<ClockSourceArg> for ClockSource {
+    fn from(a: ClockSourceArg) -> Self {
+        match a {
+            ClockSourceArg::Auto => ClockSource::Auto,
+            ClockSourceArg::Probes => ClockSource::Probes,
+            ClockSourceArg::Collectives => ClockSource::Collectives,
+        }
+    }
+}
+
+/// With `--clock-source auto`: the probes against the collectives.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CrossCheckArg {
+    /// No check (the collectives are read only for nodes without probe rows).
+    Off,
+    /// Check each node's probe correction against its collectives and warn
+    /// when they contradict each other.
+    Report,
+    /// As `report`, and align a contradicted node from the collectives.
+    Override,
+}
+
+impl From<CrossCheckArg> for CrossCheck {
+    fn from(a: CrossCheckArg) -> Self {
+        match a {
+            CrossCheckArg::Off => CrossCheck::Off,
+            CrossCheckArg::Report => CrossCheck::Report,
+            CrossCheckArg::Override => CrossCheck::Override,
+        }
+    }
+}
+
+/// The clock flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClockArgs {
+    /// The clock evidence: per node the probe offsets where usable, else
+    /// the collectives (auto); the probe offsets; or the collectives.
+    #[arg(long, value_enum, default_value_t = ClockSourceArg::Auto)]
+    pub clock_source: ClockSourceArg,
+    /// With auto: check the probe offsets against the collectives (report),
+    /// also replace contradicted nodes' probes (override), or not (off).
+    #[arg(long, value_enum, default_value_t = CrossCheckArg::Report)]
+    pub cross_check: CrossCheckArg,
+}
+
+impl ClockArgs {
+    /// The policy these flags ask for.
+    pub fn policy(&self) -> ClockPolicy {
+        ClockPolicy {
+            source: self.clock_source.into(),
+            cross_check: self.cross_check.into(),
+        }
+    }
+}
+
+/// Node `node`'s clock in brief, when it says more than "probes": where
+/// its correction comes from and why, or how its probes compare with its
+/// collectives.
+pub fn brief(clocks: &[NodeClock], node: u32) -> Option<String> {
+    let c = clocks.iter().find(|c| c.node == node)?;
+    match (c.source, c.probe_check) {
+        (ClockSource::Probes, Some(check)) => Some(format!(
+            "collectives {} (probes {:+} ns from their estimate)",
+            if check.conflict { "DISAGREE" } else { "agree" },
+            check.difference_ns
+        )),
+        (ClockSource::Collectives, _) => Some(format!("from collectives ({})", c.reason)),
+        _ => None,
+    }
+}
+
+/// Print every clock warning on stderr.
+pub fn warn(warnings: &[ClockWarning]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
+/// A run's clock source in words.
+pub fn source_words(source: ClockSource) -> &'static str {
+    match source {
+        ClockSource::Probes => "probe offsets",
+        ClockSource::Collectives => "estimated from the collectives",
+        ClockSource::Both => "probe offsets and the collectives",
+        ClockSource::Auto => "auto",
+    }
+}

@@ -1,0 +1,143 @@
+//! `align-cli collectives`: what the collectives of a run say about every
+//! node's clock, and how the probe offsets compare.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use trace_align::{CollectiveClocks, NodeCollectiveClock, RunFiles};
+
+use super::policy::PolicyArgs;
+use crate::Global;
+
+/// Estimate every node's clock from the collectives and compare with the probes.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Node traces (`node<N>`/`rank<N>` in the name gives the node id),
+    /// instead of or beside a run folder; XSpace or PyTorch (Kineto) JSON.
+    #[arg(value_name = "TRACE")]
+    pub paths: Vec<PathBuf>,
+    /// A run folder (see `merge`); its `round_offsets.jsonl`, when present,
+    /// is compared with the collectives.
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// The probe offsets file to compare with; default: the run folder's.
+    #[arg(long)]
+    pub offsets: Option<PathBuf>,
+    /// Print the outcome as JSON on stdout (every segment of every node).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+fn run_files(args: &Args) -> anyhow::Result<RunFiles> {
+    let mut run = match &args.run_dir {
+        Some(dir) => RunFiles::discover(dir)?,
+        None => RunFiles::default(),
+    };
+    for path in &args.paths {
+        let node = trace_align::node_from_name(path).with_context(|| {
+            format!(
+                "{}: cannot tell the node id from the file name (no node<N>/rank<N>)",
+                path.display()
+            )
+        })?;
+        run.add_trace(node, path.clone())?;
+    }
+    if let Some(offsets) = &args.offsets {
+        run.offsets = Some(offsets.clone());
+    }
+    if run.nodes.is_empty() {
+        bail!("no traces found; give trace paths or --run-dir");
+    }
+    Ok(run)
+}
+
+fn or_dash<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or("-".to_owned(), |v| v.to_string())
+}
+
+/// One table row.
+fn row(n: &NodeCollectiveClock) -> String {
+    let feasible = n
+        .feasible_ns
+        .map_or("-".to_owned(), |[lo, hi]| format!("{lo} .. {hi}"));
+    let probes = match &n.probes {
+        None => "-".to_owned(),
+        Some(p) => format!(
+            "{} ({:+} ns, {}{})",
+            p.offset_ns,
+            p.check.difference_ns,
+            match p.inside_feasible {
+                Some(true) => "inside",
+                Some(false) => "OUTSIDE",
+                None => "no interval",
+            },
+            if p.check.conflict {
+                ", CONTRADICTS"
+            } else {
+                ""
+            }
+        ),
+    };
+    format!(
+        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {probes}",
+        n.node,
+        n.instances,
+        n.constraints,
+        n.segments,
+        if n.reference {
+            "reference".to_owned()
+        } else {
+            n.offset_ns.to_string()
+        },
+        n.drift_ppb,
+        feasible,
+        or_dash(n.uncertainty_ns.map(|u| format!("± {u}"))),
+    )
+}
+
+/// The human summary.
+pub fn summary(c: &CollectiveClocks) -> String {
+    let ev = &c.report.evidence;
+    let mut s = format!(
+        "{} traces; reference node {}; estimator {}; {} all-to-all and {} one-way instances \
+         ({} incomplete, {} on one node); {} violated\n",
+        c.format,
+        c.reference,
+        c.report.estimator,
+        ev.all_to_all,
+        ev.one_way,
+        ev.incomplete,
+        ev.single_node,
+        c.report.violated_instances
+    );
+    s += &format!(
+        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {}\n",
+        "node",
+        "instances",
+        "constraints",
+        "segments",
+        "offset (ns)",
+        "drift ppb",
+        "feasible (ns)",
+        "± (ns)",
+        "probes (ns, against collectives)"
+    );
+    for n in &c.nodes {
+        s += &row(n);
+        s.push('\n');
+    }
+    s
+}
+
+pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    let run = run_files(&args)?;
+    let outcome = run.collective_clocks(&args.policy.options())?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&outcome)?);
+    } else if !global.quiet {
+        print!("{}", summary(&outcome));
+    }
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! `collectives`: every node's clock from its collectives beside its probe
+//! offsets; and `merge --cross-check` on probes that contradict them.
+
+mod common;
+
+use std::path::Path;
+
+use common::{cli, demo_dir};
+use predicates::prelude::*;
+
+fn json_of(args: &[&str], run: &Path) -> serde_json::Value {
+    let assert = cli().args(args).arg(run).assert().success();
+    serde_json::from_slice(&assert.get_output().stdout).unwrap()
+}
+
+/// Add `by_ns` to every probe offset of `node` in the run's offsets file.
+fn corrupt_probes(run: &Path, node: u64, by_ns: f64) {
+    let path = run.join("round_offsets.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut row: serde_json::Value = serde_json::from_str(line).unwrap();
+        if row.get("meta").is_none() && row["node_id"] == node {
+            row["offset_ns"] = (row["offset_ns"].as_f64().unwrap() + by_ns).into();
+        }
+        out += &format!("{row}\n");
+    }
+    std::fs::write(&path, out).unwrap();
+}
+
+#[test]
+fn probes_beside_the_collectives_on_a_synthetic_run() {
+    let dir = demo_dir();
+    let run = dir.path().join("run");
+    let json = json_of(&["collectives", "--json", "--run-dir"], &run);
+    assert_eq!(json["format"], "x_space");
+    let nodes = json["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3);
+    assert_eq!(nodes[0]["reference"], true);
+    assert!(nodes[0]["probes"].is_null());
+    for n in &nodes[1..] {
+        assert!(n["instances"].as_u64().unwrap() > 100, "{n}");
+        assert!(n["feasible_ns"].is_array(), "{n}");
+        let p = &n["probes"];
+        assert_eq!(p["inside_feasible"], true, "{n}");
+        assert_eq!(p["check"]["conflict"], false, "{n}");
+        assert!(
+            p["check"]["difference_ns"].as_i64().unwrap().abs() < 5_000,
+            "{n}"
+        );
+    }
+    // Node 2's probes 300 µs off: the table says so.
+    corrupt_probes(&run, 2, 300_000.0);
+    cli()
+        .args(["collectives", "--run-dir"])
+        .arg(&run)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("CONTRADICTS").count(1));
+}
+
+#[test]
+fn merge_reports_and_overrides_contradicting_probes() {
+    let dir = demo_dir();
+    let run = dir.path().join("run");
+    corrupt_probes(&run, 1, -300_000.0);
+    let out = dir.path().join("m.xplane.pb");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: node 1: the probe correction is",
+        ))
+        .stdout(predicate::str::contains("collectives DISAGREE"));
+    let assert = cli()
+        .args(["merge", "--json", "--cross-check", "override", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(json["clock_source"], "both");
+    assert_eq!(json["clock_reason"]["reason"], "per_node");
+    assert_eq!(json["node_clocks"][1]["source"], "collectives");
+    assert_eq!(json["node_clocks"][1]["reason"], "probe_conflict");
+    assert_eq!(json["clock_warnings"][0]["warning"], "probe_conflict");
+    assert_eq!(json["clock_warnings"][0]["overridden"], true);
+    assert_eq!(json["after"]["summary"]["violations"], 0);
+}
+
+#[test]
+fn collectives_of_a_pytorch_run_and_of_plain_jax_traces() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let json = json_of(
+        &["collectives", "--json", "--run-dir"],
+        &fixtures.join("kineto-gloo/n2_gloo_100steps"),
+    );
+    assert_eq!(json["format"], "kineto");
+    assert_eq!(json["nodes"].as_array().unwrap().len(), 2);
+    assert!(json["nodes"][1]["probes"].is_null());
+    let two = fixtures.join("jax-cpu/n2_shardmap_psum_50steps");
+    cli()
+        .arg("collectives")
+        .arg(two.join("rank0.xplane.pb"))
+        .arg(two.join("rank1.xplane.pb"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "reference node 0; estimator combined",
+        ));
+    cli()
+        .args(["collectives", "--run-dir"])
+        .arg(fixtures.join("nowhere"))
+        .assert()
+        .code(2);
+}

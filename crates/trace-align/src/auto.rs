@@ -1,0 +1,283 @@
+//! `auto` with a probe offsets file, node by node: a node keeps its probe
+//! correction when it has usable rows (and, checked, they agree with its
+//! collectives); the others get theirs from the collectives, fitted onto
+//! the probe-aligned nodes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use alignment_core::{AlignOptions, NodeClocks, NodeInput, OFFSETS_BASE_NODE, OffsetsFile};
+use clock_model::HostTime;
+use collective_check::NodeId;
+use collective_clock::{Estimate, Evidence};
+
+use crate::clocks::{ClockEvidence, ClockReason, ClockSource, host_evidence};
+use crate::error::{Result, RunError};
+use crate::node_clock::{
+    ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
+};
+
+/// The clock evidence `auto` settled on, per node and for the run.
+pub(crate) struct Chosen {
+    pub clocks: ClockEvidence,
+    pub reason: ClockReason,
+    pub node_clocks: Vec<NodeClock>,
+    pub warnings: Vec<ClockWarning>,
+}
+
+/// Choose every node's evidence from `offsets` and, where needed or
+/// asked, the collectives.
+pub(crate) fn choose(
+    nodes: &[NodeInput],
+    offsets: OffsetsFile,
+    options: &AlignOptions,
+    cross_check: CrossCheck,
+) -> Result<Chosen> {
+    let reference = options.reference_node;
+    // With pass-through, nodes without usable rows are copied unaligned.
+    let without: BTreeSet<u32> = match options.pass_through_without_offsets {
+        true => BTreeSet::new(),
+        false => nodes_without_anchors(&offsets, nodes),
+    };
+    if without.contains(&reference) {
+        return all_from_collectives(nodes, options, reference);
+    }
+    if without.is_empty() && cross_check == CrossCheck::Off {
+        let node_clocks = probe_clocks(nodes, options, &BTreeMap::new());
+        return Ok(Chosen {
+            clocks: ClockEvidence::Probes(offsets),
+            reason: ClockReason::ProbeOffsets,
+            node_clocks,
+            warnings: Vec::new(),
+        });
+    }
+    let probes = probe_maps(nodes, &offsets, options, &without)?;
+    let read: Vec<NodeInput> = nodes
+        .iter()
+        .filter(|n| probes.contains_key(&n.node_id) || without.contains(&n.node_id))
+        .cloned()
+        .collect();
+    let evidence = host_evidence(&read, options)?;
+    let mut warnings = Vec::new();
+    let checks = match cross_check {
+        CrossCheck::Off => BTreeMap::new(),
+        _ => check_all(&evidence, &probes, options, &mut warnings),
+    };
+    let overridden = cross_check == CrossCheck::Override;
+    let conflicting: BTreeSet<u32> = checks
+        .iter()
+        .filter(|(_, c)| c.conflict)
+        .map(|(&n, _)| n)
+        .collect();
+    for &node in &conflicting {
+        warnings.push(ClockWarning::ProbeConflict {
+            node,
+            check: checks[&node],
+            overridden,
+        });
+    }
+    let mut free = without.clone();
+    if overridden {
+        free.extend(&conflicting);
+    }
+    let mut node_clocks = probe_clocks(nodes, options, &checks);
+    for c in node_clocks.iter_mut().filter(|c| free.contains(&c.node)) {
+        c.source = ClockSource::Collectives;
+        c.reason = match without.contains(&c.node) {
+            true => NodeClockReason::NoUsableProbeRows,
+            false => NodeClockReason::ProbeConflict,
+        };
+    }
+    if free.is_empty() {
+        return Ok(Chosen {
+            clocks: ClockEvidence::Probes(offsets),
+            reason: ClockReason::ProbeOffsets,
+            node_clocks,
+            warnings,
+        });
+    }
+    let estimate = fit_free(&evidence, &probes, &free)?;
+    Ok(Chosen {
+        clocks: ClockEvidence::Both {
+            offsets,
+            estimate: Box::new(estimate),
+            from_collectives: free,
+        },
+        reason: ClockReason::PerNode,
+        node_clocks,
+        warnings,
+    })
+}
+
+/// The reference itself has no usable probe row: every node from the
+/// collectives.
+fn all_from_collectives(
+    nodes: &[NodeInput],
+    options: &AlignOptions,
+    reference: u32,
+) -> Result<Chosen> {
+    let estimate = crate::clocks::from_collectives(nodes, options)?;
+    let node_clocks = nodes
+        .iter()
+        .map(|n| NodeClock {
+            node: n.node_id,
+            source: ClockSource::Collectives,
+            reason: match n.node_id == reference {
+                true => NodeClockReason::Reference,
+                false => NodeClockReason::NoUsableProbeRows,
+            },
+            probe_check: None,
+        })
+        .collect();
+    Ok(Chosen {
+        clocks: ClockEvidence::Collectives(Box::new(estimate)),
+        reason: ClockReason::NoUsableProbeRows { node: reference },
+        node_clocks,
+        warnings: Vec::new(),
+    })
+}
+
+/// Every node on its probes, with its check.
+fn probe_clocks(
+    nodes: &[NodeInput],
+    options: &AlignOptions,
+    checks: &BTreeMap<u32, ProbeCheck>,
+) -> Vec<NodeClock> {
+    nodes
+        .iter()
+        .map(|n| NodeClock {
+            node: n.node_id,
+            source: ClockSource::Probes,
+            reason: match n.node_id == options.reference_node {
+                true => NodeClockReason::Reference,
+                false => NodeClockReason::ProbeOffsets,
+            },
+            probe_check: checks.get(&n.node_id).copied(),
+        })
+        .collect()
+}
+
+/// Nodes (not node 0, whose clock the offsets are measured against) that
+/// no row of the offsets file gives an anchor.
+pub(crate) fn nodes_without_anchors(offsets: &OffsetsFile, nodes: &[NodeInput]) -> BTreeSet<u32> {
+    let rows: Vec<_> = offsets.rows.iter().map(|(_, r)| *r).collect();
+    nodes
+        .iter()
+        .map(|n| n.node_id)
+        .filter(|&n| n != OFFSETS_BASE_NODE)
+        .filter(|&n| {
+            matches!(
+                clock_model::OffsetAnchors::from_rows(&rows, n, OFFSETS_BASE_NODE),
+                Err(clock_model::ClockError::NoOffsetAnchors { .. })
+            )
+        })
+        .collect()
+}
+
+/// The probe clocks of every node listed in the offsets with usable rows.
+pub(crate) fn probe_maps(
+    nodes: &[NodeInput],
+    offsets: &OffsetsFile,
+    options: &AlignOptions,
+    without: &BTreeSet<u32>,
+) -> Result<BTreeMap<u32, NodeClocks>> {
+    nodes
+        .iter()
+        .map(|n| n.node_id)
+        .filter(|n| offsets.nodes.contains_key(n) && !without.contains(n))
+        .map(|n| {
+            let clocks = NodeClocks::build(n, offsets, None, None, None, options)
+                .map_err(RunError::align(n))?;
+            Ok((n, clocks))
+        })
+        .filter(|r| !matches!(r, Ok((_, c)) if c.passed_through))
+        .collect()
+}
+
+/// `h` on `clocks`' global timeline, as a host time of the reference.
+fn on_global(clocks: &NodeClocks, h: HostTime) -> HostTime {
+    HostTime::from_ps(clocks.host_to_global(h).time.as_ps())
+}
+
+/// Every probe node's check against the full estimate from the
+/// collectives; a failed estimate is a warning, not an error.
+fn check_all(
+    evidence: &Evidence,
+    probes: &BTreeMap<u32, NodeClocks>,
+    options: &AlignOptions,
+    warnings: &mut Vec<ClockWarning>,
+) -> BTreeMap<u32, ProbeCheck> {
+    let reference = options.reference_node;
+    let full = match collective_clock::estimate(
+        evidence,
+        NodeId(reference.into()),
+        &collective_clock::Options::default(),
+    ) {
+        Ok(full) => full,
+        Err(e) => {
+            warnings.push(ClockWarning::CheckUnavailable {
+                reason: e.to_string(),
+            });
+            return BTreeMap::new();
+        }
+    };
+    probes
+        .iter()
+        .filter(|&(&n, _)| n != reference)
+        .filter_map(|(&n, clocks)| Some((n, probe_check(&full, evidence, n, clocks)?)))
+        .collect()
+}
+
+/// Node `node`'s probe correction against `full` and `evidence`.
+pub(crate) fn probe_check(
+    full: &Estimate,
+    evidence: &Evidence,
+    node: u32,
+    probe: &NodeClocks,
+) -> Option<ProbeCheck> {
+    let tolerance_ns = probe
+        .offset_choice
+        .as_ref()
+        .and_then(|c| c.uncertainty.as_ref())
+        .map_or(MIN_CONFLICT_NS, |u| {
+            i64::try_from(u.error_ns.saturating_mul(3))
+                .unwrap_or(i64::MAX)
+                .max(MIN_CONFLICT_NS)
+        });
+    let c = full.check_correction(evidence, NodeId(node.into()), |h| {
+        probe.host_to_global(h).time
+    })?;
+    let difference_tolerance_ns = tolerance_ns.saturating_add(c.end_spread_ns);
+    Some(ProbeCheck {
+        difference_ns: c.median_difference_ns,
+        constraints: c.constraints,
+        violated: c.violated,
+        worst_violation_ns: c.worst_ns,
+        end_spread_ns: c.end_spread_ns,
+        tolerance_ns,
+        difference_tolerance_ns,
+        conflict: c.worst_ns > tolerance_ns
+            || c.median_difference_ns.unsigned_abs() > difference_tolerance_ns.unsigned_abs(),
+    })
+}
+
+/// The nodes in `free` fitted from the collectives onto the probe clocks
+/// of every other node of `evidence` (held at their probe corrections).
+fn fit_free(
+    evidence: &Evidence,
+    probes: &BTreeMap<u32, NodeClocks>,
+    free: &BTreeSet<u32>,
+) -> Result<Estimate> {
+    let held_clocks: BTreeMap<NodeId, &NodeClocks> = probes
+        .iter()
+        .filter(|(n, _)| !free.contains(n))
+        .map(|(&n, c)| (NodeId(n.into()), c))
+        .collect();
+    let mut mapped = evidence.clone();
+    mapped.map_times(|node, h| match held_clocks.get(&node) {
+        Some(clocks) => on_global(clocks, h),
+        None => h,
+    });
+    let held: BTreeSet<NodeId> = held_clocks.keys().copied().collect();
+    collective_clock::estimate_holding(&mapped, &held, &collective_clock::Options::default())
+        .map_err(|e| RunError::Estimate(Box::new(e)))
+}

@@ -1,0 +1,177 @@
+//! What the collectives say about every node's clock, on its own: the
+//! evidence, the feasible offset interval, the estimate and its
+//! uncertainty, and how the probe offsets compare where the run has them.
+
+use std::collections::BTreeMap;
+
+use alignment_core::{AlignOptions, NodeClocks, OffsetsFile};
+use clock_model::HostTime;
+use collective_check::NodeId;
+use collective_clock::{Estimate, EstimateReport, Evidence, SegmentReport};
+use serde::Serialize;
+
+use crate::auto::{nodes_without_anchors, probe_check, probe_maps};
+use crate::discover::RunFiles;
+use crate::error::{Result, RunError};
+use crate::format::TraceFormat;
+use crate::node_clock::ProbeCheck;
+
+/// One node's clock from its collectives, in brief (the segment with most
+/// instances; every segment is in [`CollectiveClocks::report`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeCollectiveClock {
+    /// The node.
+    pub node: u32,
+    /// True for the reference node (correction 0).
+    pub reference: bool,
+    /// Instances the node shares with others, over all segments.
+    pub instances: usize,
+    /// Its happens-before constraints, over all segments.
+    pub constraints: usize,
+    /// Of those, violated by the estimate.
+    pub violated: usize,
+    /// Segments of its correction.
+    pub segments: usize,
+    /// Host time of the middle of the segment shown, epoch ns.
+    pub host_ns: i64,
+    /// The estimated correction there, ns.
+    pub offset_ns: i64,
+    /// The drift of that segment, ppb.
+    pub drift_ppb: i64,
+    /// The feasible interval of the correction there, `[low, high]` ns
+    /// (`None` for the reference).
+    pub feasible_ns: Option<[i64; 2]>,
+    /// Its half-width, ns (`None` for the reference).
+    pub uncertainty_ns: Option<i64>,
+    /// The probe offsets against the collectives, when the node has usable
+    /// probe rows.
+    pub probes: Option<ProbeComparison>,
+}
+
+/// A node's probe correction beside its correction from the collectives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ProbeComparison {
+    /// The probe correction at [`NodeCollectiveClock::host_ns`], ns.
+    pub offset_ns: i64,
+    /// Whether it lies in the feasible interval there (`None`: no interval).
+    pub inside_feasible: Option<bool>,
+    /// The check over all the node's collectives (as `auto` makes it).
+    pub check: ProbeCheck,
+}
+
+/// Every node's clock from the collectives of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectiveClocks {
+    /// The traces' format.
+    pub format: TraceFormat,
+    /// The reference node.
+    pub reference: u32,
+    /// Per node, by node id.
+    pub nodes: Vec<NodeCollectiveClock>,
+    /// The whole fit: estimator, evidence counts, every segment.
+    pub report: EstimateReport,
+}
+
+impl RunFiles {
+    /// Estimate every node's clock from the collectives of its trace
+    /// (XSpace or Kineto) onto `options.reference_node`'s, and compare with
+    /// the probe offsets where the run has them (XSpace).
+    pub fn collective_clocks(&self, options: &AlignOptions) -> Result<CollectiveClocks> {
+        if self.nodes.is_empty() {
+            return Err(RunError::NoTraces);
+        }
+        let format = self.format()?;
+        let reference = options.reference_node;
+        let (estimate, evidence, probes) = match format {
+            TraceFormat::Kineto => {
+                let (estimate, _) = crate::kineto::estimate_kineto(&self.traces(), reference)?;
+                (estimate, None, BTreeMap::new())
+            }
+            TraceFormat::XSpace => {
+                let nodes = self.node_inputs();
+                let evidence = crate::clocks::host_evidence(&nodes, options)?;
+                let estimate = collective_clock::estimate(
+                    &evidence,
+                    NodeId(reference.into()),
+                    &collective_clock::Options::default(),
+                )
+                .map_err(|e| RunError::Estimate(Box::new(e)))?;
+                let probes = match &self.offsets {
+                    Some(path) => {
+                        let offsets = OffsetsFile::read(path).map_err(RunError::Offsets)?;
+                        let without = nodes_without_anchors(&offsets, &nodes);
+                        probe_maps(&nodes, &offsets, options, &without)?
+                    }
+                    None => BTreeMap::new(),
+                };
+                (estimate, Some(evidence), probes)
+            }
+        };
+        let nodes = estimate
+            .report
+            .nodes
+            .iter()
+            .map(|n| {
+                let node = u32::try_from(n.node.0).unwrap_or(u32::MAX);
+                let compare = evidence
+                    .as_ref()
+                    .zip(probes.get(&node))
+                    .filter(|_| !n.reference);
+                node_summary(&estimate, n, compare)
+            })
+            .collect();
+        Ok(CollectiveClocks {
+            format,
+            reference,
+            nodes,
+            report: estimate.report,
+        })
+    }
+}
+
+/// One node in brief, with its probes compared when given.
+fn node_summary(
+    estimate: &Estimate,
+    n: &collective_clock::NodeReport,
+    probes: Option<(&Evidence, &NodeClocks)>,
+) -> NodeCollectiveClock {
+    let node = u32::try_from(n.node.0).unwrap_or(u32::MAX);
+    let shown = n.segments.iter().max_by_key(|s| s.instances);
+    let sum = |f: fn(&SegmentReport) -> usize| n.segments.iter().map(f).sum();
+    let host_ns = shown.map_or(0, |s| {
+        ((s.start_host_ns as i128 + s.end_host_ns as i128) / 2) as i64
+    });
+    let h = HostTime::from_ns(host_ns);
+    let offset_ns = estimate
+        .offset_ps(n.node, h)
+        .map_or(0, |ps| (ps / 1000) as i64);
+    // The reference's own interval says nothing: it is held at 0.
+    let feasible_ns = shown
+        .and_then(|s| s.feasible_middle_ns)
+        .filter(|_| !n.reference);
+    let probes = probes.and_then(|(evidence, clocks)| {
+        let check = probe_check(estimate, evidence, node, clocks)?;
+        let offset_ns = ((clocks.host_to_global(h).time.as_ps() - h.as_ps()) / 1000) as i64;
+        Some(ProbeComparison {
+            offset_ns,
+            inside_feasible: feasible_ns.map(|[lo, hi]| (lo..=hi).contains(&offset_ns)),
+            check,
+        })
+    });
+    NodeCollectiveClock {
+        node,
+        reference: n.reference,
+        instances: sum(|s| s.instances),
+        constraints: sum(|s| s.constraints),
+        violated: sum(|s| s.violated),
+        segments: n.segments.len(),
+        host_ns,
+        offset_ns,
+        drift_ppb: shown.map_or(0, |s| s.drift_ppb),
+        feasible_ns,
+        uncertainty_ns: shown
+            .and_then(|s| s.uncertainty.middle_ns)
+            .filter(|_| !n.reference),
+        probes,
+    }
+}

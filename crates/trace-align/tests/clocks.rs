@@ -1,0 +1,217 @@
+//! `auto` node by node: probe offsets where a node has usable rows, the
+//! collectives where it has none, and the probes checked against the
+//! collectives (a contradiction reported, and overridden when asked).
+
+use std::path::{Path, PathBuf};
+
+use alignment_core::AlignOptions;
+use trace_align::{
+    ClockPolicy, ClockReason, ClockSource, ClockWarning, CrossCheck, MergeOutcome, MergeSettings,
+    NodeClockReason, RunError, RunFiles,
+};
+use trace_synth::{SynthConfig, SynthRun, synthesize};
+
+fn synth_run(dir: &Path, nodes: u32) -> (PathBuf, SynthRun) {
+    let run = dir.join("run");
+    let config = SynthConfig {
+        nodes,
+        steps: 200,
+        ..Default::default()
+    };
+    let synth = synthesize(&config, &run).unwrap();
+    (run, synth)
+}
+
+/// Rewrite node `node`'s rows of the run's offsets file with `edit` (drop
+/// a row by returning `None`).
+fn edit_rows(run: &Path, node: u32, edit: impl Fn(serde_json::Value) -> Option<serde_json::Value>) {
+    let path = run.join("round_offsets.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut out = String::new();
+    let mut edited = 0;
+    for line in text.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let row = if row.get("meta").is_none() && row["node_id"] == node {
+            edited += 1;
+            edit(row)
+        } else {
+            Some(row)
+        };
+        if let Some(row) = row {
+            out += &format!("{row}\n");
+        }
+    }
+    assert!(edited > 0, "node {node} has rows");
+    std::fs::write(&path, out).unwrap();
+}
+
+fn plan(run: &Path, cross_check: CrossCheck) -> trace_align::Plan {
+    let policy = ClockPolicy {
+        source: ClockSource::Auto,
+        cross_check,
+    };
+    RunFiles::discover(run)
+        .unwrap()
+        .plan_clocks(&AlignOptions::default(), &policy)
+        .unwrap()
+}
+
+/// The largest p99 |error| over every event kind and edge, ns.
+fn worst_p99_ns(out: &Path, synth: &SynthRun) -> f64 {
+    let score = trace_synth::score_files(&[out], &synth.truth_path).unwrap();
+    assert_eq!(score.events_scored, score.truth_events);
+    score
+        .kinds
+        .iter()
+        .flat_map(|k| [k.start.p99_abs_ns, k.end.p99_abs_ns])
+        .fold(0.0, f64::max)
+}
+
+fn merge(plan: &trace_align::Plan, out: &Path) -> MergeOutcome {
+    plan.merge(out, &MergeSettings::default()).unwrap()
+}
+
+/// A node without usable probe rows gets its correction from the
+/// collectives, fitted onto the other nodes' probe corrections; the others
+/// keep their probes.
+#[test]
+fn a_node_without_probe_rows_is_aligned_from_the_collectives_onto_the_probes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, synth) = synth_run(dir.path(), 3);
+    edit_rows(&run, 2, |_| None);
+    let plan = plan(&run, CrossCheck::Report);
+    assert_eq!(plan.clock_reason, ClockReason::PerNode);
+    assert_eq!(plan.clocks.source(), ClockSource::Both);
+    let sources: Vec<_> = plan
+        .node_clocks
+        .iter()
+        .map(|c| (c.node, c.source, c.reason))
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            (0, ClockSource::Probes, NodeClockReason::Reference),
+            (1, ClockSource::Probes, NodeClockReason::ProbeOffsets),
+            (
+                2,
+                ClockSource::Collectives,
+                NodeClockReason::NoUsableProbeRows
+            ),
+        ]
+    );
+    assert!(plan.node_clocks[1].probe_check.is_some_and(|c| !c.conflict));
+    assert!(plan.clock_warnings.is_empty(), "{:?}", plan.clock_warnings);
+    let out = dir.path().join("m.xplane.pb");
+    let outcome = merge(&plan, &out);
+    assert_eq!(outcome.node_clocks, plan.node_clocks);
+    assert!(outcome.before.unwrap().summary.violations > 0);
+    assert_eq!(outcome.after.unwrap().summary.violations, 0);
+    let p99 = worst_p99_ns(&out, &synth);
+    assert!(p99 < 5_000.0, "p99 {p99} ns");
+    // Asked for the probes, the same run is an error naming the node.
+    let err = RunFiles::discover(&run)
+        .unwrap()
+        .plan_with(&AlignOptions::default(), ClockSource::Probes)
+        .unwrap()
+        .merge(dir.path().join("p.xplane.pb"), &MergeSettings::default())
+        .unwrap_err();
+    assert!(matches!(err, RunError::Align { node: 2, .. }), "{err}");
+}
+
+/// Probes that agree with the collectives: the output is byte for byte
+/// what it is without the check, and every node says its probes agree.
+#[test]
+fn consistent_probes_give_the_same_output_with_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, _) = synth_run(dir.path(), 3);
+    let checked = plan(&run, CrossCheck::Report);
+    assert_eq!(checked.clock_reason, ClockReason::ProbeOffsets);
+    assert!(
+        checked.clock_warnings.is_empty(),
+        "{:?}",
+        checked.clock_warnings
+    );
+    for c in &checked.node_clocks[1..] {
+        let check = c.probe_check.unwrap();
+        assert!(!check.conflict && check.constraints > 0, "{c:?}");
+        assert!(check.difference_ns.abs() < 5_000, "{c:?}");
+    }
+    let unchecked = plan(&run, CrossCheck::Off);
+    assert!(
+        unchecked
+            .node_clocks
+            .iter()
+            .all(|c| c.probe_check.is_none())
+    );
+    let (a, b) = (
+        dir.path().join("a.xplane.pb"),
+        dir.path().join("b.xplane.pb"),
+    );
+    merge(&checked, &a);
+    merge(&unchecked, &b);
+    assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap());
+}
+
+/// One node's probe offsets 300 µs off: reported with the size of the
+/// disagreement, and with `Override` replaced by the collectives.
+#[test]
+fn probes_that_contradict_the_collectives_are_reported_and_overridden() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, synth) = synth_run(dir.path(), 4);
+    edit_rows(&run, 2, |mut row| {
+        let off = row["offset_ns"].as_f64().unwrap();
+        row["offset_ns"] = (off + 300_000.0).into();
+        Some(row)
+    });
+    let reported = plan(&run, CrossCheck::Report);
+    assert_eq!(reported.clock_reason, ClockReason::ProbeOffsets);
+    let [
+        ClockWarning::ProbeConflict {
+            node: 2,
+            check,
+            overridden: false,
+        },
+    ] = reported.clock_warnings.as_slice()
+    else {
+        panic!("{:?}", reported.clock_warnings);
+    };
+    assert!(check.conflict);
+    assert!(
+        (check.difference_ns.abs() - 300_000).abs() < 5_000,
+        "{check:?}"
+    );
+    // The collectives last longer than 300 µs after their last begin, so
+    // no constraint is violated: the ends, which agree within a few µs,
+    // give the error away.
+    assert!(
+        check.difference_ns.abs() > check.difference_tolerance_ns,
+        "{check:?}"
+    );
+    assert!(check.end_spread_ns < 10_000, "{check:?}");
+    let kept_out = dir.path().join("kept.xplane.pb");
+    let kept = merge(&reported, &kept_out);
+    assert_eq!(kept.clock_warnings, reported.clock_warnings);
+    let p99 = worst_p99_ns(&kept_out, &synth);
+    assert!(p99 > 250_000.0, "kept probes: p99 {p99} ns");
+
+    let fixed = plan(&run, CrossCheck::Override);
+    assert_eq!(fixed.clock_reason, ClockReason::PerNode);
+    assert!(matches!(
+        fixed.clock_warnings.as_slice(),
+        [ClockWarning::ProbeConflict {
+            node: 2,
+            overridden: true,
+            ..
+        }]
+    ));
+    let two = &fixed.node_clocks[2];
+    assert_eq!(
+        (two.source, two.reason),
+        (ClockSource::Collectives, NodeClockReason::ProbeConflict)
+    );
+    let out = dir.path().join("fixed.xplane.pb");
+    let outcome = merge(&fixed, &out);
+    assert_eq!(outcome.after.unwrap().summary.violations, 0);
+    let p99 = worst_p99_ns(&out, &synth);
+    assert!(p99 < 5_000.0, "p99 {p99} ns");
+}
