@@ -66,6 +66,8 @@ enum Command {
     Score(cmd::score::Args),
     /// Check collectives for happens-before violations (exit 1 above --max-violations).
     Validate(cmd::validate::Args),
+    /// Write the cross-node report of a run: one HTML page with pictures, or JSON.
+    Report(cmd::report::Args),
     /// Write traces as Perfetto protobuf (`*.pftrace`) or Chrome trace JSON (`*.json`, `*.json.gz`).
     Export(cmd::export::Args),
 }
@@ -86,6 +88,7 @@ impl Command {
             Command::Score(args) => cmd::score::run(args, global),
             Command::Validate(args) => cmd::validate::run(args, global),
             Command::Export(args) => cmd::export::run(args, global),
+            Command::Report(args) => cmd::report::run(args, global),
         }
     }
 }
