@@ -55,7 +55,7 @@ enum Command {
     /// Synthesise a 4-node run, align, merge, validate and score it: the whole job on a demo.
     #[cfg(feature = "synth")]
     Demo(cmd::demo::Args),
-    /// Measure read, align, merge, validate and export throughput and peak memory on a synthetic run.
+    /// Measure read, align, merge, validate, export and report throughput and peak memory on a synthetic run.
     #[cfg(feature = "synth")]
     Bench(cmd::bench::Args),
     /// Write a simulated multi-node run with ground truth (traces, snapshots, offsets, truth.bin).

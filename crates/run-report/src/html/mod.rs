@@ -19,7 +19,7 @@ td:first-child,th:first-child{text-align:left}
 .ok{color:#1a7f37}.bad{color:#b42318}
 svg{display:block;margin:4px 0}.axis{stroke:#999}.tick{font-size:10px;fill:#555}
 .corr{fill:none;stroke:#1f4e99;stroke-width:1.5}.band{fill:#9fb8e0;opacity:.5}
-.anchor{fill:#d1495b}.bound{stroke:#e0a030;stroke-width:1;opacity:.6}
+.anchor{fill:#d1495b}.bound{stroke:#e0a030;stroke-width:1;opacity:.18}.cap{stroke:#b7791f;stroke-width:1.2}
 .box{fill:#9fb8e0;stroke:#1f4e99}.whisker{stroke:#555}.median{stroke:#1f4e99;stroke-width:2}.p99{fill:#d1495b}
 .bar{fill:#e0a030}.step{fill:#9fb8e0}.slow{fill:#d1495b}
 .compute{fill:#1f4e99}.comm{fill:#e0a030}.idle{fill:#ddd}
@@ -128,8 +128,8 @@ fn clocks(out: &mut String, r: &Report) {
         "<h2>1. Clocks</h2><p class=\"note\">Per node, the correction applied \
          (global = host + correction) over the run, in blue; the shaded band is the \
          feasible interval the collectives leave (when estimated from them); red dots are \
-         probe measurements; orange ticks are, per collective, the corrections that keep it \
-         physically possible given the other nodes.</p>",
+         probe measurements; each orange bar is one collective: the corrections that keep it \
+         physically possible given the other nodes (its ends marked when inside the chart).</p>",
     );
     for n in &r.clocks.nodes {
         let anchors = n

@@ -81,7 +81,7 @@ pub(super) fn clock_chart(n: &NodeClock, run_length_ns: i64) -> String {
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 0.0) };
     let pad = ((hi - lo) * 0.5).max(1_000.0);
     let y = Scale::new(lo - pad, hi + pad, h - 20.0, 8.0);
-    axes(&mut out, &x, &y, h, "µs", 1e3);
+    axes(&mut out, &x, &y, h, ("µs", 1e3), |v| fmt_ns(v as i64));
     // Uncertainty band.
     let banded: Vec<_> = n
         .samples
@@ -119,12 +119,21 @@ pub(super) fn clock_chart(n: &NodeClock, run_length_ns: i64) -> String {
                 );
             }
             EvidenceKind::CollectiveBound => {
+                let (lo, hi) = (y.clamp(e.low_ns as f64), y.clamp(e.high_ns as f64));
                 let _ = write!(
                     out,
-                    r#"<line class="bound" x1="{px:.1}" x2="{px:.1}" y1="{:.1}" y2="{:.1}"/>"#,
-                    y.clamp(e.low_ns as f64),
-                    y.clamp(e.high_ns as f64)
+                    r#"<line class="bound" x1="{px:.1}" x2="{px:.1}" y1="{lo:.1}" y2="{hi:.1}"/>"#
                 );
+                for (v, py) in [(e.low_ns, lo), (e.high_ns, hi)] {
+                    if y.d0 < v as f64 && (v as f64) < y.d1 {
+                        let _ = write!(
+                            out,
+                            r#"<line class="cap" x1="{:.1}" x2="{:.1}" y1="{py:.1}" y2="{py:.1}"/>"#,
+                            px - 2.0,
+                            px + 2.0
+                        );
+                    }
+                }
             }
         }
     }
@@ -142,7 +151,14 @@ pub(super) fn clock_chart(n: &NodeClock, run_length_ns: i64) -> String {
 }
 
 /// Axes with a few labelled ticks; `unit` values are data / `div`.
-fn axes(out: &mut String, x: &Scale, y: &Scale, h: f64, unit: &str, div: f64) {
+fn axes(
+    out: &mut String,
+    x: &Scale,
+    y: &Scale,
+    h: f64,
+    (unit, div): (&str, f64),
+    x_label: impl Fn(f64) -> String,
+) {
     let _ = write!(
         out,
         r#"<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="4" y2="{:.1}"/><line class="axis" x1="{LEFT}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/>"#,
@@ -163,12 +179,13 @@ fn axes(out: &mut String, x: &Scale, y: &Scale, h: f64, unit: &str, div: f64) {
     }
     for k in 0..=4 {
         let v = x.d0 + (x.d1 - x.d0) * f64::from(k) / 4.0;
+        let anchor = if k == 4 { "end" } else { "middle" };
         let _ = write!(
             out,
-            r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
             x.at(v),
             h - 6.0,
-            fmt_ns(v as i64)
+            x_label(v)
         );
     }
 }
@@ -208,9 +225,10 @@ pub(super) fn skew_chart(rows: &[(String, Quantiles)]) -> String {
     let base = h - 14.0;
     for k in 0..=4 {
         let v = max * f64::from(k) / 4.0;
+        let anchor = if k == 4 { "end" } else { "middle" };
         let _ = write!(
             out,
-            r#"<text class="tick" x="{:.1}" y="{base:.1}" text-anchor="middle">{}</text>"#,
+            r#"<text class="tick" x="{:.1}" y="{base:.1}" text-anchor="{anchor}">{}</text>"#,
             x.at(v),
             fmt_ns(v as i64)
         );
@@ -310,7 +328,10 @@ pub(super) fn step_lengths(steps: &[StepRow], slow: &[i64]) -> String {
     let max = steps.iter().map(|s| s.length_ns).max().unwrap_or(1).max(1) as f64;
     let x = Scale::new(0.0, steps.len().max(1) as f64, LEFT, W - RIGHT);
     let y = Scale::new(0.0, max, h - 20.0, 8.0);
-    axes(&mut out, &x, &y, h, "ms", 1e6);
+    let first = steps.first().map_or(0, |s| s.step);
+    axes(&mut out, &x, &y, h, ("ms", 1e6), |v| {
+        format!("step {}", first + v as i64)
+    });
     let w = (x.at(1.0) - x.at(0.0)).max(0.5);
     for (k, s) in steps.iter().enumerate() {
         let class = if slow.contains(&s.step) {
