@@ -30,6 +30,6 @@ if grep -qE 'http|<script' "$work/report.html"; then
   exit 1
 fi
 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-  --force-device-scale-factor=1 --window-size=800,2450 \
+  --force-device-scale-factor=1 --window-size=800,2700 \
   --screenshot="$out" "file://$work/report.html" 2>/dev/null
 echo "wrote $out ($(stat -c %s "$out") bytes)"

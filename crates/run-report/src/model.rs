@@ -58,7 +58,7 @@ pub struct NodeClock {
     pub node: u32,
     /// The correction sampled evenly over the node's part of the run.
     pub samples: Vec<ClockSample>,
-    /// Smallest and largest correction applied, ns.
+    /// Smallest correction applied, ns.
     pub min_ns: i64,
     /// Largest correction applied, ns.
     pub max_ns: i64,

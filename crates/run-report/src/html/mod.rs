@@ -181,18 +181,20 @@ fn collectives(out: &mut String, r: &Report) {
         out.push_str(&svg::skew_chart(&rows));
     }
     out.push_str("<table><tr><th>kind</th><th>skew</th><th>n</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>");
-    for (label, q) in &rows {
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(label),
-            q.count,
-            fmt_ns(q.min_ns),
-            fmt_ns(q.p50_ns),
-            fmt_ns(q.p90_ns),
-            fmt_ns(q.p99_ns),
-            fmt_ns(q.max_ns)
-        );
+    for k in &c.kinds {
+        for (which, q) in [("begin", &k.begin_skew), ("end", &k.end_skew)] {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{which}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&k.kind),
+                q.count,
+                fmt_ns(q.min_ns),
+                fmt_ns(q.p50_ns),
+                fmt_ns(q.p90_ns),
+                fmt_ns(q.p99_ns),
+                fmt_ns(q.max_ns)
+            );
+        }
     }
     out.push_str("</table>\n<h3>Waiting for the last participant</h3>");
     let waits: Vec<(String, i64)> = c
@@ -327,6 +329,51 @@ mod tests {
             escape(r#"<a href="x">&'"#),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+    }
+
+    #[test]
+    fn names_from_the_traces_are_escaped() {
+        use crate::model::*;
+        let evil = "<script>alert('x')</script>";
+        let report = Report {
+            format: InputFormat::Xspace,
+            nodes: vec![0, 1],
+            reference_node: 0,
+            run_start_ns: 0,
+            run_length_ns: 1_000,
+            clocks: ClockPicture {
+                source: "collectives".into(),
+                reason: evil.into(),
+                nodes: Vec::new(),
+            },
+            violations: Violations {
+                checked: 1,
+                before: 1,
+                after: 0,
+                max_before_ns: 5.0,
+                max_after_ns: 0.0,
+            },
+            collectives: Collectives {
+                instances: 1,
+                kinds: vec![KindSkew {
+                    kind: evil.into(),
+                    instances: 1,
+                    begin_skew: Quantiles::of(vec![1]),
+                    end_skew: Quantiles::of(vec![2]),
+                }],
+                waiting: Vec::new(),
+                stragglers: Vec::new(),
+            },
+            steps: Steps {
+                source: StepSource::CollectiveSequence { op: evil.into() },
+                steps: Vec::new(),
+                slowest: Vec::new(),
+                totals: Vec::new(),
+            },
+        };
+        let page = render_html(&report);
+        assert!(!page.contains("<script"), "{page}");
+        assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)"));
     }
 
     #[test]
