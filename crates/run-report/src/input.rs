@@ -111,6 +111,27 @@ mod tests {
         assert_eq!(u, vec![s(0, 4), s(5, 7), s(10, 12)]);
     }
 
+    proptest::proptest! {
+        /// The covered length of the union equals a count of the integer
+        /// points that some span covers, inside the window.
+        #[test]
+        fn covered_union_counts_every_point_once(
+            raw in proptest::collection::vec((0i64..200, 0i64..40), 0..30),
+            w in (0i64..250, 0i64..250),
+        ) {
+            let spans: Vec<Span> = raw.iter().map(|&(a, d)| s(a, a + d)).collect();
+            let window = s(w.0.min(w.1), w.0.max(w.1));
+            let u = union(spans.clone());
+            for pair in u.windows(2) {
+                proptest::prop_assert!(pair[0].end < pair[1].start);
+            }
+            let brute = (window.start..window.end)
+                .filter(|&t| spans.iter().any(|x| x.start <= t && t < x.end))
+                .count() as i64;
+            proptest::prop_assert_eq!(covered(&u, window), brute);
+        }
+    }
+
     #[test]
     fn covered_clips_to_the_window() {
         let u = vec![s(0, 4), s(5, 7), s(10, 12)];

@@ -132,3 +132,49 @@ fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walk
     markers.sort_by_key(|m: &Marker| (m.span.start, m.step));
     Ok((markers, union(busy), extent))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kineto_trace::Compression;
+
+    #[test]
+    fn profiler_steps_are_markers_and_cpu_ops_are_work() {
+        let text = br#"{"distributedInfo": {"rank": 0},
+          "baseTimeNanoseconds": 1790000000000000000,
+          "traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 100.000, "dur": 50.000},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 105.000, "dur": 10.000},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 110.000, "dur": 10.000},
+            {"ph": "X", "cat": "python_function", "name": "forward", "pid": 1, "tid": 1, "ts": 100.000, "dur": 40.000}
+          ]}"#;
+        let file = TraceFile::from_bytes(text.to_vec(), "rank0.json", Compression::None);
+        let trace = file.parse().unwrap();
+        let (markers, busy, extent) = walk(&trace, &Correction::Map(OffsetMap::Identity)).unwrap();
+        let t0 = 1_790_000_000_000_000_000 + 100_000;
+        assert_eq!(markers.len(), 1);
+        assert_eq!(markers[0].step, 7);
+        assert_eq!(
+            markers[0].span,
+            Span {
+                start: t0,
+                end: t0 + 50_000
+            }
+        );
+        // The two ops overlap: one busy span of 15 µs; python is not work.
+        assert_eq!(
+            busy,
+            vec![Span {
+                start: t0 + 5_000,
+                end: t0 + 20_000
+            }]
+        );
+        assert_eq!(
+            extent,
+            Some(Span {
+                start: t0,
+                end: t0 + 50_000
+            })
+        );
+    }
+}

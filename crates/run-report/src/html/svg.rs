@@ -328,9 +328,12 @@ pub(super) fn step_lengths(steps: &[StepRow], slow: &[i64]) -> String {
     let max = steps.iter().map(|s| s.length_ns).max().unwrap_or(1).max(1) as f64;
     let x = Scale::new(0.0, steps.len().max(1) as f64, LEFT, W - RIGHT);
     let y = Scale::new(0.0, max, h - 20.0, 8.0);
-    let first = steps.first().map_or(0, |s| s.step);
+    let last = steps.len().saturating_sub(1);
     axes(&mut out, &x, &y, h, ("ms", 1e6), |v| {
-        format!("step {}", first + v as i64)
+        let k = (v as usize).min(last);
+        steps
+            .get(k)
+            .map_or(String::new(), |s| format!("step {}", s.step))
     });
     let w = (x.at(1.0) - x.at(0.0)).max(0.5);
     for (k, s) in steps.iter().enumerate() {
