@@ -28,9 +28,11 @@ pub(crate) fn picture(run: &RunData, instances: &[NodeInstance], t0: i64) -> Clo
 }
 
 fn node_clock(n: &NodeData, run: &RunData, instances: &[NodeInstance], t0: i64) -> NodeClock {
+    // The reference's correction is 0 by definition: no band.
     let segments = run
         .estimate
         .as_ref()
+        .filter(|_| n.node != run.reference_node)
         .and_then(|e| segments_of(e, n.node))
         .unwrap_or_default();
     let samples = samples(n, &segments, t0);

@@ -47,6 +47,17 @@ fn jax_reports_count_violations_as_validate_does() {
         assert_eq!(report.violations.checked, after.summary.checked, "{name}");
 
         assert_eq!(report.steps.steps.len(), 50, "{name}");
+        // Clocks from the collectives: every node but the reference has a
+        // band and bounds; the reference has a zero correction and neither.
+        for n in &report.clocks.nodes {
+            let banded = n.samples.iter().any(|s| s.uncertainty_ns.is_some());
+            let reference = n.node == report.reference_node;
+            assert_eq!(banded, !reference, "{name}: node {}", n.node);
+            assert_eq!(n.evidence.is_empty(), reference, "{name}: node {}", n.node);
+            if reference {
+                assert_eq!((n.min_ns, n.max_ns), (0, 0));
+            }
+        }
         assert!(
             matches!(&report.steps.source, StepSource::StepMarkers { name } if name == "train")
         );
