@@ -55,7 +55,7 @@ enum Command {
     /// Synthesise a 4-node run, align, merge, validate and score it: the whole job on a demo.
     #[cfg(feature = "synth")]
     Demo(cmd::demo::Args),
-    /// Measure read, align, merge, validate and export throughput and peak memory on a synthetic run.
+    /// Measure read, align, merge, validate, export and report throughput and peak memory on a synthetic run.
     #[cfg(feature = "synth")]
     Bench(cmd::bench::Args),
     /// Write a simulated multi-node run with ground truth (traces, snapshots, offsets, truth.bin).
@@ -68,6 +68,8 @@ enum Command {
     Collectives(cmd::collectives::Args),
     /// Check collectives for happens-before violations (exit 1 above --max-violations).
     Validate(cmd::validate::Args),
+    /// Write the cross-node report of a run: one HTML page with pictures, or JSON.
+    Report(cmd::report::Args),
     /// Write traces as Perfetto protobuf (`*.pftrace`) or Chrome trace JSON (`*.json`, `*.json.gz`).
     Export(cmd::export::Args),
 }
@@ -89,6 +91,7 @@ impl Command {
             Command::Collectives(args) => cmd::collectives::run(args, global),
             Command::Validate(args) => cmd::validate::run(args, global),
             Command::Export(args) => cmd::export::run(args, global),
+            Command::Report(args) => cmd::report::run(args, global),
         }
     }
 }

@@ -265,6 +265,7 @@ fn bench_prints_every_stage() {
         .stdout(predicate::str::contains("align"))
         .stdout(predicate::str::contains("merge"))
         .stdout(predicate::str::contains("validate"))
+        .stdout(predicate::str::contains("report"))
         .stdout(predicate::str::contains("of the read floor"));
 }
 

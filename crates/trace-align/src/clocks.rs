@@ -122,9 +122,9 @@ impl ClockEvidence {
         }
     }
 
-    /// Build one node's clocks from its trace `view` and this evidence;
-    /// returns them and the trace's session start.
-    pub(crate) fn node_clocks(
+    /// Build one node's clocks from its trace `view` and this evidence, as
+    /// the merge does; returns them and the trace's session start.
+    pub fn node_clocks(
         &self,
         input: &NodeInput,
         view: &xplane_proto::SpaceView<'_>,

@@ -18,6 +18,18 @@ pub struct ClockSpec {
     pub boot_ns: i64,
 }
 
+/// A node made slow on purpose: it begins every collective late by
+/// `delay_ns` (as if its compute before each collective ran that much
+/// longer); the others wait for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Straggler {
+    /// The slow node.
+    pub node: u32,
+    /// How late it begins every collective, ns.
+    pub delay_ns: u64,
+}
+
 /// A probe round in which a node was not reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,8 +47,9 @@ pub struct RoundNode {
 /// GPU (at most 65 535 nodes and 253 GPUs per node, the limits of the event
 /// id layout); `5 <= step_min_ms <= step_max_ms`; at least 10 µs per kernel
 /// launch slot (`0.55·step_min / (2·kernels_per_stream)`); the collective stagger and end
-/// spread fit in a twentieth of the shortest step; node 0 (the reference)
-/// always probes and is always reachable.
+/// spread fit in a twentieth of the shortest step, a straggler's delay in
+/// a fortieth; node 0 (the reference) always probes and is always
+/// reachable.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthConfig {
@@ -106,6 +119,8 @@ pub struct SynthConfig {
     pub non_probing_nodes: Vec<u32>,
     /// Rows written as unreachable (`reachable:false`, offset 0).
     pub unreachable: Vec<RoundNode>,
+    /// A node that begins every collective late (none by default).
+    pub straggler: Option<Straggler>,
 }
 
 impl Default for SynthConfig {
@@ -144,6 +159,7 @@ impl Default for SynthConfig {
             offset_digits: 6,
             non_probing_nodes: Vec::new(),
             unreachable: Vec::new(),
+            straggler: None,
         }
     }
 }
@@ -290,6 +306,18 @@ impl SynthConfig {
         for &n in &self.non_probing_nodes {
             check(n != 0 && n < self.nodes, "non_probing_nodes", || {
                 format!("node {n}: must be a node other than the reference 0")
+            })?;
+        }
+        if let Some(s) = self.straggler {
+            check(s.node < self.nodes, "straggler", || {
+                format!("node {}: the run has {} nodes", s.node, self.nodes)
+            })?;
+            let budget_ns = self.step_min_ms * 1e6 / 40.0;
+            check(s.delay_ns as f64 <= budget_ns, "straggler", || {
+                format!(
+                    "a delay of {} ns does not fit in {budget_ns} ns (a fortieth of step_min_ms)",
+                    s.delay_ns
+                )
             })?;
         }
         for rn in &self.unreachable {

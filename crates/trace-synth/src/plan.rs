@@ -149,9 +149,19 @@ impl Plan {
             u64::from(node),
             u64::from(gpu),
         );
-        s.start.plus(ps(
-            0.6 * s.len_ps as f64 + r.uniform(0.0, self.config.max_stagger_us) * US
-        ))
+        s.start.plus(
+            ps(0.6 * s.len_ps as f64 + r.uniform(0.0, self.config.max_stagger_us) * US)
+                + self.straggler_delay_ps(node),
+        )
+    }
+
+    /// How late `node` begins every collective, ps (0 unless it is the
+    /// configured straggler).
+    fn straggler_delay_ps(&self, node: u32) -> i128 {
+        match self.config.straggler {
+            Some(s) if s.node == node => i128::from(s.delay_ns) * 1000,
+            _ => 0,
+        }
     }
 
     fn end_jitter(&self, step: u32, node: u32, gpu: u32) -> (i128, i128) {
@@ -187,7 +197,10 @@ impl Plan {
             u64::from(node),
             u64::from(gpu) | 1 << 32,
         );
-        ar_end.plus(ps(r.uniform(2.0, 2.0 + self.config.max_stagger_us) * US))
+        ar_end.plus(
+            ps(r.uniform(2.0, 2.0 + self.config.max_stagger_us) * US)
+                + self.straggler_delay_ps(node),
+        )
     }
 
     /// The all-reduce (and all-gather) of participant (node, gpu) in `step`.
@@ -401,5 +414,46 @@ mod tests {
                 assert!(ar.end < ag.unwrap().start);
             }
         }
+    }
+
+    #[test]
+    fn a_straggler_begins_every_collective_late_by_its_delay() {
+        let delay_ns = 400_000;
+        let slow = SynthConfig {
+            straggler: Some(crate::Straggler { node: 2, delay_ns }),
+            ..small()
+        };
+        let (base, late) = (Plan::new(&small()), Plan::new(&slow));
+        for step in 0..5 {
+            for n in 0..3 {
+                let (a, b) = (base.collectives(step, n, 1), late.collectives(step, n, 1));
+                let ar_shift = b.0.start.0 - a.0.start.0;
+                assert_eq!(
+                    ar_shift,
+                    if n == 2 {
+                        i128::from(delay_ns) * 1000
+                    } else {
+                        0
+                    }
+                );
+                // Everyone's all-reduce ends after the straggler began it.
+                let straggler = late.collectives(step, 2, 0).0.start;
+                assert!(b.0.end > straggler);
+            }
+        }
+        assert!(slow.validate().is_ok());
+        let too_slow = SynthConfig {
+            straggler: Some(crate::Straggler {
+                node: 2,
+                delay_ns: 20_000_000,
+            }),
+            ..small()
+        };
+        assert!(too_slow.validate().is_err());
+        let no_such_node = SynthConfig {
+            straggler: Some(crate::Straggler { node: 3, delay_ns }),
+            ..small()
+        };
+        assert!(no_such_node.validate().is_err());
     }
 }

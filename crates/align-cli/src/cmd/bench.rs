@@ -1,4 +1,5 @@
-//! `align-cli bench`: throughput and peak memory of every stage on a
+//! `align-cli bench`: throughput and peak memory of every stage (read,
+//! align, merge, validate, export, report) on a
 //! synthetic run, each against the read floor measured in the same run.
 //!
 //! Each stage runs in a child process (`bench --stage ...`) so its peak
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use trace_align::{MergeSettings, RunFiles};
 use trace_synth::{SynthConfig, synthesize};
 
-/// Measure read, align, merge, validate and export on a synthetic run.
+/// Measure read, align, merge, validate, export and report on a synthetic run.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Approximate number of events over all nodes.
@@ -86,6 +87,20 @@ fn file_bytes(paths: &[PathBuf]) -> u64 {
         .sum()
 }
 
+/// The events of every trace.
+fn count_events(traces: &[PathBuf]) -> anyhow::Result<u64> {
+    let mut events = 0;
+    for path in traces {
+        let bytes = xplane_proto::FileBytes::open(path)?;
+        events += bytes
+            .view()
+            .walk_all()
+            .map_err(|e| bytes.wire_error(e))?
+            .events;
+    }
+    Ok(events)
+}
+
 /// Run one stage on the run in `dir` and return its figures.
 fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     let run_dir = dir.join("run");
@@ -93,21 +108,15 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     let traces: Vec<PathBuf> = plan.nodes.iter().map(|n| n.trace.clone()).collect();
     let aligned_dir = dir.join("aligned");
     let combined = dir.join("combined.xplane.pb");
+    // The report stage's event count, taken before its clock starts.
+    let report_events = match stage {
+        "report" => count_events(&traces)?,
+        _ => 0,
+    };
     let start = Instant::now();
     let cpu_start = cpu_seconds();
     let (events, bytes) = match stage {
-        "read" => {
-            let mut events = 0;
-            for path in &traces {
-                let bytes = xplane_proto::FileBytes::open(path)?;
-                events += bytes
-                    .view()
-                    .walk_all()
-                    .map_err(|e| bytes.wire_error(e))?
-                    .events;
-            }
-            (events, file_bytes(&traces))
-        }
+        "read" => (count_events(&traces)?, file_bytes(&traces)),
         "align" => {
             let outcome = plan.align_each(&aligned_dir, None)?;
             let events = outcome
@@ -141,6 +150,11 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
             let out = dir.join("combined.pftrace");
             let summary = perfetto_export::export_file(&[input], &out)?;
             (summary.slices, file_bytes(std::slice::from_ref(&combined)))
+        }
+        "report" => {
+            let report = run_report::Report::from_plan(&plan)?;
+            run_report::write_html(&report, &dir.join("report.html"), &[])?;
+            (report_events, file_bytes(&traces))
         }
         other => bail!("unknown stage '{other}'"),
     };
@@ -196,9 +210,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     // One XSpace cannot exceed 2 GiB: larger runs cannot be merged into one file.
     let mergeable = total <= xplane_proto::MAX_FILE_BYTES;
     let names: &[&str] = if mergeable {
-        &["read", "align", "merge", "validate", "export"]
+        &["read", "align", "merge", "validate", "export", "report"]
     } else {
-        &["read", "align"]
+        &["read", "align", "report"]
     };
     let mut stages = Vec::new();
     for &stage in names {

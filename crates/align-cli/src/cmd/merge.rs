@@ -53,7 +53,7 @@ pub struct Args {
     pub policy: PolicyArgs,
 }
 
-fn parse_node_path(s: &str) -> Result<(u32, PathBuf), String> {
+pub fn parse_node_path(s: &str) -> Result<(u32, PathBuf), String> {
     let (n, p) = s.split_once('=').ok_or("expected N=PATH")?;
     let n = n.parse().map_err(|_| format!("'{n}' is not a node id"))?;
     Ok((n, PathBuf::from(p)))
@@ -227,33 +227,61 @@ pub fn merge_with_bar(
 
 /// The run's files: the run folder's, with the overrides given.
 pub fn run_files(args: &Args) -> anyhow::Result<RunFiles> {
-    let mut run = match &args.run_dir {
-        Some(dir) => RunFiles::discover(dir)?,
-        None => RunFiles::default(),
-    };
-    for path in &args.paths {
-        let node = trace_align::node_from_name(path).with_context(|| {
-            format!(
-                "{}: cannot tell the node id from the file name (no node<N>/rank<N>); give --trace N=PATH",
-                path.display()
-            )
-        })?;
-        run.add_trace(node, path.clone())?;
+    RunSelection {
+        run_dir: args.run_dir.as_deref(),
+        paths: &args.paths,
+        offsets: args.offsets.as_deref(),
+        traces: &args.traces,
+        snapshots: &args.snapshots,
     }
-    if let Some(offsets) = &args.offsets {
-        run.offsets = Some(offsets.clone());
+    .files()
+}
+
+/// Which files make a run: a run folder and/or trace paths, with overrides.
+pub struct RunSelection<'a> {
+    /// The run folder.
+    pub run_dir: Option<&'a Path>,
+    /// Traces named `node<N>`/`rank<N>`.
+    pub paths: &'a [PathBuf],
+    /// The offsets file.
+    pub offsets: Option<&'a Path>,
+    /// `--trace N=PATH` overrides.
+    pub traces: &'a [(u32, PathBuf)],
+    /// `--snapshots N=PATH`.
+    pub snapshots: &'a [(u32, PathBuf)],
+}
+
+impl RunSelection<'_> {
+    /// The run's files: the run folder's, with the overrides given.
+    pub fn files(&self) -> anyhow::Result<RunFiles> {
+        let mut run = match self.run_dir {
+            Some(dir) => RunFiles::discover(dir)?,
+            None => RunFiles::default(),
+        };
+        for path in self.paths {
+            let node = trace_align::node_from_name(path).with_context(|| {
+                format!(
+                    "{}: cannot tell the node id from the file name (no node<N>/rank<N>); give --trace N=PATH",
+                    path.display()
+                )
+            })?;
+            run.add_trace(node, path.clone())?;
+        }
+        if let Some(offsets) = self.offsets {
+            run.offsets = Some(offsets.to_path_buf());
+        }
+        for (node, path) in self.traces {
+            run.set_trace(*node, path.clone());
+        }
+        for (node, path) in self.snapshots {
+            run.set_snapshots(*node, path.clone())
+                .with_context(|| format!("--snapshots {node}={}", path.display()))?;
+        }
+        if run.nodes.is_empty() {
+            bail!("no traces found; give trace paths, --run-dir or --trace N=PATH");
+        }
+        Ok(run)
     }
-    for (node, path) in &args.traces {
-        run.set_trace(*node, path.clone());
-    }
-    for (node, path) in &args.snapshots {
-        run.set_snapshots(*node, path.clone())
-            .with_context(|| format!("--snapshots {node}={}", path.display()))?;
-    }
-    if run.nodes.is_empty() {
-        bail!("no traces found; give trace paths, --run-dir or --trace N=PATH");
-    }
-    Ok(run)
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {

@@ -11,6 +11,7 @@ pub mod export;
 pub mod inspect;
 pub mod merge;
 pub mod policy;
+pub mod report;
 #[cfg(feature = "synth")]
 pub mod score;
 #[cfg(feature = "synth")]

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use trace_synth::{SynthConfig, synthesize};
+use trace_synth::{Straggler, SynthConfig, synthesize};
 
 use crate::Global;
 
@@ -30,9 +30,29 @@ pub struct Args {
     /// Compute kernels per stream per step (overrides the configuration).
     #[arg(long)]
     pub kernels: Option<u32>,
+    /// Make node NODE begin every collective DELAY ns late (a slow node on
+    /// purpose; overrides the configuration).
+    #[arg(long, value_name = "NODE:DELAY_NS", value_parser = parse_straggler)]
+    pub straggler: Option<Straggler>,
     /// Print what was written as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `NODE:DELAY_NS`, e.g. `2:500000`.
+fn parse_straggler(text: &str) -> Result<Straggler, String> {
+    let (node, delay) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?}: expected NODE:DELAY_NS, e.g. 2:500000"))?;
+    let node = node
+        .trim()
+        .parse()
+        .map_err(|e| format!("{node:?}: not a node id: {e}"))?;
+    let delay_ns = delay
+        .trim()
+        .parse()
+        .map_err(|e| format!("{delay:?}: not a delay in ns: {e}"))?;
+    Ok(Straggler { node, delay_ns })
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
@@ -59,6 +79,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     }
     if let Some(v) = args.kernels {
         config.kernels_per_stream = v;
+    }
+    if let Some(v) = args.straggler {
+        config.straggler = Some(v);
     }
     let run = synthesize(&config, &args.out)
         .with_context(|| format!("synthesising into {}", args.out.display()))?;

@@ -1,0 +1,139 @@
+//! `align-cli report`: the cross-node report of a run, as one HTML page
+//! (inline SVG, no script, no fetch) and/or the same figures as JSON.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use run_report::{Report, ReportOptions};
+use trace_align::RunFiles;
+
+use super::clock::ClockArgs;
+use super::merge::{RunSelection, parse_node_path};
+use super::policy::PolicyArgs;
+use crate::Global;
+
+/// Write the cross-node report of a run: clocks, collectives, stragglers, steps.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Node traces (`node<N>`/`rank<N>` in the name gives the node id),
+    /// instead of or beside a run folder.
+    #[arg(value_name = "TRACE")]
+    pub paths: Vec<PathBuf>,
+    /// A run folder (XSpace or PyTorch profiler traces), as for `merge`.
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// The clock evidence of an XSpace run, as for `merge`.
+    #[command(flatten)]
+    pub clock: ClockArgs,
+    /// A node's trace, `N=PATH` (repeatable).
+    #[arg(long = "trace", value_name = "N=PATH", value_parser = parse_node_path)]
+    pub traces: Vec<(u32, PathBuf)>,
+    /// A node's snapshot pairs, `N=PATH` (repeatable).
+    #[arg(long = "snapshots", value_name = "N=PATH", value_parser = parse_node_path)]
+    pub snapshots: Vec<(u32, PathBuf)>,
+    /// The offsets file; default: `round_offsets.jsonl` in the run folder.
+    #[arg(long)]
+    pub offsets: Option<PathBuf>,
+    /// The HTML report (default `report.html`; with `--json` only when given).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Print the report's figures as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    let run = RunSelection {
+        run_dir: args.run_dir.as_deref(),
+        paths: &args.paths,
+        offsets: args.offsets.as_deref(),
+        traces: &args.traces,
+        snapshots: &args.snapshots,
+    }
+    .files()?;
+    let output = match (&args.output, args.json) {
+        (Some(p), _) => Some(p.clone()),
+        (None, false) => Some(PathBuf::from("report.html")),
+        (None, true) => None,
+    };
+    let inputs = inputs(&run);
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    if let Some(out) = &output
+        && let Some(input) = inputs.iter().find(|i| trace_align::same_file(out, i))
+    {
+        anyhow::bail!("{}: an output may not replace an input", input.display());
+    }
+    let options = ReportOptions {
+        align: args.policy.options(),
+        clock: args.clock.policy(),
+    };
+    let report = Report::build(&run, &options)?;
+    if let Some(out) = &output {
+        run_report::write_html(&report, out, &inputs)
+            .with_context(|| format!("writing the report {}", out.display()))?;
+    }
+    if args.json {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{}", report.to_json())?;
+        stdout.flush()?;
+    } else if !global.quiet {
+        print!("{}", summary(&report, output.as_deref()));
+    }
+    Ok(())
+}
+
+/// Every input file of the run: traces, snapshot files, the offsets file.
+fn inputs(run: &RunFiles) -> Vec<PathBuf> {
+    run.nodes
+        .values()
+        .flat_map(|f| std::iter::once(f.trace.clone()).chain(f.snapshots.clone()))
+        .chain(run.offsets.clone())
+        .collect()
+}
+
+fn summary(r: &Report, output: Option<&Path>) -> String {
+    let mut text = format!(
+        "{} nodes; clocks from the {}; happens-before violations {} before -> {} after\n",
+        r.nodes.len(),
+        r.clocks.source,
+        r.violations.before,
+        r.violations.after
+    );
+    if let Some(s) = r
+        .collectives
+        .stragglers
+        .first()
+        .filter(|s| s.times_last > 0)
+    {
+        text.push_str(&format!(
+            "straggler: node {}, last at {} of {} collectives ({:.0} %), {:.1} µs late when last\n",
+            s.node,
+            s.times_last,
+            r.collectives.instances,
+            s.share * 100.0,
+            s.mean_lateness_when_last_ns as f64 / 1e3
+        ));
+    }
+    if let Some(slow) = r.steps.slowest.first() {
+        text.push_str(&format!(
+            "{} steps; slowest: step {} ({:.2} ms, {:.2}x the median){}\n",
+            r.steps.steps.len(),
+            slow.step,
+            slow.length_ns as f64 / 1e6,
+            slow.vs_median,
+            slow.slowed_by
+                .map(|n| format!(
+                    ", node {n} arrived {:.1} µs late",
+                    slow.late_by_ns as f64 / 1e3
+                ))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(out) = output {
+        text.push_str(&format!("wrote {}\n", out.display()));
+    }
+    text
+}

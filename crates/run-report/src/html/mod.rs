@@ -1,0 +1,386 @@
+//! The report as one self-contained HTML page: inline SVG charts, each
+//! followed by the same figures as a plain table; no script, no fetch.
+
+mod svg;
+
+use std::fmt::Write;
+use std::path::Path;
+
+use crate::error::{ReportError, Result};
+use crate::model::{EvidenceKind, Report, StepSource};
+
+const STYLE: &str = "
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#222;max-width:760px;margin:24px auto;padding:0 12px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #ddd}
+h3{font-size:14px;margin:14px 0 4px}p.note{color:#555;margin:4px 0}
+table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}
+th,td{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}th{background:#f6f6f6}
+td:first-child,th:first-child{text-align:left}
+.ok{color:#1a7f37}.bad{color:#b42318}
+svg{display:block;margin:4px 0}.axis{stroke:#999}.tick{font-size:10px;fill:#555}
+.corr{fill:none;stroke:#1f4e99;stroke-width:1.5}.band{fill:#9fb8e0;opacity:.5}
+.anchor{fill:#d1495b}.bound{stroke:#e0a030;stroke-width:1;opacity:.18}.cap{stroke:#b7791f;stroke-width:1.2}
+.box{fill:#9fb8e0;stroke:#1f4e99}.whisker{stroke:#555}.median{stroke:#1f4e99;stroke-width:2}.p99{fill:#d1495b}
+.bar{fill:#e0a030}.step{fill:#9fb8e0}.slow{fill:#d1495b}
+.compute{fill:#1f4e99}.comm{fill:#e0a030}.idle{fill:#ddd}
+details{margin:6px 0}summary{cursor:pointer;color:#1f4e99}
+";
+
+/// The report as one HTML page.
+pub fn render_html(report: &Report) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    out.push_str("<title>Run report</title><style>");
+    out.push_str(STYLE);
+    out.push_str("</style></head><body>\n");
+    header(&mut out, report);
+    clocks(&mut out, report);
+    collectives(&mut out, report);
+    steps(&mut out, report);
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// Write the report's HTML page to `path` atomically (a page that cannot
+/// be written whole leaves nothing behind), unless `path` is one of
+/// `inputs`.
+pub fn write_html(report: &Report, path: &Path, inputs: &[&Path]) -> Result<()> {
+    if inputs.iter().any(|i| trace_align::same_file(path, i)) {
+        return Err(ReportError::OutputIsInput {
+            path: path.to_path_buf(),
+        });
+    }
+    let html = render_html(report);
+    xplane_proto::write_atomically(path, |f| std::io::Write::write_all(f, html.as_bytes())).map_err(
+        |source| ReportError::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+    )
+}
+
+/// `text` with `&`, `<`, `>`, `"` and `'` escaped.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A duration in the unit that reads best: ns, µs, ms or s.
+pub(crate) fn fmt_ns(ns: i64) -> String {
+    let a = ns.unsigned_abs() as f64;
+    let v = ns as f64;
+    if a < 1e3 {
+        format!("{ns} ns")
+    } else if a < 1e6 {
+        format!("{:.1} µs", v / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2} ms", v / 1e6)
+    } else {
+        format!("{:.3} s", v / 1e9)
+    }
+}
+
+fn header(out: &mut String, r: &Report) {
+    let format = match r.format {
+        crate::InputFormat::Xspace => "XSpace",
+        crate::InputFormat::Kineto => "PyTorch profiler (Kineto)",
+    };
+    let v = &r.violations;
+    let class = if v.after == 0 { "ok" } else { "bad" };
+    let _ = writeln!(
+        out,
+        "<h1>Run report</h1><p class=\"note\">{} nodes ({format}), timeline of node {}, {} long. \
+         Clocks from the {} ({}). Happens-before violations: {} before alignment → \
+         <b class=\"{class}\">{}</b> after, of {} checked collectives.</p>",
+        r.nodes.len(),
+        r.reference_node,
+        fmt_ns(r.run_length_ns),
+        escape(&r.clocks.source),
+        escape(&r.clocks.reason),
+        v.before,
+        v.after,
+        v.checked
+    );
+    let _ = writeln!(
+        out,
+        "<table><tr><th>violations</th><th>count</th><th>largest</th></tr>\
+         <tr><td>as recorded</td><td>{}</td><td>{}</td></tr>\
+         <tr><td>aligned</td><td>{}</td><td>{}</td></tr></table>",
+        v.before,
+        fmt_ns(v.max_before_ns as i64),
+        v.after,
+        fmt_ns(v.max_after_ns as i64)
+    );
+}
+
+fn clocks(out: &mut String, r: &Report) {
+    out.push_str(
+        "<h2>1. Clocks</h2><p class=\"note\">Per node, the correction applied \
+         (global = host + correction) over the run, in blue; the shaded band is the \
+         feasible interval the collectives leave (when estimated from them); red dots are \
+         probe measurements; each orange bar is one collective: the corrections that keep it \
+         physically possible given the other nodes (its ends marked when inside the chart).</p>",
+    );
+    for n in &r.clocks.nodes {
+        let anchors = n
+            .evidence
+            .iter()
+            .filter(|e| e.kind == EvidenceKind::ProbeAnchor)
+            .count();
+        let bounds = n.evidence.len() - anchors;
+        let _ = write!(
+            out,
+            "<h3>node {}{}</h3>",
+            n.node,
+            if n.node == r.reference_node {
+                " (reference)"
+            } else {
+                ""
+            }
+        );
+        out.push_str(&svg::clock_chart(n, r.run_length_ns));
+        let _ = write!(
+            out,
+            "<p class=\"note\">correction {} … {}; {anchors} probe anchors, {bounds} collective bounds shown{}.</p>",
+            fmt_ns(n.min_ns),
+            fmt_ns(n.max_ns),
+            if n.evidence_left_out > 0 {
+                format!(" ({} more left out)", n.evidence_left_out)
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+fn collectives(out: &mut String, r: &Report) {
+    let c = &r.collectives;
+    let _ = write!(
+        out,
+        "<h2>2. Collectives across nodes</h2><p class=\"note\">{} instances with at least two \
+         nodes. Begin skew: latest begin minus earliest begin of one instance; end skew: the \
+         same for ends. Box: median to p90; whiskers: min to max; red dot: p99.</p>",
+        c.instances
+    );
+    let mut rows = Vec::new();
+    for k in &c.kinds {
+        rows.push((format!("{} begin", k.kind), k.begin_skew));
+        rows.push((format!("{} end", k.kind), k.end_skew));
+    }
+    if !rows.is_empty() {
+        out.push_str(&svg::skew_chart(&rows));
+    }
+    out.push_str("<table><tr><th>kind</th><th>skew</th><th>n</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>");
+    for k in &c.kinds {
+        for (which, q) in [("begin", &k.begin_skew), ("end", &k.end_skew)] {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{which}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&k.kind),
+                q.count,
+                fmt_ns(q.min_ns),
+                fmt_ns(q.p50_ns),
+                fmt_ns(q.p90_ns),
+                fmt_ns(q.p99_ns),
+                fmt_ns(q.max_ns)
+            );
+        }
+    }
+    out.push_str("</table>\n<h3>Waiting for the last participant</h3>");
+    let waits: Vec<(String, i64)> = c
+        .waiting
+        .iter()
+        .map(|w| (format!("node {}", w.node), w.wait_ns))
+        .collect();
+    out.push_str(&svg::bars(&waits, "time waiting in collectives per node"));
+    out.push_str("<table><tr><th>node</th><th>instances</th><th>waiting</th><th>in collectives</th><th>share waiting</th></tr>");
+    for w in &c.waiting {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} %</td></tr>",
+            w.node,
+            w.instances,
+            fmt_ns(w.wait_ns),
+            fmt_ns(w.in_collectives_ns),
+            100.0 * w.wait_ns as f64 / w.in_collectives_ns.max(1) as f64
+        );
+    }
+    out.push_str("</table>\n<h3>Stragglers</h3><p class=\"note\">A node arrives when its last device begins; \
+        lateness is its arrival minus the median arrival of the other nodes.</p>");
+    out.push_str("<table><tr><th>node</th><th>last</th><th>share</th><th>median lateness</th><th>lateness when last</th><th>lead when last</th></tr>");
+    for s in &c.stragglers {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{:.1} %</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            s.node,
+            s.times_last,
+            s.share * 100.0,
+            fmt_ns(s.median_lateness_ns),
+            fmt_ns(s.mean_lateness_when_last_ns),
+            fmt_ns(s.mean_lead_when_last_ns)
+        );
+    }
+    out.push_str("</table>\n");
+    if !r.steps.steps.is_empty() {
+        out.push_str("<h3>Lateness over the run (node × step)</h3>");
+        out.push_str(&svg::heat_strip(&r.nodes, &r.steps.steps));
+    }
+}
+
+fn steps(out: &mut String, r: &Report) {
+    let s = &r.steps;
+    let how = match &s.source {
+        StepSource::StepMarkers { name } => format!(
+            "step markers (events <code>{}</code> with a <code>step_num</code> stat)",
+            escape(name)
+        ),
+        StepSource::ProfilerSteps => "PyTorch <code>ProfilerStep#N</code> events".to_owned(),
+        StepSource::CollectiveSequence { op } => format!(
+            "no step markers: each <code>{}</code> collective starts a step",
+            escape(op)
+        ),
+        StepSource::None => "no step markers and no collectives: no steps".to_owned(),
+    };
+    let _ = write!(
+        out,
+        "<h2>3. Steps</h2><p class=\"note\">{} steps, told apart by {how}. Per node and step: \
+         compute is busy time outside collectives, communication is time inside them, idle is \
+         the rest of the node's step.</p>",
+        s.steps.len()
+    );
+    if s.steps.is_empty() {
+        return;
+    }
+    let slow: Vec<i64> = s.slowest.iter().map(|x| x.step).collect();
+    out.push_str(&svg::step_lengths(&s.steps, &slow));
+    let totals: Vec<(u32, [i64; 3])> = s
+        .totals
+        .iter()
+        .map(|a| (a.node, [a.compute_ns, a.communication_ns, a.idle_ns]))
+        .collect();
+    out.push_str(&svg::activity_bars(&totals));
+    out.push_str(
+        "<table><tr><th>node</th><th>compute</th><th>communication</th><th>idle</th></tr>",
+    );
+    for a in &s.totals {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            a.node,
+            fmt_ns(a.compute_ns),
+            fmt_ns(a.communication_ns),
+            fmt_ns(a.idle_ns)
+        );
+    }
+    out.push_str("</table>\n<h3>Slowest steps</h3><table><tr><th>step</th><th>length</th><th>× median</th><th>slowed by</th><th>late by</th></tr>");
+    for x in &s.slowest {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+            x.step,
+            fmt_ns(x.length_ns),
+            x.vs_median,
+            x.slowed_by.map_or("–".to_owned(), |n| format!("node {n}")),
+            fmt_ns(x.late_by_ns)
+        );
+    }
+    out.push_str("</table>\n");
+    step_table(out, r);
+}
+
+fn step_table(out: &mut String, r: &Report) {
+    out.push_str("<details><summary>Every step, every node</summary><table><tr><th>step</th><th>start</th><th>length</th><th>node</th><th>compute</th><th>comm.</th><th>idle</th><th>lateness</th></tr>");
+    for s in &r.steps.steps {
+        for (a, l) in s.nodes.iter().zip(&s.lateness_ns) {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                s.step,
+                fmt_ns(s.start_ns),
+                fmt_ns(s.length_ns),
+                a.node,
+                fmt_ns(a.compute_ns),
+                fmt_ns(a.communication_ns),
+                fmt_ns(a.idle_ns),
+                l.map_or("–".to_owned(), fmt_ns)
+            );
+        }
+    }
+    out.push_str("</table></details>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_markup_and_quotes() {
+        assert_eq!(
+            escape(r#"<a href="x">&'"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn names_from_the_traces_are_escaped() {
+        use crate::model::*;
+        let evil = "<script>alert('x')</script>";
+        let report = Report {
+            format: InputFormat::Xspace,
+            nodes: vec![0, 1],
+            reference_node: 0,
+            run_start_ns: 0,
+            run_length_ns: 1_000,
+            clocks: ClockPicture {
+                source: "collectives".into(),
+                reason: evil.into(),
+                nodes: Vec::new(),
+            },
+            violations: Violations {
+                checked: 1,
+                before: 1,
+                after: 0,
+                max_before_ns: 5.0,
+                max_after_ns: 0.0,
+            },
+            collectives: Collectives {
+                instances: 1,
+                kinds: vec![KindSkew {
+                    kind: evil.into(),
+                    instances: 1,
+                    begin_skew: Quantiles::of(vec![1]),
+                    end_skew: Quantiles::of(vec![2]),
+                }],
+                waiting: Vec::new(),
+                stragglers: Vec::new(),
+            },
+            steps: Steps {
+                source: StepSource::CollectiveSequence { op: evil.into() },
+                steps: Vec::new(),
+                slowest: Vec::new(),
+                totals: Vec::new(),
+            },
+        };
+        let page = render_html(&report);
+        assert!(!page.contains("<script"), "{page}");
+        assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)"));
+    }
+
+    #[test]
+    fn durations_read_in_their_unit() {
+        assert_eq!(fmt_ns(999), "999 ns");
+        assert_eq!(fmt_ns(-1_500), "-1.5 µs");
+        assert_eq!(fmt_ns(2_345_678), "2.35 ms");
+        assert_eq!(fmt_ns(3_000_000_000), "3.000 s");
+    }
+}

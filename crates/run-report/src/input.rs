@@ -1,0 +1,142 @@
+//! What the report is computed from, whatever the format: per node its
+//! correction, step markers and busy time on the global clock, and the
+//! collectives as recorded and as aligned.
+
+use clock_model::{HostTime, OffsetMap};
+use collective_check::{Extraction, Report as CheckReport};
+
+/// A span on the global clock, epoch ns, `start <= end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Span {
+    pub start: i64,
+    pub end: i64,
+}
+
+/// A step marker on one node, on the global clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Marker {
+    pub step: i64,
+    pub span: Span,
+}
+
+/// A node's correction `global − host`, evaluable at any host time.
+pub(crate) enum Correction {
+    /// The node's clock maps (XSpace).
+    Clocks(Box<alignment_core::NodeClocks>),
+    /// An offset map `Host → Global` (Kineto).
+    Map(OffsetMap),
+}
+
+impl Correction {
+    /// The correction at host time `host_ns` (epoch ns), ns.
+    pub fn at(&self, host_ns: i64) -> i64 {
+        let h = HostTime::from_ns(host_ns);
+        let g = match self {
+            Correction::Clocks(c) => c.host_to_global(h).time.as_ps(),
+            Correction::Map(m) => m.map(h).time.as_ps(),
+        };
+        i64::try_from(g.div_euclid(1000) - i128::from(host_ns)).unwrap_or(0)
+    }
+}
+
+/// One node as read.
+pub(crate) struct NodeData {
+    pub node: u32,
+    pub correction: Correction,
+    /// Probe anchors: (host time, measured correction), epoch ns and ns.
+    pub anchors: Vec<(i64, i64)>,
+    /// Step markers, sorted by start.
+    pub markers: Vec<Marker>,
+    /// The name of the marker events, when there are any.
+    pub marker_name: Option<String>,
+    /// Union of the node's work (kernels, ops), sorted and disjoint.
+    pub busy: Vec<Span>,
+    /// First and last aligned time of the node's events.
+    pub extent: Option<Span>,
+}
+
+/// The whole run as read.
+pub(crate) struct RunData {
+    pub format: crate::InputFormat,
+    pub reference_node: u32,
+    pub clock_source: String,
+    pub clock_reason: String,
+    /// The estimate from the collectives, when that was the source.
+    pub estimate: Option<collective_clock::EstimateReport>,
+    pub nodes: Vec<NodeData>,
+    pub before: CheckReport,
+    pub after: CheckReport,
+}
+
+/// Check collectives as `validate` does by default.
+pub(crate) fn check(ex: &Extraction) -> CheckReport {
+    collective_check::check(ex, &collective_check::Options::default())
+}
+
+/// Sort `spans` and merge the overlapping ones.
+pub(crate) fn union(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_unstable();
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// Total length of the sorted disjoint `spans` inside `window`.
+pub(crate) fn covered(spans: &[Span], window: Span) -> i64 {
+    let first = spans.partition_point(|s| s.end <= window.start);
+    spans[first..]
+        .iter()
+        .take_while(|s| s.start < window.end)
+        .map(|s| s.end.min(window.end) - s.start.max(window.start))
+        .filter(|&d| d > 0)
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(start: i64, end: i64) -> Span {
+        Span { start, end }
+    }
+
+    #[test]
+    fn union_merges_overlapping_and_nested_spans() {
+        let u = union(vec![s(5, 7), s(0, 3), s(1, 2), s(3, 4), s(10, 12)]);
+        assert_eq!(u, vec![s(0, 4), s(5, 7), s(10, 12)]);
+    }
+
+    proptest::proptest! {
+        /// The covered length of the union equals a count of the integer
+        /// points that some span covers, inside the window.
+        #[test]
+        fn covered_union_counts_every_point_once(
+            raw in proptest::collection::vec((0i64..200, 0i64..40), 0..30),
+            w in (0i64..250, 0i64..250),
+        ) {
+            let spans: Vec<Span> = raw.iter().map(|&(a, d)| s(a, a + d)).collect();
+            let window = s(w.0.min(w.1), w.0.max(w.1));
+            let u = union(spans.clone());
+            for pair in u.windows(2) {
+                proptest::prop_assert!(pair[0].end < pair[1].start);
+            }
+            let brute = (window.start..window.end)
+                .filter(|&t| spans.iter().any(|x| x.start <= t && t < x.end))
+                .count() as i64;
+            proptest::prop_assert_eq!(covered(&u, window), brute);
+        }
+    }
+
+    #[test]
+    fn covered_clips_to_the_window() {
+        let u = vec![s(0, 4), s(5, 7), s(10, 12)];
+        assert_eq!(covered(&u, s(2, 11)), 2 + 2 + 1);
+        assert_eq!(covered(&u, s(7, 10)), 0);
+        assert_eq!(covered(&u, s(-5, 50)), 4 + 2 + 2);
+    }
+}

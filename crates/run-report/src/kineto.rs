@@ -1,0 +1,180 @@
+//! A PyTorch (Kineto) run: every rank's correction estimated from the
+//! collectives (as `merge` does), then each rank's file read once more for
+//! its collectives, `ProfilerStep#N` markers and busy time.
+
+use std::path::PathBuf;
+
+use clock_model::{HostTime, OffsetMap};
+use collective_check::{Extraction, NodeId};
+use kineto_trace::{Phase, Trace, TraceFile};
+use rayon::prelude::*;
+
+use crate::error::{ReportError, Result};
+use crate::input::{Correction, Marker, NodeData, RunData, Span, check, union};
+
+/// The name prefix of Kineto's step markers.
+pub const PROFILER_STEP_PREFIX: &str = "ProfilerStep#";
+
+/// Categories counted as work.
+const WORK_CATEGORIES: [&str; 4] = ["cpu_op", "kernel", "gpu_memcpy", "gpu_memset"];
+
+/// Read a Kineto run (`traces`: rank → file) aligned onto `reference`.
+pub(crate) fn read(traces: &[(u32, PathBuf)], reference: u32) -> Result<RunData> {
+    let (estimate, _) = trace_align::estimate_kineto(traces, reference)?;
+    let read = traces
+        .par_iter()
+        .map(|(rank, path)| {
+            let map = estimate
+                .maps
+                .get(&NodeId((*rank).into()))
+                .cloned()
+                .unwrap_or(OffsetMap::Identity);
+            read_rank(*rank, path, map)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut before = Extraction::new();
+    let mut nodes = Vec::with_capacity(read.len());
+    for (data, ex) in read {
+        before.append(ex);
+        nodes.push(data);
+    }
+    nodes.sort_by_key(|n| n.node);
+    let mut after = before.clone();
+    after.map_times(|node, t| {
+        let map = estimate.maps.get(&node).unwrap_or(&OffsetMap::Identity);
+        collective_check::TimePs(map.map(HostTime::from_ps(t.0)).time.as_ps())
+    });
+    Ok(RunData {
+        format: crate::InputFormat::Kineto,
+        reference_node: reference,
+        clock_source: "collectives".to_owned(),
+        clock_reason: "PyTorch traces are aligned from their collectives".to_owned(),
+        estimate: Some(estimate.report),
+        nodes,
+        before: check(&before),
+        after: check(&after),
+    })
+}
+
+fn read_rank(rank: u32, path: &std::path::Path, map: OffsetMap) -> Result<(NodeData, Extraction)> {
+    let kineto = |source| ReportError::Kineto { rank, source };
+    let file = TraceFile::open(path).map_err(kineto)?;
+    let trace = file.parse().map_err(kineto)?;
+    let node = match trace.rank().map_err(kineto)? {
+        Some(r) => r.rank,
+        None => rank,
+    };
+    let mut ex = Extraction::new();
+    collective_check::extract_kineto(
+        &trace,
+        NodeId(node.into()),
+        &collective_check::Options::default(),
+        &mut ex,
+    )
+    .map_err(|source| ReportError::Collectives { node, source })?;
+    let correction = Correction::Map(map);
+    let (markers, busy, extent) = walk(&trace, &correction).map_err(kineto)?;
+    let data = NodeData {
+        node,
+        correction,
+        anchors: Vec::new(),
+        marker_name: (!markers.is_empty()).then(|| PROFILER_STEP_PREFIX.to_owned()),
+        markers,
+        busy,
+        extent,
+    };
+    Ok((data, ex))
+}
+
+type Walked = (Vec<Marker>, Vec<Span>, Option<Span>);
+
+/// Step markers, busy spans and extent of a rank, on the global clock.
+fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walked> {
+    let base = trace.base();
+    let (mut markers, mut busy) = (Vec::new(), Vec::new());
+    let mut extent: Option<Span> = None;
+    for event in trace.events() {
+        let event = event?;
+        if event.phase != Phase::Complete {
+            continue;
+        }
+        let (Some(ts), Some(dur)) = (event.ts_ns(), event.dur_ns()) else {
+            continue;
+        };
+        let Some(start) = base.to_epoch(ts) else {
+            continue;
+        };
+        let host = Span {
+            start: start.0,
+            end: start.0.saturating_add(dur.0.max(0)),
+        };
+        let span = Span {
+            start: host.start + correction.at(host.start),
+            end: host.end + correction.at(host.end),
+        };
+        let e = extent.get_or_insert(span);
+        e.start = e.start.min(span.start);
+        e.end = e.end.max(span.end);
+        let name = event.name();
+        if let Some(step) = name.strip_prefix(PROFILER_STEP_PREFIX) {
+            if let Ok(step) = step.trim().parse::<i64>() {
+                markers.push(Marker { step, span });
+            }
+            continue;
+        }
+        let work = event
+            .cat
+            .is_some_and(|c| WORK_CATEGORIES.iter().any(|w| c.is(w)));
+        if work {
+            busy.push(span);
+        }
+    }
+    markers.sort_by_key(|m: &Marker| (m.span.start, m.step));
+    Ok((markers, union(busy), extent))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kineto_trace::Compression;
+
+    #[test]
+    fn profiler_steps_are_markers_and_cpu_ops_are_work() {
+        let text = br#"{"distributedInfo": {"rank": 0},
+          "baseTimeNanoseconds": 1790000000000000000,
+          "traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 100.000, "dur": 50.000},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 105.000, "dur": 10.000},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 110.000, "dur": 10.000},
+            {"ph": "X", "cat": "python_function", "name": "forward", "pid": 1, "tid": 1, "ts": 100.000, "dur": 40.000}
+          ]}"#;
+        let file = TraceFile::from_bytes(text.to_vec(), "rank0.json", Compression::None);
+        let trace = file.parse().unwrap();
+        let (markers, busy, extent) = walk(&trace, &Correction::Map(OffsetMap::Identity)).unwrap();
+        let t0 = 1_790_000_000_000_000_000 + 100_000;
+        assert_eq!(markers.len(), 1);
+        assert_eq!(markers[0].step, 7);
+        assert_eq!(
+            markers[0].span,
+            Span {
+                start: t0,
+                end: t0 + 50_000
+            }
+        );
+        // The two ops overlap: one busy span of 15 µs; python is not work.
+        assert_eq!(
+            busy,
+            vec![Span {
+                start: t0 + 5_000,
+                end: t0 + 20_000
+            }]
+        );
+        assert_eq!(
+            extent,
+            Some(Span {
+                start: t0,
+                end: t0 + 50_000
+            })
+        );
+    }
+}

@@ -1,0 +1,57 @@
+//! The cross-node report of an aligned run: which node is slow, and where
+//! time goes between nodes, as figures and as one self-contained HTML page.
+//!
+//! - [`Report::build`] reads a run ([`trace_align::RunFiles`], XSpace or
+//!   PyTorch/Kineto) with the clocks its alignment uses and computes a
+//!   typed [`Report`] (serde, every time in integer ns):
+//!   the [`ClockPicture`] (per node the applied correction over the run,
+//!   its uncertainty, its evidence), happens-before [`Violations`] before
+//!   and after, the [`Collectives`] across nodes (skews per kind, waiting,
+//!   [`StragglerRank`]s) and the [`Steps`] (per step and node compute,
+//!   communication and idle; the slowest steps and who made them slow).
+//! - [`render_html`] writes the report as one HTML page with inline SVG
+//!   and plain tables: no script, no fetch, opens from disk.
+//!   [`write_html`] writes it atomically, never over an input.
+//!
+//! ```
+//! use run_report::{Report, ReportOptions, render_html};
+//! use trace_align::RunFiles;
+//!
+//! # let dir = tempfile::tempdir()?;
+//! # let config = trace_synth::SynthConfig { nodes: 2, gpus_per_node: 1, steps: 100, ..Default::default() };
+//! # trace_synth::synthesize(&config, dir.path().join("run"))?;
+//! let run = RunFiles::discover(dir.path().join("run"))?;
+//! let report = Report::build(&run, &ReportOptions::default())?;
+//! assert!(report.violations.before > 0);
+//! assert_eq!(report.violations.after, 0);
+//! assert_eq!(report.steps.steps.len(), 100);
+//! let html = render_html(&report);
+//! assert!(html.contains("<svg") && !html.contains("<script"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod build;
+mod clock;
+mod collectives;
+mod error;
+mod html;
+mod input;
+mod kineto;
+mod model;
+mod stats;
+mod steps;
+mod xspace;
+
+pub use build::ReportOptions;
+pub use clock::{CLOCK_SAMPLES, MAX_EVIDENCE};
+pub use error::{ReportError, Result};
+pub use html::{render_html, write_html};
+pub use kineto::PROFILER_STEP_PREFIX;
+pub use model::{
+    Activity, ClockPicture, ClockSample, Collectives, EvidenceKind, EvidencePoint, InputFormat,
+    KindSkew, NodeClock, NodeWait, Quantiles, Report, SlowStep, StepRow, StepSource, Steps,
+    StragglerRank, Violations,
+};
+pub use steps::SLOWEST_STEPS;
+pub use xspace::STEP_NUM_STAT;

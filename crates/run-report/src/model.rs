@@ -1,0 +1,275 @@
+//! The report's figures: typed, serialisable, every time in integer ns.
+//!
+//! Times on the run's timeline are ns since [`Report::run_start_ns`] (the
+//! earliest aligned event, an epoch time on the reference node's clock);
+//! durations and corrections are plain ns.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything the report shows, computed once and rendered as HTML or
+/// printed as JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The traces' format.
+    pub format: InputFormat,
+    /// The nodes (ranks), by id.
+    pub nodes: Vec<u32>,
+    /// The node whose clock is the run's timeline.
+    pub reference_node: u32,
+    /// The earliest aligned event, epoch ns on the reference clock.
+    pub run_start_ns: i64,
+    /// The latest aligned event end, ns since `run_start_ns`.
+    pub run_length_ns: i64,
+    /// How every node's clock was corrected.
+    pub clocks: ClockPicture,
+    /// Happens-before violations before and after alignment.
+    pub violations: Violations,
+    /// Collectives across nodes.
+    pub collectives: Collectives,
+    /// Training steps.
+    pub steps: Steps,
+}
+
+/// The traces' format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputFormat {
+    /// XSpace (`*.xplane.pb`).
+    Xspace,
+    /// PyTorch profiler (Kineto) JSON.
+    Kineto,
+}
+
+/// Where the clock corrections came from and what they were.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClockPicture {
+    /// `probes` (network-probed offsets) or `collectives`.
+    pub source: String,
+    /// Why that source.
+    pub reason: String,
+    /// One entry per node, by node id.
+    pub nodes: Vec<NodeClock>,
+}
+
+/// One node's correction over the run: `global = host + correction`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeClock {
+    /// The node.
+    pub node: u32,
+    /// The correction sampled evenly over the node's part of the run.
+    pub samples: Vec<ClockSample>,
+    /// Smallest correction applied, ns.
+    pub min_ns: i64,
+    /// Largest correction applied, ns.
+    pub max_ns: i64,
+    /// What the correction rests on.
+    pub evidence: Vec<EvidencePoint>,
+    /// Evidence points left out of `evidence` to keep the page small.
+    pub evidence_left_out: usize,
+}
+
+/// The correction at one time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockSample {
+    /// ns since the run start.
+    pub t_ns: i64,
+    /// The correction applied there, ns.
+    pub correction_ns: i64,
+    /// Half-width of the feasible interval the collectives leave there, ns,
+    /// when the correction was estimated from them.
+    pub uncertainty_ns: Option<i64>,
+}
+
+/// What kind of evidence a point is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceKind {
+    /// A probe offsets row: the measured correction at the window midpoint.
+    ProbeAnchor,
+    /// A collective instance: the corrections that keep it physically
+    /// possible given the other nodes' corrections (`low_ns..=high_ns`).
+    CollectiveBound,
+}
+
+/// One piece of clock evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidencePoint {
+    /// What it is.
+    pub kind: EvidenceKind,
+    /// ns since the run start.
+    pub t_ns: i64,
+    /// The lowest correction it allows (the measured one for an anchor), ns.
+    pub low_ns: i64,
+    /// The highest correction it allows (the measured one for an anchor), ns.
+    pub high_ns: i64,
+}
+
+/// Happens-before violations, counted as `validate` counts them.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Violations {
+    /// Instances the rule applies to.
+    pub checked: usize,
+    /// Violations in the traces as recorded.
+    pub before: usize,
+    /// Violations after alignment.
+    pub after: usize,
+    /// Largest violation as recorded, ns.
+    pub max_before_ns: f64,
+    /// Largest violation after alignment, ns.
+    pub max_after_ns: f64,
+}
+
+/// Five points of a distribution, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quantiles {
+    /// Values.
+    pub count: usize,
+    /// Minimum.
+    pub min_ns: i64,
+    /// Median (nearest rank).
+    pub p50_ns: i64,
+    /// 90th percentile (nearest rank).
+    pub p90_ns: i64,
+    /// 99th percentile (nearest rank).
+    pub p99_ns: i64,
+    /// Maximum.
+    pub max_ns: i64,
+}
+
+/// Collectives across nodes, after alignment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Collectives {
+    /// Instances with at least two nodes.
+    pub instances: usize,
+    /// Per collective kind, the skews across participants.
+    pub kinds: Vec<KindSkew>,
+    /// Per node, time spent in collectives waiting for the last participant.
+    pub waiting: Vec<NodeWait>,
+    /// Nodes by how often and how late they arrive last, latest first.
+    pub stragglers: Vec<StragglerRank>,
+}
+
+/// Begin and end skew of one collective kind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KindSkew {
+    /// The kind (`all-reduce`, …).
+    pub kind: String,
+    /// Instances of that kind with at least two participants.
+    pub instances: usize,
+    /// Latest begin minus earliest begin, per instance.
+    pub begin_skew: Quantiles,
+    /// Latest end minus earliest end, per instance.
+    pub end_skew: Quantiles,
+}
+
+/// Time a node spends in collectives waiting for the last participant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeWait {
+    /// The node.
+    pub node: u32,
+    /// Instances it took part in.
+    pub instances: usize,
+    /// Sum over instances of (last participant's begin − its own begin),
+    /// averaged over its devices, ns.
+    pub wait_ns: i64,
+    /// Sum over instances of its time inside the collective, averaged over
+    /// its devices, ns.
+    pub in_collectives_ns: i64,
+}
+
+/// How a node ranks as a straggler.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StragglerRank {
+    /// The node.
+    pub node: u32,
+    /// Instances it arrived at last (its latest device's begin).
+    pub times_last: usize,
+    /// `times_last` over the instances with at least two nodes.
+    pub share: f64,
+    /// Its arrival minus the median arrival of the other nodes, median
+    /// over every instance it took part in, ns (negative: early).
+    pub median_lateness_ns: i64,
+    /// The same, mean over the instances it arrived at last, ns.
+    pub mean_lateness_when_last_ns: i64,
+    /// Its arrival minus the next-latest node's, mean over the instances it
+    /// arrived at last, ns.
+    pub mean_lead_when_last_ns: i64,
+}
+
+/// How steps were told apart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum StepSource {
+    /// Events carrying a `step_num` stat (JAX `StepTraceAnnotation`).
+    StepMarkers {
+        /// The markers' event name.
+        name: String,
+    },
+    /// Kineto `ProfilerStep#N` events.
+    ProfilerSteps,
+    /// No markers: each instance of this collective starts a step.
+    CollectiveSequence {
+        /// The op.
+        op: String,
+    },
+    /// No markers and no collectives.
+    None,
+}
+
+/// Training steps across nodes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Steps {
+    /// How steps were told apart.
+    pub source: StepSource,
+    /// One row per step, in step order.
+    pub steps: Vec<StepRow>,
+    /// The slowest steps, slowest first.
+    pub slowest: Vec<SlowStep>,
+    /// Compute, communication and idle over all steps, per node.
+    pub totals: Vec<Activity>,
+}
+
+/// One step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepRow {
+    /// The step number.
+    pub step: i64,
+    /// Its earliest start over the nodes, ns since the run start.
+    pub start_ns: i64,
+    /// Its latest end over the nodes minus its earliest start, ns.
+    pub length_ns: i64,
+    /// Per node, by node id: where its time in the step went.
+    pub nodes: Vec<Activity>,
+    /// Per node, by node id: its mean lateness at the step's collectives
+    /// (arrival minus the median of the others), ns; `None` when it took
+    /// part in none.
+    pub lateness_ns: Vec<Option<i64>>,
+}
+
+/// Where a node's time in a step went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Activity {
+    /// The node.
+    pub node: u32,
+    /// Busy outside collectives, ns.
+    pub compute_ns: i64,
+    /// Inside collectives, ns.
+    pub communication_ns: i64,
+    /// Neither, ns.
+    pub idle_ns: i64,
+}
+
+/// A slow step and who made it slow.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlowStep {
+    /// The step number.
+    pub step: i64,
+    /// Its length, ns.
+    pub length_ns: i64,
+    /// Its length over the median step length.
+    pub vs_median: f64,
+    /// The node that arrived latest at its collectives, if any.
+    pub slowed_by: Option<u32>,
+    /// That node's mean lateness in the step, ns.
+    pub late_by_ns: i64,
+}
