@@ -19,6 +19,8 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use safe_temp::TempFile;
+
 use crate::SynthError;
 use crate::ids::EventId;
 
@@ -44,7 +46,7 @@ pub struct TruthRecord {
 /// [`TruthWriter::finish`].
 pub(crate) struct TruthWriter {
     path: PathBuf,
-    tmp: PathBuf,
+    tmp: TempFile,
     out: Option<BufWriter<File>>,
     base_ps: i128,
     count: u64,
@@ -53,8 +55,8 @@ pub(crate) struct TruthWriter {
 
 impl TruthWriter {
     pub(crate) fn create(path: &Path, base_ps: i128) -> Result<TruthWriter, SynthError> {
-        let tmp = path.with_extension("bin.partial");
-        let file = File::create(&tmp).map_err(SynthError::io(&tmp))?;
+        let tmp = TempFile::beside(path).map_err(|e| SynthError::io(path)(e.into_io()))?;
+        let file = tmp.reopen().map_err(SynthError::io(path))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let mut head = Vec::with_capacity(TRUTH_HEADER_BYTES);
         head.extend_from_slice(MAGIC);
@@ -62,7 +64,7 @@ impl TruthWriter {
         head.extend_from_slice(&(TRUTH_RECORD_BYTES as u32).to_le_bytes());
         head.extend_from_slice(&base_ps.to_le_bytes());
         head.extend_from_slice(&0u64.to_le_bytes());
-        out.write_all(&head).map_err(SynthError::io(&tmp))?;
+        out.write_all(&head).map_err(SynthError::io(path))?;
         Ok(TruthWriter {
             path: path.to_owned(),
             tmp,
@@ -91,12 +93,12 @@ impl TruthWriter {
         rec[16..].copy_from_slice(&rel(end_ps).to_le_bytes());
         self.count += 1;
         let out = self.out.as_mut().expect("not finished");
-        out.write_all(&rec).map_err(SynthError::io(&self.tmp))
+        out.write_all(&rec).map_err(SynthError::io(&self.path))
     }
 
     /// Patch the count, sync, move into place; returns the record count.
     pub(crate) fn finish(mut self) -> Result<u64, SynthError> {
-        let io = SynthError::io(&self.tmp);
+        let io = SynthError::io(&self.path);
         let result = (|| {
             let mut file = self
                 .out
@@ -109,16 +111,10 @@ impl TruthWriter {
             file.sync_all()
         })();
         result.map_err(io)?;
-        std::fs::rename(&self.tmp, &self.path).map_err(SynthError::io(&self.path))?;
+        self.tmp
+            .persist(&self.path)
+            .map_err(|e| SynthError::io(&self.path)(e.into_io()))?;
         Ok(self.count)
-    }
-}
-
-impl Drop for TruthWriter {
-    fn drop(&mut self) {
-        if self.out.is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
     }
 }
 

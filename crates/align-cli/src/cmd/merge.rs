@@ -294,16 +294,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let outcome = match perfetto_export::Format::from_path(&args.output) {
         // Perfetto or Chrome JSON: merged as XSpace beside it, then exported.
         Some(_) => {
-            let dir = args
-                .output
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let tmp = tempfile::Builder::new()
-                .prefix(".align-cli-merge-")
-                .suffix(".xplane.pb")
-                .tempfile_in(dir)
-                .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+            let tmp = safe_temp::TempFile::beside(&args.output)?;
             let settings = MergeSettings {
                 summary_path: Some(trace_merge::summary_beside(&args.output)),
                 ..settings
