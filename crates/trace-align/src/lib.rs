@@ -40,6 +40,7 @@
 #![deny(missing_docs)]
 
 mod clocks;
+mod content;
 mod discover;
 mod each;
 mod error;
@@ -50,6 +51,7 @@ mod node;
 mod plan;
 
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
+pub use content::holds_events;
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode, same_file};
 pub use error::{Result, RunError};

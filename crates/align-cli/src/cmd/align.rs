@@ -134,6 +134,11 @@ fn run_kineto(
     out_dir: &Path,
     global: &Global,
 ) -> anyhow::Result<()> {
+    if !args.policy.allow_empty {
+        for (_, path) in run.traces() {
+            super::refuse_empty(&path)?;
+        }
+    }
     let reference = args.policy.options().reference_node;
     let outcome = trace_align::align_kineto(&run.traces(), reference, out_dir)?;
     if args.json {

@@ -189,6 +189,11 @@ fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<
             args.output.display()
         );
     }
+    if !args.policy.allow_empty {
+        for (_, path) in run.traces() {
+            super::refuse_empty(&path)?;
+        }
+    }
     let reference = args.policy.options().reference_node;
     let outcome = trace_align::merge_kineto(&run.traces(), reference, &args.output)?;
     if args.json {
