@@ -82,3 +82,35 @@ fn synth_rejects_a_bad_config_and_score_a_bad_truth() {
         .code(2)
         .stderr(predicate::str::contains("truth.bin"));
 }
+
+/// A smaller run into the folder of a bigger one once left the bigger
+/// run's extra nodes beside the new ones.
+#[test]
+fn synth_over_an_earlier_run_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let synth = |nodes: &str, force: bool| {
+        let mut cmd = cli();
+        cmd.args(["synth", "-q", "--steps", "8", "--nodes", nodes]);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.arg(&run);
+        cmd
+    };
+    synth("3", false).assert().success();
+    let notes = run.join("notes.txt");
+    std::fs::write(&notes, b"mine").unwrap();
+    synth("2", false).assert().code(2).stderr(
+        predicate::str::contains("earlier synthetic run").and(predicate::str::contains("--force")),
+    );
+    assert!(
+        run.join("node2.xplane.pb").exists(),
+        "nothing removed without --force"
+    );
+    synth("2", true).assert().success();
+    assert!(!run.join("node2.xplane.pb").exists());
+    assert!(!run.join("node2.snapshots.pb").exists());
+    assert!(run.join("node1.xplane.pb").exists());
+    assert!(notes.exists(), "files not of the run are kept");
+}

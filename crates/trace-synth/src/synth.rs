@@ -77,3 +77,66 @@ pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<Syn
         rounds,
     })
 }
+
+/// The files in `dir` that [`synthesize`] writes, whatever the run's size:
+/// `node<i>.xplane.pb`, `node<i>.snapshots.pb` for any `i`,
+/// [`OFFSETS_FILE`], [`TRUTH_FILE`] and [`CONFIG_FILE`]; sorted. A folder
+/// that does not exist has none.
+pub fn run_files_in(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, SynthError> {
+    let dir = dir.as_ref();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(SynthError::io(dir)(e)),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(SynthError::io(dir))?;
+        if entry.file_name().to_str().is_some_and(is_run_file) {
+            found.push(entry.path());
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Whether `name` is one a synthetic run's files have.
+fn is_run_file(name: &str) -> bool {
+    if [OFFSETS_FILE, TRUTH_FILE, CONFIG_FILE].contains(&name) {
+        return true;
+    }
+    let node = |rest: &str| {
+        name.strip_prefix("node")
+            .and_then(|s| s.strip_suffix(rest))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    node(".xplane.pb") || node(".snapshots.pb")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_run_file;
+
+    #[test]
+    fn run_file_names() {
+        for name in [
+            "node0.xplane.pb",
+            "node12.snapshots.pb",
+            "truth.bin",
+            "round_offsets.jsonl",
+            "synth_config.json",
+        ] {
+            assert!(is_run_file(name), "{name}");
+        }
+        for name in [
+            "node.xplane.pb",
+            "node1.aligned.xplane.pb",
+            "node1a.xplane.pb",
+            "combined.xplane.pb",
+            "notes.txt",
+            "node1.xplane.pb.gz",
+        ] {
+            assert!(!is_run_file(name), "{name}");
+        }
+    }
+}
