@@ -1,0 +1,86 @@
+//! `align` writes its default outputs beside the run folder, never in it:
+//! once `node1.aligned.xplane.pb` landed in the run folder, and
+//! `validate RUN/node*.xplane.pb` then failed with "node 1 given twice".
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{cli, demo_dir};
+use predicates::prelude::*;
+
+/// What a shell makes of `RUN/node*.xplane.pb`.
+fn glob_node_traces(run: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("node") && name.ends_with(".xplane.pb")
+        })
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn default_outputs_go_beside_the_run_folder() {
+    let dir = demo_dir();
+    let run = dir.path().join("run");
+    let before = glob_node_traces(&run);
+    cli()
+        .current_dir(&run)
+        .args([
+            "align",
+            "-q",
+            "node1.xplane.pb",
+            "--offsets",
+            "round_offsets.jsonl",
+        ])
+        .assert()
+        .success();
+    let aligned = dir.path().join("run-aligned");
+    assert!(aligned.join("node1.xplane.pb").exists());
+    assert!(
+        aligned
+            .join("node1.xplane.pb.alignment_stats.json")
+            .exists()
+    );
+    assert_eq!(
+        glob_node_traces(&run),
+        before,
+        "nothing new in the run folder"
+    );
+    cli()
+        .args(["validate", "-q", "--max-violations", "1000000"])
+        .args(glob_node_traces(&run))
+        .assert()
+        .success();
+
+    // The whole run, without --out-dir: the same folder.
+    cli()
+        .args(["align", "-q", "--run-dir"])
+        .arg(&run)
+        .assert()
+        .success();
+    for node in 0..3 {
+        assert!(aligned.join(format!("node{node}.xplane.pb")).exists());
+    }
+    assert_eq!(glob_node_traces(&run), before);
+}
+
+#[test]
+fn a_failed_align_leaves_no_default_folder() {
+    let dir = demo_dir();
+    let run = dir.path().join("run");
+    cli()
+        .arg("align")
+        .arg(run.join("node1.xplane.pb"))
+        .arg("--offsets")
+        .arg(run.join("round_offsets.jsonl"))
+        .args(["--node", "7"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("node 7"));
+    assert!(!dir.path().join("run-aligned").exists());
+}
