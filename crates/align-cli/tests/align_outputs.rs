@@ -73,9 +73,11 @@ fn default_outputs_go_beside_the_run_folder() {
 fn a_failed_align_leaves_no_default_folder() {
     let dir = demo_dir();
     let run = dir.path().join("run");
+    let unnamed = run.join("trace.xplane.pb");
+    std::fs::copy(run.join("node1.xplane.pb"), &unnamed).unwrap();
     cli()
         .arg("align")
-        .arg(run.join("node1.xplane.pb"))
+        .arg(&unnamed)
         .arg("--offsets")
         .arg(run.join("round_offsets.jsonl"))
         .args(["--node", "7"])
@@ -83,4 +85,65 @@ fn a_failed_align_leaves_no_default_folder() {
         .code(2)
         .stderr(predicate::str::contains("node 7"));
     assert!(!dir.path().join("run-aligned").exists());
+}
+
+/// `align --node 0` on node 1's trace once aligned it with node 0's
+/// offsets: the file name, and the tracer start `S_w` the trace shares
+/// with the offsets header, tell whose trace it is.
+#[test]
+fn a_trace_aligned_as_another_node_is_refused() {
+    let dir = demo_dir();
+    let run = dir.path().join("run");
+    let offsets = run.join("round_offsets.jsonl");
+    let out = dir.path().join("out.xplane.pb");
+    cli()
+        .arg("align")
+        .arg(run.join("node1.xplane.pb"))
+        .arg("--offsets")
+        .arg(&offsets)
+        .args(["--node", "0", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the file name says node 1, --node says 0",
+        ));
+    let unnamed = dir.path().join("trace.xplane.pb");
+    std::fs::copy(run.join("node1.xplane.pb"), &unnamed).unwrap();
+    cli()
+        .arg("align")
+        .arg(&unnamed)
+        .arg("--offsets")
+        .arg(&offsets)
+        .args(["--node", "0", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "aligned as node 0, but it is node 1's trace",
+        ));
+    assert!(!out.exists());
+    // As node 1, the same file aligns.
+    cli()
+        .arg("align")
+        .arg(&unnamed)
+        .arg("--offsets")
+        .arg(&offsets)
+        .args(["-q", "--node", "1", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    // A merge told the wrong trace for a node is refused the same way.
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("--trace")
+        .arg(format!("2={}", unnamed.display()))
+        .arg("-o")
+        .arg(dir.path().join("m.xplane.pb"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "aligned as node 2, but it is node 1's trace",
+        ));
 }

@@ -230,6 +230,23 @@ pub enum AlignError {
         /// Where the pairs were read from.
         snapshots: PathBuf,
     },
+    /// The trace is another node's: its tracer start is the one the
+    /// offsets header lists for that node.
+    #[error(
+        "{path}: aligned as node {node}, but it is node {other}'s trace: its tracer start S_w {start_walltime_ns} ns (the /host:snapshots line) is node {other}'s in {offsets}"
+    )]
+    TraceOfAnotherNode {
+        /// The trace.
+        path: PathBuf,
+        /// The node it was to be aligned as.
+        node: u32,
+        /// The node whose tracer start it has.
+        other: u32,
+        /// The offsets file.
+        offsets: PathBuf,
+        /// The trace's tracer start, epoch ns.
+        start_walltime_ns: u64,
+    },
     /// The trace holds no events (its planes are empty, or hold only clock
     /// snapshot pairs), and [`crate::AlignOptions::allow_empty`] is off.
     #[error(

@@ -208,9 +208,14 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             trace.display()
         );
     }
-    let node = match args.node {
-        Some(n) => n,
-        None => node_from_name(&trace)?,
+    let node = match (args.node, collective_check::node_id_from_path(&trace)) {
+        (Some(n), Some(named)) if i64::from(n) != named.0 => bail!(
+            "{}: the file name says node {}, --node says {n}; rename the file if it is node {n}'s",
+            trace.display(),
+            named.0
+        ),
+        (Some(n), _) => n,
+        (None, _) => node_from_name(&trace)?,
     };
     let offsets_path = args
         .offsets
