@@ -55,7 +55,12 @@ pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<Syn
     std::fs::create_dir_all(out_dir).map_err(SynthError::io(out_dir))?;
     let plan = Plan::new(config);
     let truth_path = out_dir.join(TRUTH_FILE);
-    let mut truth = TruthWriter::create(&truth_path, i128::from(config.epoch_ns) * 1000)?;
+    let json = serde_json::to_string_pretty(config).expect("config serialises");
+    let mut truth = TruthWriter::create(
+        &truth_path,
+        i128::from(config.epoch_ns) * 1000,
+        fnv1a(json.as_bytes()),
+    )?;
     let nodes = (0..config.nodes)
         .map(|n| write_node(&plan, n, out_dir, &mut truth))
         .collect::<Result<Vec<_>, _>>()?;
@@ -63,7 +68,6 @@ pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<Syn
     let offsets_path = out_dir.join(OFFSETS_FILE);
     let rounds = write_offsets(&plan, &nodes, &offsets_path)?;
     let config_path = out_dir.join(CONFIG_FILE);
-    let json = serde_json::to_string_pretty(config).expect("config serialises");
     xplane_proto::write_atomically(&config_path, |f| {
         std::io::Write::write_all(f, json.as_bytes())
     })?;
@@ -75,6 +79,13 @@ pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<Syn
         config_path,
         events,
         rounds,
+    })
+}
+
+/// FNV-1a, 64 bits: the run id, a hash of the configuration.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
