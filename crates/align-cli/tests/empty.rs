@@ -70,6 +70,22 @@ fn a_trace_without_events_is_refused_unless_allowed() {
         .code(2)
         .stderr(refused());
 
+    // From the collectives too, the empty node is named (once: "no
+    // collective instance shared by two nodes").
+    cli()
+        .args(["merge", "--clock-source", "collectives", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(refused());
+    cli()
+        .args(["align", "--run-dir"])
+        .arg(&run)
+        .assert()
+        .code(2)
+        .stderr(refused());
     cli()
         .args(["merge", "-q", "--allow-empty", "--run-dir"])
         .arg(&run)

@@ -116,7 +116,13 @@ pub fn session_start(path: &Path) -> anyhow::Result<i128> {
 fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     let out_dir = &args.out_dir.clone().unwrap_or_else(|| default_out_dir(dir));
     let mut run = trace_align::RunFiles::discover(dir)?;
-    if run.format()? == trace_align::TraceFormat::Kineto {
+    let format = run.format()?;
+    if !args.policy.allow_empty {
+        for (_, path) in run.traces() {
+            super::refuse_empty(&path)?;
+        }
+    }
+    if format == trace_align::TraceFormat::Kineto {
         return run_kineto(args, &run, out_dir, global);
     }
     if let Some(offsets) = &args.offsets {
@@ -148,11 +154,6 @@ fn run_kineto(
     out_dir: &Path,
     global: &Global,
 ) -> anyhow::Result<()> {
-    if !args.policy.allow_empty {
-        for (_, path) in run.traces() {
-            super::refuse_empty(&path)?;
-        }
-    }
     let reference = args.policy.options().reference_node;
     let outcome = trace_align::align_kineto(&run.traces(), reference, out_dir)?;
     if args.json {

@@ -189,11 +189,6 @@ fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<
             args.output.display()
         );
     }
-    if !args.policy.allow_empty {
-        for (_, path) in run.traces() {
-            super::refuse_empty(&path)?;
-        }
-    }
     let reference = args.policy.options().reference_node;
     let outcome = trace_align::merge_kineto(&run.traces(), reference, &args.output)?;
     if args.json {
@@ -286,7 +281,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             );
         }
     }
-    if run.format()? == trace_align::TraceFormat::Kineto {
+    let format = run.format()?;
+    // Before any clock is estimated, so that an empty node is named
+    // rather than found missing from the collectives.
+    if !args.policy.allow_empty {
+        for (_, path) in run.traces() {
+            super::refuse_empty(&path)?;
+        }
+    }
+    if format == trace_align::TraceFormat::Kineto {
         return merge_kineto(&args, &run, global);
     }
     let plan = run.plan_with(&args.policy.options(), args.clock_source.into())?;
