@@ -62,11 +62,14 @@ pub fn closed_stdout_is_success() {
     }));
 }
 
+/// A closed pipe, as an I/O error or inside a JSON writer's error.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
-        cause
-            .downcast_ref::<io::Error>()
-            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        let io = cause.downcast_ref::<io::Error>().map(io::Error::kind);
+        let json = cause
+            .downcast_ref::<serde_json::Error>()
+            .and_then(serde_json::Error::io_error_kind);
+        io.or(json) == Some(io::ErrorKind::BrokenPipe)
     })
 }
 

@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 success (a closed stdout pipe counts as success), 1 a
 //! validation exceeded its threshold ([`exit::ValidationFailed`]), 2 bad
-//! input or usage.
+//! input or usage, 130/143 interrupted by SIGINT/SIGTERM (temporary files
+//! removed first, see [`signals`]).
 //!
 //! `demo`, `bench`, `synth` and `score` work on simulated runs; they come
 //! with the default `synth` feature, which a production build can leave
@@ -16,6 +17,7 @@
 
 mod cmd;
 mod exit;
+mod signals;
 mod utc;
 
 use std::process::ExitCode;
@@ -98,6 +100,7 @@ impl Command {
 
 fn main() -> ExitCode {
     exit::closed_stdout_is_success();
+    signals::remove_temps_on_signal();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return exit::usage(&e),

@@ -82,3 +82,90 @@ fn synth_rejects_a_bad_config_and_score_a_bad_truth() {
         .code(2)
         .stderr(predicate::str::contains("truth.bin"));
 }
+
+/// A smaller run into the folder of a bigger one once left the bigger
+/// run's extra nodes beside the new ones.
+#[test]
+fn synth_over_an_earlier_run_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let synth = |nodes: &str, force: bool| {
+        let mut cmd = cli();
+        cmd.args(["synth", "-q", "--steps", "8", "--nodes", nodes]);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.arg(&run);
+        cmd
+    };
+    synth("3", false).assert().success();
+    let notes = run.join("notes.txt");
+    std::fs::write(&notes, b"mine").unwrap();
+    synth("2", false).assert().code(2).stderr(
+        predicate::str::contains("earlier synthetic run").and(predicate::str::contains("--force")),
+    );
+    assert!(
+        run.join("node2.xplane.pb").exists(),
+        "nothing removed without --force"
+    );
+    synth("2", true).assert().success();
+    assert!(!run.join("node2.xplane.pb").exists());
+    assert!(!run.join("node2.snapshots.pb").exists());
+    assert!(run.join("node1.xplane.pb").exists());
+    assert!(notes.exists(), "files not of the run are kept");
+}
+
+/// Scoring against another run's truth once exited 0 with meaningless
+/// errors: the run id in the truth and in the traces' host names differ.
+#[test]
+fn score_against_another_runs_truth_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, seed) in [("a", "1"), ("b", "2")] {
+        cli()
+            .args([
+                "synth", "-q", "--nodes", "2", "--steps", "40", "--seed", seed,
+            ])
+            .arg(dir.path().join(name))
+            .assert()
+            .success();
+    }
+    let merged = dir.path().join("a.xplane.pb");
+    cli()
+        .args(["merge", "-q", "--no-validate", "--run-dir"])
+        .arg(dir.path().join("a"))
+        .arg("-o")
+        .arg(&merged)
+        .assert()
+        .success();
+    for traces in [
+        vec![merged.clone()],
+        vec![dir.path().join("a/node1.xplane.pb")],
+    ] {
+        cli()
+            .args(["score", "--no-check", "--truth"])
+            .arg(dir.path().join("b/truth.bin"))
+            .args(&traces)
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("a trace of synthetic run")
+                    .and(predicate::str::contains("but the truth is of run")),
+            );
+    }
+    cli()
+        .args(["score", "-q", "--no-check", "--truth"])
+        .arg(dir.path().join("a/truth.bin"))
+        .arg(&merged)
+        .assert()
+        .success();
+    // Traces of no synthetic run at all: nothing to score is an error.
+    cli()
+        .args(["score", "--no-check", "--truth"])
+        .arg(dir.path().join("a/truth.bin"))
+        .arg("../../fixtures/jax-cpu/n2_shardmap_psum_50steps/rank0.xplane.pb")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no event of the traces is in this truth",
+        ));
+}

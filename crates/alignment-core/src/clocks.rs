@@ -165,6 +165,7 @@ impl NodeClocks {
             None => xplane_proto::session_start_ns_view(view)
                 .map_err(|e| AlignError::wire(&input.trace, e))?,
         };
+        check_trace_is_node(input, view, offsets, session_start_ns)?;
         let snapshots = match &input.snapshots {
             Some(p) => Some(Snapshots::read(p)?),
             None => Snapshots::from_trace(&input.trace, view, session_start_ns)?,
@@ -252,6 +253,40 @@ impl NodeClocks {
             start_gpu_ns,
         };
         Ok((clocks, session_start_ns))
+    }
+}
+
+/// Refuse to align a trace with another node's offsets: the offsets
+/// header carries each node's tracer start `S_w` (no host names), which
+/// the collector also stamps on the trace's `/host:snapshots` line. A
+/// trace whose `S_w` is exactly another node's, and not that of the node
+/// it is aligned as, is that other node's trace. Without the line, with
+/// an `S_w` the header does not list, or with unreadable bytes, nothing
+/// can be told.
+fn check_trace_is_node(
+    input: &NodeInput,
+    view: &SpaceView<'_>,
+    offsets: &OffsetsFile,
+    session_start_ns: i128,
+) -> Result<()> {
+    // Malformed bytes are reported by the read that follows, with its
+    // own context; here they only mean nothing can be told.
+    let Ok(Some(sw)) = snapshot_line_start_ns(view, session_start_ns) else {
+        return Ok(());
+    };
+    let is = |h: &crate::offsets::NodeStart| h.start_walltime_ns == sw;
+    if offsets.nodes.get(&input.node_id).is_some_and(is) {
+        return Ok(());
+    }
+    match offsets.nodes.iter().find(|(_, h)| is(h)) {
+        Some((&other, _)) => Err(AlignError::TraceOfAnotherNode {
+            path: input.trace.clone(),
+            node: input.node_id,
+            other,
+            offsets: offsets.path.clone(),
+            start_walltime_ns: sw,
+        }),
+        None => Ok(()),
     }
 }
 

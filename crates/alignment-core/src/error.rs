@@ -214,6 +214,48 @@ pub enum AlignError {
         /// What is missing.
         missing: TracerInput,
     },
+    /// Events on the tracer clock, and the node's snapshot pairs come from
+    /// a file (or the trace's `/host:snapshots` plane) that is there but
+    /// holds no pair.
+    #[error(
+        "{path}: plane '{plane}', line '{line}': events on the tracer clock, but {snapshots} holds no clock snapshot pairs (the file is there, with none in it)"
+    )]
+    NoSnapshotPairs {
+        /// The trace.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The line.
+        line: String,
+        /// Where the pairs were read from.
+        snapshots: PathBuf,
+    },
+    /// The trace is another node's: its tracer start is the one the
+    /// offsets header lists for that node.
+    #[error(
+        "{path}: aligned as node {node}, but it is node {other}'s trace: its tracer start S_w {start_walltime_ns} ns (the /host:snapshots line) is node {other}'s in {offsets}"
+    )]
+    TraceOfAnotherNode {
+        /// The trace.
+        path: PathBuf,
+        /// The node it was to be aligned as.
+        node: u32,
+        /// The node whose tracer start it has.
+        other: u32,
+        /// The offsets file.
+        offsets: PathBuf,
+        /// The trace's tracer start, epoch ns.
+        start_walltime_ns: u64,
+    },
+    /// The trace holds no events (its planes are empty, or hold only clock
+    /// snapshot pairs), and [`crate::AlignOptions::allow_empty`] is off.
+    #[error(
+        "{path}: the trace holds no events (other than clock snapshot pairs); refused unless empty traces are allowed (--allow-empty)"
+    )]
+    NoEvents {
+        /// The trace.
+        path: PathBuf,
+    },
     /// An aligned time that does not fit the output's int64 fields.
     #[error(
         "{path}: plane '{plane}', line '{line}' (id {line_id}), event {event}: aligned time {value_ps} ps from the line start does not fit int64"

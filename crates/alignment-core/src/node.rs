@@ -207,6 +207,16 @@ impl<'a> NodeAligner<'a> {
                 if self.line_clock(&plane, &line) == LineClock::Tracer
                     && line.events().next().is_some()
                 {
+                    if let (TracerInput::SnapshotPairs, Some(s)) =
+                        (missing, self.clocks.snapshots.as_ref())
+                    {
+                        return Err(AlignError::NoSnapshotPairs {
+                            path: self.path.clone(),
+                            plane: plane.name.to_owned(),
+                            line: line.name.to_owned(),
+                            snapshots: s.source().to_path_buf(),
+                        });
+                    }
                     return Err(AlignError::TracerInputMissing {
                         path: self.path.clone(),
                         plane: plane.name.to_owned(),
@@ -269,6 +279,8 @@ impl<'a> NodeAligner<'a> {
         let mut reports = Vec::new();
         let mut written = Vec::new();
         let mut has_task_env = false;
+        // Events other than the clock snapshot pairs.
+        let mut profile_events = 0;
         for plane in self.view.planes() {
             let plane = plane.map_err(wire)?;
             let lines: Vec<LineView<'a>> = plane.lines().collect::<Result<_, _>>().map_err(wire)?;
@@ -283,6 +295,9 @@ impl<'a> NodeAligner<'a> {
                 continue;
             }
             let (counts, plane_reports) = self.write_plane(&plane, &lines, &output, writer)?;
+            if plane.name != SNAPSHOT_PLANE {
+                profile_events += counts.events + counts.copied;
+            }
             written.push(PlaneWritten {
                 lines: lines.len() as u64,
                 events: counts.events + counts.copied,
@@ -297,6 +312,11 @@ impl<'a> NodeAligner<'a> {
                 lines: &[],
             });
             written.push(self.write_task_environment(None, &output, writer)?);
+        }
+        if profile_events == 0 && !self.options.allow_empty {
+            return Err(AlignError::NoEvents {
+                path: self.path.clone(),
+            });
         }
         self.diagnostics.set_counts(&total);
         self.diagnostics.lines = reports;

@@ -99,6 +99,10 @@ pub struct AlignOptions {
     /// Add the stat [`xplane_proto::CORRECTION_STAT`] (ns applied to the
     /// start) to every event.
     pub correction_stat: bool,
+    /// Accept a trace with no events (other than clock snapshot pairs):
+    /// by default it is an error, as a node contributing nothing is far
+    /// more often a broken recording than an idle one.
+    pub allow_empty: bool,
 }
 
 impl Default for AlignOptions {
@@ -112,6 +116,7 @@ impl Default for AlignOptions {
             device_timeline: DeviceTimeline::Global,
             pass_through_without_offsets: false,
             correction_stat: false,
+            allow_empty: false,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use flate2::write::GzEncoder;
-use tempfile::{Builder, NamedTempFile};
+use safe_temp::TempFile;
 
 use crate::error::{Error, Result};
 use crate::source::Compression;
@@ -18,23 +18,17 @@ pub struct AtomicOutput {
 }
 
 enum Sink {
-    Plain(BufWriter<NamedTempFile>),
-    Gzip(Box<GzEncoder<BufWriter<NamedTempFile>>>),
+    Plain(BufWriter<TempFile>),
+    Gzip(Box<GzEncoder<BufWriter<TempFile>>>),
 }
 
 impl AtomicOutput {
     /// Start writing `path` (plain or gzip).
     pub fn create(path: &Path, compression: Compression) -> Result<Self> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let tmp = temp_builder()
-            .tempfile_in(dir)
-            .map_err(|source| Error::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let tmp = TempFile::beside(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e.into_io(),
+        })?;
         let w = BufWriter::with_capacity(1 << 20, tmp);
         let sink = match compression {
             Compression::None => Sink::Plain(w),
@@ -71,7 +65,7 @@ impl AtomicOutput {
         };
         let tmp = w.into_inner().map_err(|e| io(e.into_error()))?;
         tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(&self.path).map_err(|e| io(e.error))?;
+        tmp.persist(&self.path).map_err(|e| io(e.into_io()))?;
         Ok(())
     }
 }
@@ -97,19 +91,6 @@ impl Write for AtomicOutput {
             Sink::Gzip(w) => w.flush(),
         }
     }
-}
-
-/// Temporary files readable like any file the user creates (`0644` on Unix,
-/// not the private `0600` of a temporary file), since they become the output.
-fn temp_builder() -> Builder<'static, 'static> {
-    let mut b = Builder::new();
-    b.prefix(".kineto-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        b.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    b
 }
 
 /// The compression a path asks for by its extension (`.gz` → gzip).

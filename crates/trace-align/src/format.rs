@@ -43,6 +43,12 @@ impl TraceFormat {
             let mut inflated = [0u8; 64];
             let mut gz = flate2::read::GzDecoder::new(file);
             let n = read_up_to(&mut gz, &mut inflated).map_err(RunError::io(path))?;
+            if n == 0 {
+                return Err(RunError::UnknownFormat {
+                    path: path.to_path_buf(),
+                    reason: "it is gzip of an empty file",
+                });
+            }
             inflated[..n].to_vec()
         } else {
             head[..n].to_vec()

@@ -50,6 +50,7 @@
 mod auto;
 mod clocks;
 mod collectives;
+mod content;
 mod discover;
 mod each;
 mod error;
@@ -62,6 +63,7 @@ mod plan;
 
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
+pub use content::holds_events;
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode, same_file};
 pub use error::{Result, RunError};

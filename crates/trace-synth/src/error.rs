@@ -33,6 +33,18 @@ pub enum SynthError {
         /// What is wrong (with the byte offset where it applies).
         reason: String,
     },
+    /// A trace of another synthetic run than the truth's.
+    #[error(
+        "{path}: a trace of synthetic run {trace_run:016x}, but the truth is of run {truth_run:016x}"
+    )]
+    OtherRun {
+        /// The trace.
+        path: PathBuf,
+        /// The run id in the trace's host names.
+        trace_run: u64,
+        /// The truth's run id.
+        truth_run: u64,
+    },
     /// A scored trace is malformed.
     #[error("{path}: plane {plane:?}, line {line:?}: {reason}")]
     BadTrace {

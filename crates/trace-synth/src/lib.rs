@@ -54,5 +54,7 @@ pub use gfmt::format_g;
 pub use ids::{EventId, EventKind, SYNTH_EVENT_ID_STAT};
 pub use node_file::{NodeRun, ROCM_NS_STAT, SNAPSHOT_LINE};
 pub use score::{EdgeScore, KindScore, ScoreReport, Scorer, score_files};
-pub use synth::{CONFIG_FILE, OFFSETS_FILE, SynthRun, TRUTH_FILE, synthesize};
-pub use truth::{TRUTH_HEADER_BYTES, TRUTH_RECORD_BYTES, Truth, TruthRecord};
+pub use synth::{CONFIG_FILE, OFFSETS_FILE, SynthRun, TRUTH_FILE, run_files_in, synthesize};
+pub use truth::{
+    TRUTH_HEADER_BYTES, TRUTH_RECORD_BYTES, Truth, TruthRecord, run_hostname, run_id_of_hostname,
+};

@@ -195,6 +195,7 @@ pub(crate) fn write_node(
         clock: clock.clone(),
     };
     let stop_ns = clock.host_ns(plan.stop);
+    let run_id = truth.run_id();
     let xplane_path = dir.join(format!("node{node}.xplane.pb"));
     let mut w = XSpaceFile::create(&xplane_path)?;
     let mut em = Emitter {
@@ -404,7 +405,7 @@ pub(crate) fn write_node(
         w.writer().end_line()?;
         w.writer().end_plane(&meta.events, &meta.stats, &[])?;
     }
-    w.commit(&[format!("synth-node-{node}")], &[], &[])?;
+    w.commit(&[crate::truth::run_hostname(node, run_id)], &[], &[])?;
 
     let snapshots_path = dir.join(format!("node{node}.snapshots.pb"));
     let msg = SnapshotPairs {

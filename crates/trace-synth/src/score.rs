@@ -158,6 +158,16 @@ impl<'t> Scorer<'t> {
         let file = FileBytes::open(path)?;
         let wire = |e| SynthError::Xspace(file.wire_error(e));
         let space = file.view();
+        for hostname in space.hostnames() {
+            let trace_run = crate::truth::run_id_of_hostname(hostname.map_err(wire)?);
+            if let Some(trace_run) = trace_run.filter(|&r| r != self.truth.run_id()) {
+                return Err(SynthError::OtherRun {
+                    path: path.to_owned(),
+                    trace_run,
+                    truth_run: self.truth.run_id(),
+                });
+            }
+        }
         let t_sess = session_start_ns_view(&space).map_err(wire)?;
         let mut hint = 0usize;
         for plane in space.planes() {

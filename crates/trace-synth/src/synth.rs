@@ -55,7 +55,12 @@ pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<Syn
     std::fs::create_dir_all(out_dir).map_err(SynthError::io(out_dir))?;
     let plan = Plan::new(config);
     let truth_path = out_dir.join(TRUTH_FILE);
-    let mut truth = TruthWriter::create(&truth_path, i128::from(config.epoch_ns) * 1000)?;
+    let json = serde_json::to_string_pretty(config).expect("config serialises");
+    let mut truth = TruthWriter::create(
+        &truth_path,
+        i128::from(config.epoch_ns) * 1000,
+        fnv1a(json.as_bytes()),
+    )?;
     let nodes = (0..config.nodes)
         .map(|n| write_node(&plan, n, out_dir, &mut truth))
         .collect::<Result<Vec<_>, _>>()?;
@@ -63,7 +68,6 @@ pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<Syn
     let offsets_path = out_dir.join(OFFSETS_FILE);
     let rounds = write_offsets(&plan, &nodes, &offsets_path)?;
     let config_path = out_dir.join(CONFIG_FILE);
-    let json = serde_json::to_string_pretty(config).expect("config serialises");
     xplane_proto::write_atomically(&config_path, |f| {
         std::io::Write::write_all(f, json.as_bytes())
     })?;
@@ -76,4 +80,74 @@ pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<Syn
         events,
         rounds,
     })
+}
+
+/// FNV-1a, 64 bits: the run id, a hash of the configuration.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The files in `dir` that [`synthesize`] writes, whatever the run's size:
+/// `node<i>.xplane.pb`, `node<i>.snapshots.pb` for any `i`,
+/// [`OFFSETS_FILE`], [`TRUTH_FILE`] and [`CONFIG_FILE`]; sorted. A folder
+/// that does not exist has none.
+pub fn run_files_in(dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, SynthError> {
+    let dir = dir.as_ref();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(SynthError::io(dir)(e)),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(SynthError::io(dir))?;
+        if entry.file_name().to_str().is_some_and(is_run_file) {
+            found.push(entry.path());
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Whether `name` is one a synthetic run's files have.
+fn is_run_file(name: &str) -> bool {
+    if [OFFSETS_FILE, TRUTH_FILE, CONFIG_FILE].contains(&name) {
+        return true;
+    }
+    let node = |rest: &str| {
+        name.strip_prefix("node")
+            .and_then(|s| s.strip_suffix(rest))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    node(".xplane.pb") || node(".snapshots.pb")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_run_file;
+
+    #[test]
+    fn run_file_names() {
+        for name in [
+            "node0.xplane.pb",
+            "node12.snapshots.pb",
+            "truth.bin",
+            "round_offsets.jsonl",
+            "synth_config.json",
+        ] {
+            assert!(is_run_file(name), "{name}");
+        }
+        for name in [
+            "node.xplane.pb",
+            "node1.aligned.xplane.pb",
+            "node1a.xplane.pb",
+            "combined.xplane.pb",
+            "notes.txt",
+            "node1.xplane.pb.gz",
+        ] {
+            assert!(!is_run_file(name), "{name}");
+        }
+    }
 }

@@ -6,11 +6,12 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `SYNTRUTH` |
-//! | 8 | 4 | version (u32) = 1 |
+//! | 8 | 4 | version (u32) = 2 |
 //! | 12 | 4 | record size in bytes (u32) = 24 |
 //! | 16 | 16 | `base_ps` (i128): epoch ps that record times are relative to |
 //! | 32 | 8 | record count (u64) |
-//! | 40 | 24·count | records |
+//! | 40 | 8 | run id (u64), also in the traces' host names ([`run_hostname`]) |
+//! | 48 | 24·count | records |
 //!
 //! Record: `id` (u64, an [`EventId`]), `start` (i64 ps), `end` (i64 ps), both
 //! relative to `base_ps`. Records are sorted by strictly increasing id.
@@ -19,13 +20,27 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use safe_temp::TempFile;
+
 use crate::SynthError;
 use crate::ids::EventId;
 
 const MAGIC: &[u8; 8] = b"SYNTRUTH";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Bytes of the truth file header.
-pub const TRUTH_HEADER_BYTES: usize = 40;
+pub const TRUTH_HEADER_BYTES: usize = 48;
+
+/// The host name node `node`'s trace of run `run_id` carries:
+/// `synth-node-<node>.run-<run id, 16 hex digits>`.
+pub fn run_hostname(node: u32, run_id: u64) -> String {
+    format!("synth-node-{node}.run-{run_id:016x}")
+}
+
+/// The run id in a host name written by [`run_hostname`].
+pub fn run_id_of_hostname(hostname: &str) -> Option<u64> {
+    let (_, hex) = hostname.rsplit_once(".run-")?;
+    (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
+}
 /// Bytes of one truth record.
 pub const TRUTH_RECORD_BYTES: usize = 24;
 
@@ -44,17 +59,22 @@ pub struct TruthRecord {
 /// [`TruthWriter::finish`].
 pub(crate) struct TruthWriter {
     path: PathBuf,
-    tmp: PathBuf,
+    tmp: TempFile,
     out: Option<BufWriter<File>>,
     base_ps: i128,
+    run_id: u64,
     count: u64,
     last: Option<u64>,
 }
 
 impl TruthWriter {
-    pub(crate) fn create(path: &Path, base_ps: i128) -> Result<TruthWriter, SynthError> {
-        let tmp = path.with_extension("bin.partial");
-        let file = File::create(&tmp).map_err(SynthError::io(&tmp))?;
+    pub(crate) fn create(
+        path: &Path,
+        base_ps: i128,
+        run_id: u64,
+    ) -> Result<TruthWriter, SynthError> {
+        let tmp = TempFile::beside(path).map_err(|e| SynthError::io(path)(e.into_io()))?;
+        let file = tmp.reopen().map_err(SynthError::io(path))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let mut head = Vec::with_capacity(TRUTH_HEADER_BYTES);
         head.extend_from_slice(MAGIC);
@@ -62,15 +82,22 @@ impl TruthWriter {
         head.extend_from_slice(&(TRUTH_RECORD_BYTES as u32).to_le_bytes());
         head.extend_from_slice(&base_ps.to_le_bytes());
         head.extend_from_slice(&0u64.to_le_bytes());
-        out.write_all(&head).map_err(SynthError::io(&tmp))?;
+        head.extend_from_slice(&run_id.to_le_bytes());
+        out.write_all(&head).map_err(SynthError::io(path))?;
         Ok(TruthWriter {
             path: path.to_owned(),
             tmp,
             out: Some(out),
             base_ps,
+            run_id,
             count: 0,
             last: None,
         })
+    }
+
+    /// The run id written in the header.
+    pub(crate) fn run_id(&self) -> u64 {
+        self.run_id
     }
 
     /// Append a record; ids must rise strictly (the generator's write order).
@@ -91,12 +118,12 @@ impl TruthWriter {
         rec[16..].copy_from_slice(&rel(end_ps).to_le_bytes());
         self.count += 1;
         let out = self.out.as_mut().expect("not finished");
-        out.write_all(&rec).map_err(SynthError::io(&self.tmp))
+        out.write_all(&rec).map_err(SynthError::io(&self.path))
     }
 
     /// Patch the count, sync, move into place; returns the record count.
     pub(crate) fn finish(mut self) -> Result<u64, SynthError> {
-        let io = SynthError::io(&self.tmp);
+        let io = SynthError::io(&self.path);
         let result = (|| {
             let mut file = self
                 .out
@@ -109,16 +136,10 @@ impl TruthWriter {
             file.sync_all()
         })();
         result.map_err(io)?;
-        std::fs::rename(&self.tmp, &self.path).map_err(SynthError::io(&self.path))?;
+        self.tmp
+            .persist(&self.path)
+            .map_err(|e| SynthError::io(&self.path)(e.into_io()))?;
         Ok(self.count)
-    }
-}
-
-impl Drop for TruthWriter {
-    fn drop(&mut self) {
-        if self.out.is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
     }
 }
 
@@ -144,6 +165,7 @@ impl std::ops::Deref for TruthBytes {
 pub struct Truth {
     bytes: TruthBytes,
     base_ps: i128,
+    run_id: u64,
     len: usize,
 }
 
@@ -185,6 +207,7 @@ impl Truth {
         }
         let base_ps = i128::from_le_bytes(bytes[16..32].try_into().expect("16 bytes"));
         let count = u64::from_le_bytes(bytes[32..40].try_into().expect("8 bytes"));
+        let run_id = u64::from_le_bytes(bytes[40..48].try_into().expect("8 bytes"));
         let want = (TRUTH_HEADER_BYTES as u64)
             .checked_add(count.saturating_mul(TRUTH_RECORD_BYTES as u64));
         if want != Some(bytes.len() as u64) {
@@ -196,6 +219,7 @@ impl Truth {
         let truth = Truth {
             bytes,
             base_ps,
+            run_id,
             len: count as usize,
         };
         for i in 1..truth.len {
@@ -209,6 +233,11 @@ impl Truth {
             }
         }
         Ok(truth)
+    }
+
+    /// The run's id: a hash of its configuration, seed included.
+    pub fn run_id(&self) -> u64 {
+        self.run_id
     }
 
     /// Number of records.
@@ -275,7 +304,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("truth.bin");
         let base = 1_765_000_000_000_000_000_000i128;
-        let mut w = TruthWriter::create(&path, base).unwrap();
+        let mut w = TruthWriter::create(&path, base, 0x5eed).unwrap();
         w.push(EventId(3), base - 5, base + 7).unwrap();
         w.push(EventId(9), base + 1_000_000, base + 2_000_000)
             .unwrap();
@@ -301,5 +330,18 @@ mod tests {
             err.contains("truth.bin") && err.contains("2 records"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn run_ids_read_back_from_host_names() {
+        let name = super::run_hostname(3, 0x00ab_cdef_0123_4567);
+        assert_eq!(name, "synth-node-3.run-00abcdef01234567");
+        assert_eq!(
+            super::run_id_of_hostname(&name),
+            Some(0x00ab_cdef_0123_4567)
+        );
+        for other in ["synth-node-3", "host.run-12", "x.run-zzzzzzzzzzzzzzzz", ""] {
+            assert_eq!(super::run_id_of_hostname(other), None, "{other}");
+        }
     }
 }

@@ -213,32 +213,20 @@ pub fn write_atomically(
     persist(tmp, path)
 }
 
-/// A temporary file in `path`'s folder, named after it (`.<name>.<random>`),
-/// removed when dropped unless persisted.
-pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().ok_or_else(|| Error::Io {
+/// A temporary file in `path`'s folder, named after it and this process
+/// (see `safe_temp`), removed when dropped unless persisted, and on
+/// SIGINT/SIGTERM when the binary installs the handler.
+pub(crate) fn temp_beside(path: &Path) -> Result<safe_temp::TempFile> {
+    safe_temp::TempFile::beside(path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
-    })?;
-    let mut prefix = std::ffi::OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix);
-    // An output is an ordinary file (rw-r--r--), not a private temporary.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    builder.tempfile_in(dir).map_err(io_err(path))
+        source: e.into_io(),
+    })
 }
 
 /// Move a complete temporary file over `path`.
-pub(crate) fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<()> {
-    tmp.persist(path).map(drop).map_err(|e| Error::Io {
+pub(crate) fn persist(tmp: safe_temp::TempFile, path: &Path) -> Result<()> {
+    tmp.persist(path).map_err(|e| Error::Io {
         path: path.to_path_buf(),
-        source: e.error,
+        source: e.into_io(),
     })
 }

@@ -277,7 +277,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 /// commit, including when the commit itself fails.
 pub struct XSpaceFile {
     path: PathBuf,
-    tmp: tempfile::NamedTempFile,
+    tmp: safe_temp::TempFile,
     writer: XSpaceWriter<BufWriter<File>>,
 }
 

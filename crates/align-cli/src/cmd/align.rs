@@ -18,11 +18,12 @@ pub struct Args {
     #[arg(long)]
     pub offsets: Option<PathBuf>,
     /// Align every node of this run folder (see `merge`) into --out-dir.
-    #[arg(long, conflicts_with = "trace", requires = "out_dir")]
+    #[arg(long, conflicts_with = "trace")]
     pub run_dir: Option<PathBuf>,
     /// With --run-dir: the folder for the aligned traces, each under its
-    /// input's name (it must not be the run folder).
-    #[arg(long)]
+    /// input's name (it must not be the run folder); default: `RUN-aligned`
+    /// beside the run folder.
+    #[arg(long, requires = "run_dir")]
     pub out_dir: Option<PathBuf>,
     /// With --run-dir: the clock evidence (see `merge`).
     #[command(flatten)]
@@ -47,7 +48,8 @@ pub struct Args {
     /// Override `S_g`, the tracer start on the tracer clock (ns).
     #[arg(long, value_name = "NS")]
     pub start_gpu_ns: Option<u64>,
-    /// Output trace; default: `<trace stem>.aligned.xplane.pb` beside the input.
+    /// Output trace; default: the trace's name in `<its folder>-aligned/`
+    /// beside its folder (never inside the run folder).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Print the diagnostics as JSON on stdout.
@@ -57,18 +59,30 @@ pub struct Args {
     pub policy: PolicyArgs,
 }
 
-/// `<stem>.aligned.xplane.pb` beside `trace`.
+/// The aligned copy of `trace`: its own name, in [`default_out_dir`] of
+/// its folder. Outside the run folder, so that `validate RUN/node*.xplane.pb`
+/// and a second `align` of the run never see it as an input.
 pub fn default_output(trace: &Path) -> PathBuf {
-    let name = trace
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("trace");
-    let stem = name
-        .strip_suffix(".gz")
-        .unwrap_or(name)
-        .strip_suffix(".xplane.pb")
-        .unwrap_or(name);
-    trace.with_file_name(format!("{stem}.aligned.xplane.pb"))
+    let dir = trace
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = trace.file_name().unwrap_or(std::ffi::OsStr::new("trace"));
+    default_out_dir(dir).join(name)
+}
+
+/// `RUN-aligned` beside the run folder `run` (after resolving `.`, `..`
+/// and links; `aligned` for a folder without a name, such as `/`).
+pub fn default_out_dir(run: &Path) -> PathBuf {
+    let run = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
+    match run.file_name() {
+        Some(name) => {
+            let mut aligned = name.to_os_string();
+            aligned.push("-aligned");
+            run.with_file_name(aligned)
+        }
+        None => PathBuf::from("aligned"),
+    }
 }
 
 /// The diagnostics file written beside an aligned trace.
@@ -100,9 +114,15 @@ pub fn session_start(path: &Path) -> anyhow::Result<i128> {
 
 /// `align --run-dir DIR --out-dir OUT`: every node of a run into a folder.
 fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
-    let out_dir = args.out_dir.as_deref().expect("clap requires --out-dir");
+    let out_dir = &args.out_dir.clone().unwrap_or_else(|| default_out_dir(dir));
     let mut run = trace_align::RunFiles::discover(dir)?;
-    if run.format()? == trace_align::TraceFormat::Kineto {
+    let format = run.format()?;
+    if !args.policy.allow_empty {
+        for (_, path) in run.traces() {
+            super::refuse_empty(&path)?;
+        }
+    }
+    if format == trace_align::TraceFormat::Kineto {
         return run_kineto(args, &run, out_dir, global);
     }
     if let Some(offsets) = &args.offsets {
@@ -202,9 +222,14 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             trace.display()
         );
     }
-    let node = match args.node {
-        Some(n) => n,
-        None => node_from_name(&trace)?,
+    let node = match (args.node, collective_check::node_id_from_path(&trace)) {
+        (Some(n), Some(named)) if i64::from(n) != named.0 => bail!(
+            "{}: the file name says node {}, --node says {n}; rename the file if it is node {n}'s",
+            trace.display(),
+            named.0
+        ),
+        (Some(n), _) => n,
+        (None, _) => node_from_name(&trace)?,
     };
     let offsets_path = args
         .offsets
@@ -239,11 +264,27 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         start_walltime_ns: args.start_walltime_ns,
         start_gpu_ns: args.start_gpu_ns,
     };
-    let diagnostics = align_node(&input, &offsets, &args.policy.options(), base, &output)
-        .with_context(|| format!("aligning node {node}"))?;
-    xplane_proto::write_atomically(&stats, |f| {
-        std::io::Write::write_all(f, diagnostics.to_json().as_bytes())
-    })?;
+    // The default folder is made for this output, and removed again when
+    // the alignment fails before anything is in it.
+    let made = match output.parent() {
+        Some(dir) if args.output.is_none() && !dir.exists() => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            Some(dir.to_path_buf())
+        }
+        _ => None,
+    };
+    let aligned = align_node(&input, &offsets, &args.policy.options(), base, &output)
+        .with_context(|| format!("aligning node {node}"))
+        .and_then(|diagnostics| {
+            xplane_proto::write_atomically(&stats, |f| {
+                std::io::Write::write_all(f, diagnostics.to_json().as_bytes())
+            })?;
+            Ok(diagnostics)
+        });
+    if let (Err(_), Some(dir)) = (&aligned, &made) {
+        let _ = std::fs::remove_dir(dir);
+    }
+    let diagnostics = aligned?;
     if args.json {
         println!("{}", diagnostics.to_json());
     } else if !global.quiet {

@@ -181,7 +181,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             d.clone()
         }
         None => {
-            tmp = tempfile::tempdir().context("creating a temporary folder")?;
+            tmp = safe_temp::TempDir::in_system_temp("align-cli-bench")?;
             tmp.path().to_path_buf()
         }
     };

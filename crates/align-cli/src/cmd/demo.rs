@@ -40,7 +40,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             dir.clone()
         }
         None => {
-            tmp = tempfile::tempdir().context("creating a temporary folder")?;
+            tmp = safe_temp::TempDir::in_system_temp("align-cli-demo")?;
             tmp.path().to_path_buf()
         }
     };

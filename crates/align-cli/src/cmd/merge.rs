@@ -294,7 +294,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             );
         }
     }
-    if run.format()? == trace_align::TraceFormat::Kineto {
+    let format = run.format()?;
+    // Before any clock is estimated, so that an empty node is named
+    // rather than found missing from the collectives.
+    if !args.policy.allow_empty {
+        for (_, path) in run.traces() {
+            super::refuse_empty(&path)?;
+        }
+    }
+    if format == trace_align::TraceFormat::Kineto {
         return merge_kineto(&args, &run, global);
     }
     let plan = run.plan_clocks(&args.policy.options(), &args.clock.policy())?;
@@ -310,16 +318,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let outcome = match perfetto_export::Format::from_path(&args.output) {
         // Perfetto or Chrome JSON: merged as XSpace beside it, then exported.
         Some(_) => {
-            let dir = args
-                .output
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let tmp = tempfile::Builder::new()
-                .prefix(".align-cli-merge-")
-                .suffix(".xplane.pb")
-                .tempfile_in(dir)
-                .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+            let tmp = safe_temp::TempFile::beside(&args.output)?;
             let settings = MergeSettings {
                 summary_path: Some(trace_merge::summary_beside(&args.output)),
                 ..settings

@@ -17,3 +17,15 @@ pub mod score;
 #[cfg(feature = "synth")]
 pub mod synth;
 pub mod validate;
+
+/// An error naming `path` when the trace holds no events (`--allow-empty`
+/// lets it through).
+pub fn refuse_empty(path: &std::path::Path) -> anyhow::Result<()> {
+    if !trace_align::holds_events(path)? {
+        anyhow::bail!(
+            "{}: the trace holds no events; give --allow-empty to accept it",
+            path.display()
+        );
+    }
+    Ok(())
+}

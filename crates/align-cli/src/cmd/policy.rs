@@ -71,6 +71,9 @@ pub struct PolicyArgs {
     /// Add the stat `timestamp_correction_ns` to every event.
     #[arg(long)]
     pub correction_stat: bool,
+    /// Accept a trace with no events (by default an error naming the file).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 impl PolicyArgs {
@@ -97,6 +100,7 @@ impl PolicyArgs {
             },
             pass_through_without_offsets: self.pass_through,
             correction_stat: self.correction_stat,
+            allow_empty: self.allow_empty,
         }
     }
 }

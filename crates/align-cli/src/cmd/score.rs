@@ -27,6 +27,12 @@ pub struct Args {
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let mut report = score_files(&args.traces, &args.truth).context("scoring against the truth")?;
+    if report.events_scored == 0 {
+        bail!(
+            "{}: no event of the traces is in this truth (not traces of its run?)",
+            args.truth.display()
+        );
+    }
     if !args.no_check {
         let options = Options::default();
         let check = if let [merged] = args.traces.as_slice() {

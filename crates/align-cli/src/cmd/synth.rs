@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
-use trace_synth::{Straggler, SynthConfig, synthesize};
+use anyhow::{Context, bail};
+use trace_synth::{Straggler, SynthConfig, run_files_in, synthesize};
 
 use crate::Global;
 
@@ -37,6 +37,32 @@ pub struct Args {
     /// Print what was written as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Replace an earlier synthetic run in OUT: its files (`node<i>.*`,
+    /// offsets, truth, configuration) are removed first; other files are kept.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Refuse to write over an earlier run in `out` (whose files, from a
+/// bigger run, would otherwise stay beside the new ones), or with
+/// `force` remove exactly its files.
+fn clear_earlier_run(args: &Args) -> anyhow::Result<()> {
+    let earlier = run_files_in(&args.out)?;
+    let Some(first) = earlier.first() else {
+        return Ok(());
+    };
+    if !args.force {
+        bail!(
+            "{}: holds an earlier synthetic run ({} files, such as {}); give --force to replace it",
+            args.out.display(),
+            earlier.len(),
+            first.display()
+        );
+    }
+    for path in &earlier {
+        std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// `NODE:DELAY_NS`, e.g. `2:500000`.
@@ -83,6 +109,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if let Some(v) = args.straggler {
         config.straggler = Some(v);
     }
+    // A bad configuration fails before anything is removed.
+    config.validate()?;
+    clear_earlier_run(&args)?;
     let run = synthesize(&config, &args.out)
         .with_context(|| format!("synthesising into {}", args.out.display()))?;
     if args.json {

@@ -57,6 +57,9 @@ pub struct Args {
     /// Write one CSV row per instance to this file (`-` for stdout).
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Accept a trace with no events (by default an error naming the file).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
@@ -114,12 +117,16 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// True when the traces are Kineto JSON; an error when only some are.
+/// True when the traces are Kineto JSON; an error when only some are, and
+/// for an XSpace trace without events unless `--allow-empty`.
 fn kineto_run(args: &Args) -> anyhow::Result<bool> {
     let mut json = Vec::new();
     let mut binary = Vec::new();
     for path in &args.traces {
         // Told from content; an empty or unknown file is an error here.
+        if !args.allow_empty {
+            super::refuse_empty(path)?;
+        }
         match trace_align::TraceFormat::detect(path)? {
             trace_align::TraceFormat::Kineto => json.push(path.display().to_string()),
             trace_align::TraceFormat::XSpace => binary.push(path.display().to_string()),
