@@ -73,7 +73,7 @@ def launch(args):
         cmd = [sys.executable, __file__, "--worker", "--out", args.out,
                "--steps", str(args.steps), "--sleep-ms", str(args.sleep_ms),
                "--world-size", str(args.world_size), "--rank", str(rank),
-               "--lag-ms", str(args.lag_ms),
+               "--lag-ms", str(args.lag_ms), "--python-tracer", str(args.python_tracer),
                "--port", str(port)]
         if args.skew:
             cmd.append("--skew")
@@ -83,7 +83,7 @@ def launch(args):
         sys.exit(f"a rank failed: exit codes {codes}")
     import jax
     meta = {"world_size": args.world_size, "steps": args.steps, "sleep_ms": args.sleep_ms,
-            "lag_ms": args.lag_ms,
+            "lag_ms": args.lag_ms, "python_tracer": args.python_tracer,
             "skew": {str(r): SKEWS[r] for r in SKEWS if args.skew and r < args.world_size},
             "jax": jax.__version__}
     with open(os.path.join(args.out, "recording.json"), "w") as f:
@@ -159,7 +159,9 @@ def worker(args):
     w, x = step(w, x)  # compile outside the profiled part
     jax.block_until_ready((w, x))
     logdir = tempfile.mkdtemp(prefix=f"record-jax-rank{rank}-")
-    jax.profiler.start_trace(logdir)
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = args.python_tracer
+    jax.profiler.start_trace(logdir, profiler_options=options)
     for i in range(args.steps):
         if args.lag_ms and i % world == rank:
             # Each rank in turn comes late to a step, so that each rank's
@@ -193,8 +195,10 @@ def main():
     p.add_argument("--world-size", type=int, default=4)
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--sleep-ms", type=float, default=25.0)
-    p.add_argument("--lag-ms", type=float, default=2.0,
+    p.add_argument("--lag-ms", type=float, default=0.0,
                    help="extra pause of rank (step mod world-size) before each step")
+    p.add_argument("--python-tracer", type=int, default=0,
+                   help="the profiler's python_tracer_level (1 records every Python call)")
     p.add_argument("--skew", action="store_true")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
