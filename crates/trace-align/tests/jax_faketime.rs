@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 
 use alignment_core::AlignOptions;
 use clock_model::HostTime;
-use collective_check::NodeId;
+use collective_check::{
+    Extraction, NodeId, NodeSource, Options as CheckOptions, PlaneChoice, extract_file,
+};
+use collective_clock::{Estimate, Estimator, Evidence, Options, estimate};
 use trace_align::{ClockEvidence, ClockSource, MergeSettings, RunFiles, TraceFormat};
 
 fn fixture(name: &str) -> PathBuf {
@@ -42,10 +45,9 @@ fn quantile(v: &[i128], q: f64) -> i128 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Align the run `name` from its collectives and return, per rank, the
-/// sorted |error| (ns) of its correction at every truth row inside the span
-/// its collectives cover: the corrected faked reading against the true one
-/// (rank 0 keeps the true clock and is the reference).
+/// Align the run `name` from its collectives (as `merge --clock-source
+/// collectives` does) and return, per rank, the sorted |error| (ns) against
+/// the truth; see [`errors_of`].
 fn errors_against_truth(name: &str, ranks: u32) -> Vec<Vec<i128>> {
     let dir = fixture(name);
     let run = RunFiles::discover(&dir).unwrap();
@@ -58,6 +60,15 @@ fn errors_against_truth(name: &str, ranks: u32) -> Vec<Vec<i128>> {
         panic!("not aligned from the collectives");
     };
     assert_eq!(estimate.report.violated_constraints(), 0);
+    errors_of(name, estimate, ranks, "default")
+}
+
+/// Per rank, the sorted |error| (ns) of `estimate`'s correction at every
+/// truth row inside the span its collectives cover: the corrected faked
+/// reading against the true one (rank 0 keeps the true clock and is the
+/// reference). Prints p50, p99 and max per rank.
+fn errors_of(name: &str, estimate: &Estimate, ranks: u32, label: &str) -> Vec<Vec<i128>> {
+    let dir = fixture(name);
     (0..ranks)
         .map(|rank| {
             let node = NodeId(rank.into());
@@ -85,9 +96,10 @@ fn errors_against_truth(name: &str, ranks: u32) -> Vec<Vec<i128>> {
                 errors.len()
             );
             let offset = report.segments.first().map_or(0, |s| s.offset_start_ns);
+            let drift = report.segments.first().map_or(0, |s| s.drift_ppb);
             println!(
-                "{name} rank {rank}: correction at start {offset} ns; {} truth rows; \
-                 |error| p50 {} ns, p99 {} ns, max {} ns",
+                "{name} {label} rank {rank}: correction at start {offset} ns, drift {drift} ppb; \
+                 {} truth rows; |error| p50 {} ns, p99 {} ns, max {} ns",
                 errors.len(),
                 quantile(&errors, 0.5),
                 quantile(&errors, 0.99),
@@ -96,6 +108,24 @@ fn errors_against_truth(name: &str, ranks: u32) -> Vec<Vec<i128>> {
             errors
         })
         .collect()
+}
+
+/// The run's collectives, each trace read on its own clock.
+fn evidence(name: &str) -> Evidence {
+    let run = RunFiles::discover(fixture(name)).unwrap();
+    let mut options = CheckOptions::default();
+    options.include_point_to_point = true;
+    let mut all = Extraction::new();
+    for (node, trace) in run.traces() {
+        extract_file(
+            &trace,
+            NodeSource::Given(NodeId(node.into())),
+            &options,
+            &mut all,
+        )
+        .unwrap();
+    }
+    Evidence::from_extraction(&all, PlaneChoice::Auto)
 }
 
 /// Merge the run from its collectives: every violation is removed.
@@ -152,4 +182,26 @@ fn n4_skewed_ranks_are_brought_back_to_the_true_clock() {
 fn merge_from_collectives_removes_every_violation() {
     merge_removes_violations("n2_skew_250steps");
     merge_removes_violations("n4_skew_300steps");
+}
+
+/// The three estimators of `collective-clock` on the same recorded
+/// collectives (`--nocapture` prints the figures of `docs/accuracy.md`):
+/// the default one is what the plan used, and the centre and the combined
+/// fit violate no constraint.
+#[test]
+fn estimators_compared_against_the_truth() {
+    for (name, ranks) in [("n2_skew_250steps", 2), ("n4_skew_300steps", 4)] {
+        let ev = evidence(name);
+        let planned = errors_against_truth(name, ranks);
+        for estimator in Estimator::ALL {
+            let fit = estimate(&ev, NodeId(0), &Options::with_estimator(estimator)).unwrap();
+            if estimator != Estimator::Regression {
+                assert_eq!(fit.report.violated_constraints(), 0, "{estimator}");
+            }
+            let errors = errors_of(name, &fit, ranks, estimator.as_str());
+            if estimator == Estimator::default() {
+                assert_eq!(errors, planned, "{name}: the plan's fit is the default one");
+            }
+        }
+    }
 }
