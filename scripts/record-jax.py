@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Record real multi-process JAX (XLA on CPU) traces with gloo collectives on 127.0.0.1.
+
+Each process is one JAX process with one CPU device
+(`jax.distributed.initialize`, gloo CPU collectives). Every step of a
+training-like loop runs, in one jitted `shard_map` over all processes: a
+matmul, a `psum` (all-reduce), an `all_gather`, a `psum_scatter`
+(reduce-scatter) and a `ppermute` (collective-permute, a ring). The loop is
+profiled with `jax.profiler.start_trace` / `stop_trace`, and each process's
+trace is copied to `OUT/rank<R>.xplane.pb`.
+
+With --skew, ranks 1..N-1 run under libfaketime (offset and rate per rank)
+and every rank records its true CLOCK_REALTIME beside the faked one, through
+the raw clock_gettime syscall that libfaketime does not intercept, into
+`rank<R>.truth.jsonl`: one {"faked_ns", "true_ns", "bracket_ns"} row per
+50 ms, the faked reading between two true ones (true_ns their midpoint,
+bracket_ns their distance, at most 100 µs); the same format as
+`scripts/record-kineto.py`.
+
+    python3 scripts/record-jax.py --world-size 4 --steps 400 --sleep-ms 25 --skew \
+        --out fixtures/jax-faketime/n4_skew_400steps
+"""
+
+import argparse
+import ctypes
+import glob
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+# Offset (s) and rate of the faked clock per rank; rank 0 keeps the true clock.
+SKEWS = {1: "+0.0037 x1.000025", 2: "-0.0012 x0.999985", 3: "+0.0115 x1.00001"}
+SYS_CLOCK_GETTIME = 228  # x86_64
+CLOCK_REALTIME = 0
+# Truth samples whose two true reads lie further apart are dropped.
+MAX_BRACKET_NS = 100_000
+
+
+class Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def true_realtime_ns(libc):
+    ts = Timespec()
+    if libc.syscall(SYS_CLOCK_GETTIME, CLOCK_REALTIME, ctypes.byref(ts)) != 0:
+        raise OSError(ctypes.get_errno(), "clock_gettime syscall failed")
+    return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(args):
+    os.makedirs(args.out, exist_ok=True)
+    port = free_port()
+    procs = []
+    for rank in range(args.world_size):
+        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        if args.skew and rank in SKEWS:
+            env.update(LD_PRELOAD=FAKETIME_LIB, FAKETIME=SKEWS[rank],
+                       FAKETIME_NO_CACHE="1", DONT_FAKE_MONOTONIC="1")
+        cmd = [sys.executable, __file__, "--worker", "--out", args.out,
+               "--steps", str(args.steps), "--sleep-ms", str(args.sleep_ms),
+               "--world-size", str(args.world_size), "--rank", str(rank),
+               "--lag-ms", str(args.lag_ms), "--python-tracer", str(args.python_tracer),
+               "--port", str(port)]
+        if args.skew:
+            cmd.append("--skew")
+        procs.append(subprocess.Popen(cmd, env=env))
+    codes = [p.wait() for p in procs]
+    if any(codes):
+        sys.exit(f"a rank failed: exit codes {codes}")
+    import jax
+    meta = {"world_size": args.world_size, "steps": args.steps, "sleep_ms": args.sleep_ms,
+            "lag_ms": args.lag_ms, "python_tracer": args.python_tracer,
+            "skew": {str(r): SKEWS[r] for r in SKEWS if args.skew and r < args.world_size},
+            "jax": jax.__version__}
+    with open(os.path.join(args.out, "recording.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+
+
+def pause(seconds):
+    # time.sleep fails under libfaketime (clock_nanosleep gets a faked
+    # deadline); select's relative timeout is not faked.
+    select.select([], [], [], seconds)
+
+
+def build_step(jax, world):
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(jax.devices(), ("x",))
+    ring = [(i, (i + 1) % world) for i in range(world)]
+
+    def local(w, x):
+        y = jnp.tanh(x @ w)
+        g = jax.lax.psum(y, "x")                               # all-reduce
+        full = jax.lax.all_gather(y, "x", tiled=True)          # all-gather
+        part = jax.lax.psum_scatter(full, "x", tiled=True)     # reduce-scatter
+        nxt = jax.lax.ppermute(part, "x", ring)                # collective-permute
+        return w + 1e-3 * g.mean(), 0.5 * (x + nxt)
+
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from jax.experimental.shard_map import shard_map
+    fn = shard_map(local, mesh=mesh, in_specs=(P(), P("x")), out_specs=(P(), P("x")))
+    return mesh, jax.jit(fn)
+
+
+def worker(args):
+    rank, world = args.rank, args.world_size
+    libc = ctypes.CDLL(None, use_errno=True)
+    truth = []
+    stop = threading.Event()
+
+    def sample():
+        # The faked clock read between two true reads; of a few tries the
+        # tightest bracket is kept (the thread can be preempted in between).
+        while not stop.is_set():
+            best = None
+            for _ in range(5):
+                before = true_realtime_ns(libc)
+                faked = time.time_ns()
+                after = true_realtime_ns(libc)
+                if best is None or after - before < best[2] - best[0]:
+                    best = (before, faked, after)
+            if best[2] - best[0] <= MAX_BRACKET_NS:
+                truth.append(best)
+            pause(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True) if args.skew else None
+    if sampler:
+        sampler.start()
+
+    import jax
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address=f"127.0.0.1:{args.port}",
+                               num_processes=world, process_id=rank)
+    mesh, step = build_step(jax, world)
+    rows = 32
+    local_x = np.full((rows, 64), 0.01 * (rank + 1), dtype=np.float32)
+    x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("x")), local_x)
+    w = jax.device_put(np.eye(64, dtype=np.float32), NamedSharding(mesh, P()))
+    w, x = step(w, x)  # compile outside the profiled part
+    jax.block_until_ready((w, x))
+    logdir = tempfile.mkdtemp(prefix=f"record-jax-rank{rank}-")
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = args.python_tracer
+    jax.profiler.start_trace(logdir, profiler_options=options)
+    for i in range(args.steps):
+        if args.lag_ms and i % world == rank:
+            # Each rank in turn comes late to a step, so that each rank's
+            # begin is in turn the last one of its collectives.
+            pause(args.lag_ms / 1000)
+        with jax.profiler.StepTraceAnnotation("train", step_num=i):
+            w, x = step(w, x)
+            jax.block_until_ready((w, x))
+        if args.sleep_ms:
+            pause(args.sleep_ms / 1000)
+    jax.profiler.stop_trace()
+    found = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)
+    if len(found) != 1:
+        sys.exit(f"rank {rank}: expected one trace under {logdir}, found {found}")
+    shutil.copyfile(found[0], os.path.join(args.out, f"rank{rank}.xplane.pb"))
+    shutil.rmtree(logdir)
+    if sampler:
+        stop.set()
+        sampler.join()
+        with open(os.path.join(args.out, f"rank{rank}.truth.jsonl"), "w") as f:
+            for before, faked, after in truth:
+                row = {"faked_ns": faked, "true_ns": (before + after) // 2,
+                       "bracket_ns": after - before}
+                f.write(json.dumps(row) + "\n")
+    jax.distributed.shutdown()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--world-size", type=int, default=4)
+    p.add_argument("--steps", type=int, default=400)
+    p.add_argument("--sleep-ms", type=float, default=25.0)
+    p.add_argument("--lag-ms", type=float, default=0.0,
+                   help="extra pause of rank (step mod world-size) before each step")
+    p.add_argument("--python-tracer", type=int, default=0,
+                   help="the profiler's python_tracer_level (1 records every Python call)")
+    p.add_argument("--skew", action="store_true")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    worker(args) if args.worker else launch(args)
+
+
+if __name__ == "__main__":
+    main()
