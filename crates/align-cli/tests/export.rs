@@ -87,3 +87,43 @@ fn bad_input_exits_2_and_writes_nothing() {
         .stderr(contains("unknown output format"));
     assert!(!txt.exists());
 }
+
+/// `merge -o X.json` (and `.pftrace`) carries each node's applied clock
+/// correction as a counter of its process: 0 on the reference node, the
+/// probe-measured offset on the others, over the whole run.
+#[test]
+fn a_merge_to_chrome_json_carries_each_nodes_clock_correction() {
+    let dir = common::demo_dir();
+    let out = dir.path().join("merged.json");
+    cli()
+        .args(["merge", "-q", "--run-dir"])
+        .arg(dir.path().join("run"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let mut per_pid: std::collections::BTreeMap<i64, Vec<(f64, i64)>> = Default::default();
+    for e in doc["traceEvents"].as_array().unwrap() {
+        if e["ph"] == "C" {
+            assert_eq!(e["name"], "clock correction (ns)");
+            per_pid
+                .entry(e["pid"].as_i64().unwrap())
+                .or_default()
+                .push((e["ts"].as_f64().unwrap(), e["args"]["ns"].as_i64().unwrap()));
+        }
+    }
+    assert_eq!(per_pid.keys().copied().collect::<Vec<_>>(), [1, 2, 3]);
+    for (pid, points) in &per_pid {
+        assert_eq!(points.len(), 500, "pid {pid}");
+        assert!(points.windows(2).all(|w| w[0].0 < w[1].0), "in time order");
+        let reference = *pid == 1;
+        assert_eq!(
+            points.iter().all(|&(_, c)| c == 0),
+            reference,
+            "pid {pid}: {:?}",
+            &points[..3]
+        );
+    }
+}

@@ -330,7 +330,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
                 path: tmp.path(),
                 node: collective_check::NodeSource::PlaneStat,
             };
-            perfetto_export::export_file(&[input], &args.output)
+            let mut options = perfetto_export::Options::default();
+            options.counters = correction_counters(&plan, &outcome)?;
+            perfetto_export::export_file_with(&[input], &args.output, &options)
                 .with_context(|| format!("exporting {}", args.output.display()))?;
             outcome.output = args.output.clone();
             outcome
@@ -343,4 +345,31 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         print!("{}", summary(&outcome));
     }
     enforce(&outcome, args.max_violations)
+}
+
+/// Samples per node of the clock-correction counter in a Perfetto or
+/// Chrome JSON output.
+const CORRECTION_SAMPLES: usize = 500;
+
+/// Each node's applied clock correction over the merged run, as a counter
+/// track of its process.
+fn correction_counters(
+    plan: &Plan,
+    outcome: &MergeOutcome,
+) -> anyhow::Result<Vec<perfetto_export::NodeCounter>> {
+    let start = outcome.merge.session_start_ns;
+    let stop = outcome.merge.session_stop_ns.unwrap_or(start);
+    let ns = |t: i128| i64::try_from(t).context("the merged run's times do not fit i64 ns");
+    plan.correction_curves(ns(start)?, ns(stop)?, CORRECTION_SAMPLES)?
+        .into_iter()
+        .filter(|curve| outcome.merge.nodes.iter().any(|n| n.node_id == curve.node))
+        .map(|curve| {
+            perfetto_export::NodeCounter::new(
+                curve.node.into(),
+                "clock correction (ns)",
+                curve.points,
+            )
+            .map_err(Into::into)
+        })
+        .collect()
 }
