@@ -163,7 +163,7 @@ impl NodeClocks {
         let session_start_ns = match input.session_start_ns {
             Some(t) => t,
             None => xplane_proto::session_start_ns_view(view)
-                .map_err(|e| AlignError::wire(&input.trace, e))?,
+                .map_err(|e| AlignError::wire(&input.trace, view, e))?,
         };
         let snapshots = match &input.snapshots {
             Some(p) => Some(Snapshots::read(p)?),
@@ -217,7 +217,7 @@ impl NodeClocks {
         offset: OffsetMap,
         options: &AlignOptions,
     ) -> Result<(Self, i128)> {
-        let wire = |e| AlignError::wire(&input.trace, e);
+        let wire = |e| AlignError::wire(&input.trace, view, e);
         let session_start_ns = match input.session_start_ns {
             Some(t) => t,
             None => xplane_proto::session_start_ns_view(view).map_err(wire)?,
