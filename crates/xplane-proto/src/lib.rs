@@ -71,6 +71,7 @@ mod generated {
 mod error;
 mod file;
 mod index;
+mod quick;
 mod time;
 mod view;
 mod walk;

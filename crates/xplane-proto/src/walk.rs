@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use crate::quick::stats_well_formed;
 use crate::view::{EventView, PlaneView, SpaceView, StatView};
 use crate::wire::{Fields, Message, WireError, WireErrorKind};
 
@@ -228,10 +229,20 @@ impl<'a> SpaceView<'a> {
 impl EventView<'_> {
     /// Check every stat of the event (as its bytes are copied unread):
     /// the first malformed one gives its [`WireError`]. Returns how many.
+    /// Stats of the usual shape pass a quick check; anything else is read
+    /// in full.
     #[inline]
     pub fn check_stats(&self) -> Result<u64, WireError> {
-        count_stats(self.stats())
+        if let Some(count) = self.non_timing_fields().and_then(stats_well_formed) {
+            return Ok(count);
+        }
+        count_stats_slowly(self)
     }
+}
+
+/// Every stat of `event` through the full reader.
+pub(crate) fn count_stats_slowly(event: &EventView<'_>) -> Result<u64, WireError> {
+    count_stats(event.stats())
 }
 
 type Located = (PlanePart, WireError);
