@@ -4,7 +4,8 @@
 # cut to their first events, a small simulated run).
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]      run (default: every target)
-#   MINIMIZE=1 scripts/fuzz.sh SECONDS ...   then minimise each corpus into
+#   MINIMIZE=1 scripts/fuzz.sh SECONDS ...   then minimise each corpus and keep
+#                                            its inputs under 4 KiB in
 #                                            fuzz/seeds/TARGET (commit it)
 #
 # Needs cargo-fuzz (installed here with `cargo install cargo-fuzz --locked`
@@ -95,8 +96,10 @@ for t in "${targets[@]}"; do
     if [ "${MINIMIZE:-0}" = 1 ] && [ "$status" = ok ]; then
         rm -rf "$work/min" && mkdir -p "$work/min"
         cargo fuzz cmin "${flags[@]}" "$t" "$corpus" >/dev/null 2>&1
+        # Inputs under 4 KiB only: the fixtures seed every run anyway, and
+        # the committed corpus stays small.
         rm -rf "fuzz/seeds/$t" && mkdir -p "fuzz/seeds/$t"
-        cp "$corpus"/* "fuzz/seeds/$t/" 2>/dev/null || true
+        find "$corpus" -type f -size -4096c -exec cp {} "fuzz/seeds/$t/" \;
     fi
 done
 

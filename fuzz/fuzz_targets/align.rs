@@ -53,6 +53,8 @@ fuzz_target!(|data: &[u8]| {
         .map_err(|e| e.to_string())
         .and_then(|()| view.check().map_err(|e| e.to_string()))
         .expect("align accepted bytes the checker refuses");
-    let output = SpaceView::new(&out).check().expect("the aligned trace reads back");
+    let output = SpaceView::new(&out)
+        .check()
+        .expect("the aligned trace reads back");
     assert_eq!(output.events, input_totals.events, "events lost or added");
 });

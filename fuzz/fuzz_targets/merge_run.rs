@@ -42,6 +42,12 @@ impl Run {
             max_host_offset_ns: f64::from(self.max_host_offset_us) * 1e3,
             max_host_drift_ppm: f64::from(self.max_host_drift_ppm % 100),
             offset_noise_ns: f64::from(self.offset_noise_ns % 5_000),
+            // Runs of a few steps: snapshot pairs and probe rounds often
+            // enough that every node has some.
+            snapshot_period_ms: 5.0,
+            snapshot_first_delay_ms: 1.0,
+            probe_window_ms: 50.0,
+            probe_processing_ms: [1.0, 5.0],
             ..Default::default()
         }
     }
@@ -85,15 +91,25 @@ fuzz_target!(|run: Run| {
         validate: run.validate,
         ..Default::default()
     };
-    let outcome = plan.merge(&output, &settings).expect("merging a synthesized run");
+    let outcome = plan
+        .merge(&output, &settings)
+        .expect("merging a synthesized run");
 
     let input_events: u64 = synth.xplane_paths().iter().map(|p| events(p)).sum();
     assert_eq!(events(&output), input_events, "events lost or added");
     assert_eq!(outcome.merge.events, input_events);
     let written: Vec<String> = listing(&out_dir).into_keys().collect();
-    let summary = outcome.summary.file_name().unwrap().to_string_lossy().into_owned();
+    let summary = outcome
+        .summary
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let mut expected = vec!["combined.xplane.pb".to_owned(), summary];
     expected.sort();
-    assert_eq!(written, expected, "only the output and its summary are written");
+    assert_eq!(
+        written, expected,
+        "only the output and its summary are written"
+    );
     assert!(listing(&run_dir) == before, "the run folder changed");
 });
