@@ -163,7 +163,7 @@ impl NodeClocks {
         let session_start_ns = match input.session_start_ns {
             Some(t) => t,
             None => xplane_proto::session_start_ns_view(view)
-                .map_err(|e| AlignError::wire(&input.trace, e))?,
+                .map_err(|e| AlignError::wire(&input.trace, view, e))?,
         };
         check_trace_is_node(input, view, offsets, session_start_ns)?;
         let snapshots = match &input.snapshots {
@@ -218,7 +218,7 @@ impl NodeClocks {
         offset: OffsetMap,
         options: &AlignOptions,
     ) -> Result<(Self, i128)> {
-        let wire = |e| AlignError::wire(&input.trace, e);
+        let wire = |e| AlignError::wire(&input.trace, view, e);
         let session_start_ns = match input.session_start_ns {
             Some(t) => t,
             None => xplane_proto::session_start_ns_view(view).map_err(wire)?,

@@ -306,12 +306,16 @@ impl std::fmt::Display for TracerInput {
 pub type Result<T, E = AlignError> = std::result::Result<T, E>;
 
 impl AlignError {
-    /// Malformed trace bytes found by the zero-copy reader in `path`.
-    pub(crate) fn wire(path: &std::path::Path, source: xplane_proto::WireError) -> Self {
-        AlignError::Trace(xplane_proto::Error::Wire {
-            path: path.to_path_buf(),
-            source,
-        })
+    /// Malformed trace bytes found by the zero-copy reader in the XSpace
+    /// `view` of `path`, reported as the checker reports them (the first
+    /// malformed message in file order, with its place and byte offset),
+    /// whichever reader met them.
+    pub(crate) fn wire(
+        path: &std::path::Path,
+        view: &xplane_proto::SpaceView<'_>,
+        source: xplane_proto::WireError,
+    ) -> Self {
+        AlignError::Trace(xplane_proto::malformed_error(path, view, source))
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {

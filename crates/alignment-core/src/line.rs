@@ -194,6 +194,8 @@ pub(crate) fn align_line(
     let mut prev: Option<(i128, i128)> = None; // (stored start, output start)
     for (i, event) in line.events().enumerate() {
         let event = event?;
+        // The stats are copied byte for byte: check them as they pass.
+        event.check_stats()?;
         if matches!(event.data, Some(EventData::NumOccurrences(_))) {
             encode_event_retimed_field(4, &event, 0, event.duration_ps, &[], out);
             counts.copied += 1;

@@ -93,7 +93,7 @@ pub fn align_space(
     let out = writer.finish(&hostnames, &errors, &warnings)?.into_inner();
     let aligned = SpaceView::new(&out)
         .to_owned()
-        .map_err(|e| AlignError::wire(&input.trace, e))?;
+        .map_err(|e| AlignError::wire(&input.trace, &SpaceView::new(&out), e))?;
     Ok((aligned, aligner.into_diagnostics()))
 }
 
@@ -119,6 +119,7 @@ impl<'a> NodeAligner<'a> {
         options: &AlignOptions,
         output_session_start_ns: Option<i128>,
     ) -> Result<Self> {
+        check_top_level(&input.trace, &view)?;
         let (clocks, session_start_ns) = NodeClocks::for_trace(input, &view, offsets, options)?;
         Self::with_clocks(
             &input.trace,
@@ -143,6 +144,7 @@ impl<'a> NodeAligner<'a> {
         options: &AlignOptions,
         output_session_start_ns: Option<i128>,
     ) -> Result<Self> {
+        check_top_level(path, &view)?;
         let output_base_ns = match output_session_start_ns {
             Some(t) => t,
             None if session_start_ns == 0 => 0,
@@ -199,7 +201,7 @@ impl<'a> NodeAligner<'a> {
             // Everything the tracer path needs is there: no need to look.
             return Ok(());
         };
-        let wire = |e| AlignError::wire(&self.path, e);
+        let wire = |e| AlignError::wire(&self.path, &self.view, e);
         for plane in self.view.planes() {
             let plane = plane.map_err(wire)?;
             for line in plane.lines() {
@@ -244,7 +246,7 @@ impl<'a> NodeAligner<'a> {
         let collect = |it: xplane_proto::Strings<'_>| {
             it.map(|s| s.map(str::to_owned))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| AlignError::wire(&self.path, e))
+                .map_err(|e| AlignError::wire(&self.path, &self.view, e))
         };
         Ok((
             collect(self.view.hostnames())?,
@@ -274,7 +276,7 @@ impl<'a> NodeAligner<'a> {
         writer: &mut XSpaceWriter<W>,
         mut place: impl FnMut(&PlaneSource<'_, 'a>) -> PlaneOutput,
     ) -> Result<Vec<PlaneWritten>> {
-        let wire = |e| AlignError::wire(&self.path, e);
+        let wire = |e| AlignError::wire(&self.path, &self.view, e);
         let mut total = LineCounts::default();
         let mut reports = Vec::new();
         let mut written = Vec::new();
@@ -327,7 +329,7 @@ impl<'a> NodeAligner<'a> {
     /// epoch ns, when its trace records one.
     pub fn output_stop_ns(&self) -> Result<Option<i128>> {
         let stop = xplane_proto::task_env_time_ns_view(&self.view, PROFILE_STOP_TIME)
-            .map_err(|e| AlignError::wire(&self.path, e))?;
+            .map_err(|e| AlignError::wire(&self.path, &self.view, e))?;
         Ok(stop.map(|stop| self.stop_on_global(stop)))
     }
 
@@ -342,7 +344,7 @@ impl<'a> NodeAligner<'a> {
     /// clock.
     pub fn aligned_task_environment(&self) -> Result<Option<XPlane>> {
         for plane in self.view.planes() {
-            let plane = plane.map_err(|e| AlignError::wire(&self.path, e))?;
+            let plane = plane.map_err(|e| AlignError::wire(&self.path, &self.view, e))?;
             if plane.name == TASK_ENV_PLANE {
                 return self.task_environment(Some(&plane)).map(Some);
             }
@@ -380,7 +382,7 @@ impl<'a> NodeAligner<'a> {
         output: &PlaneOutput,
         writer: &mut XSpaceWriter<W>,
     ) -> Result<(LineCounts, Vec<LineReport>)> {
-        let wire = |e| AlignError::wire(&self.path, e);
+        let wire = |e| AlignError::wire(&self.path, &self.view, e);
         let mut owned = XPlane {
             id: plane.id,
             name: plane.name.to_owned(),
@@ -477,7 +479,7 @@ impl<'a> NodeAligner<'a> {
 
     fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
         match e {
-            LineError::Wire(e) => AlignError::wire(&self.path, e),
+            LineError::Wire(e) => AlignError::wire(&self.path, &self.view, e),
             LineError::Overflow { event, offset_ps } => AlignError::Overflow {
                 path: self.path.clone(),
                 plane: plane.name.to_owned(),
@@ -522,7 +524,9 @@ impl<'a> NodeAligner<'a> {
     /// stop time mapped onto the global clock.
     fn task_environment(&self, plane: Option<&PlaneView<'_>>) -> Result<XPlane> {
         let mut owned = match plane {
-            Some(p) => p.to_owned().map_err(|e| AlignError::wire(&self.path, e))?,
+            Some(p) => p
+                .to_owned()
+                .map_err(|e| AlignError::wire(&self.path, &self.view, e))?,
             None => XPlane {
                 name: TASK_ENV_PLANE.to_owned(),
                 ..Default::default()
@@ -544,6 +548,14 @@ impl<'a> NodeAligner<'a> {
         }
         Ok(owned)
     }
+}
+
+/// Refuse bytes that are not an XSpace at the top level (fields a view
+/// would skip as unknown), as every reader does; nested messages are
+/// checked as they are copied.
+fn check_top_level(path: &Path, view: &SpaceView<'_>) -> Result<()> {
+    view.check_top_level()
+        .map_err(|e| AlignError::wire(path, view, e))
 }
 
 /// A line to align: its index in the plane, the line, its clock.

@@ -73,7 +73,7 @@ impl Snapshots {
         space: &SpaceView<'_>,
         session_start_ns: i128,
     ) -> Result<Option<Self>> {
-        let wire = |e| AlignError::wire(path, e);
+        let wire = |e| AlignError::wire(path, space, e);
         for plane in space.planes() {
             let plane = plane.map_err(wire)?;
             if plane.name != SNAPSHOT_PLANE {
@@ -137,7 +137,13 @@ impl Snapshots {
             return Self::parse_jsonl(std::io::BufReader::new(file), path);
         }
         let bytes = std::fs::read(path).map_err(AlignError::io(path))?;
-        let message = xplane_proto::SnapshotPairs::decode(bytes.as_slice()).map_err(|source| {
+        Self::parse_protobuf(&bytes, path)
+    }
+
+    /// Parse an encoded `SnapshotPairs` message; `path` names the source in
+    /// errors.
+    pub fn parse_protobuf(bytes: &[u8], path: &Path) -> Result<Self> {
+        let message = xplane_proto::SnapshotPairs::decode(bytes).map_err(|source| {
             AlignError::NotSnapshotPairs {
                 path: path.to_path_buf(),
                 source,

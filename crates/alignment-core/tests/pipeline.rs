@@ -609,3 +609,51 @@ fn in_memory_alignment_equals_the_file_path() {
     assert_eq!(aligned, read_xspace(case.path("out.xplane.pb")).unwrap());
     assert_eq!(diag.events_corrected, from_file.events_corrected);
 }
+
+/// Event stats are copied byte for byte, never read: a malformed one is
+/// found as it is copied, the error is the checker's (plane, line, event,
+/// byte offset), and nothing is written.
+#[test]
+fn a_malformed_copied_stat_is_refused_with_the_checkers_message() {
+    let mut space = node1_trace(&true_pairs());
+    let (plane, line) = space
+        .planes
+        .iter()
+        .enumerate()
+        .find_map(|(p, plane)| {
+            plane
+                .lines
+                .iter()
+                .position(|l| !l.events.is_empty())
+                .filter(|_| plane.name == "/host:CPU")
+                .map(|l| (p, l))
+        })
+        .unwrap();
+    space.planes[plane].lines[line].events[0].stats.push(XStat {
+        metadata_id: 1,
+        value: Some(x_stat::Value::StrValue("MARKER-MARKER".into())),
+    });
+    let case = Case::new(&space, &offsets_text("0"));
+    let trace = case.path("node1.xplane.pb");
+    let mut bytes = std::fs::read(&trace).unwrap();
+    let at = bytes
+        .windows(13)
+        .position(|w| w == b"MARKER-MARKER")
+        .unwrap()
+        - 2;
+    assert_eq!(bytes[at], 0x2a);
+    bytes[at] = 0x2f;
+    std::fs::write(&trace, &bytes).unwrap();
+    let expected = xplane_proto::FileBytes::open(&trace)
+        .unwrap()
+        .check()
+        .unwrap_err();
+    let expected = chain(&expected);
+    assert!(
+        expected.ends_with(&format!("invalid wire type 7 in Stat at byte {at}")),
+        "{expected}"
+    );
+    let err = case.run(&AlignOptions::default()).unwrap_err();
+    assert!(chain(&err).ends_with(&expected), "{}", chain(&err));
+    assert_fails_without_output(&case, &AlignOptions::default(), "not a valid XSpace");
+}

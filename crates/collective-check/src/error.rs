@@ -9,16 +9,6 @@ pub enum Error {
     /// The trace file could not be opened or read.
     #[error(transparent)]
     Read(#[from] xplane_proto::Error),
-    /// The bytes of a plane are malformed.
-    #[error("{path}: plane {plane:?}")]
-    Wire {
-        /// The file.
-        path: PathBuf,
-        /// The plane being read (empty when the plane header itself failed).
-        plane: String,
-        /// Where and what.
-        source: xplane_proto::WireError,
-    },
     /// A plane of a merged file holds collectives but has no `node_id` stat.
     #[error(
         "{path}: plane {plane:?} holds collectives but has no integer `node_id` plane stat; \

@@ -65,7 +65,9 @@ pub enum PlaneChoice {
     Device,
 }
 
-/// Extract the collectives of an XSpace file into `out`.
+/// Extract the collectives of an XSpace file into `out`, after checking
+/// the whole file ([`xplane_proto::FileBytes::check`]), so that malformed
+/// bytes anywhere are refused as `inspect` refuses them.
 pub fn extract_file(
     path: impl AsRef<Path>,
     node: NodeSource,
@@ -74,11 +76,16 @@ pub fn extract_file(
 ) -> Result<()> {
     let path = path.as_ref();
     let bytes = FileBytes::open(path)?;
+    // Everything the scan skips (planes without collectives, stats it does
+    // not look at) is checked too: a file is read whole or refused.
+    bytes.check()?;
     extract_bytes(&bytes, path, node, options, out)
 }
 
 /// Extract the collectives of an encoded XSpace into `out`; `path` names the
-/// bytes in errors and in the node table.
+/// bytes in errors and in the node table. Malformed bytes met on the way are
+/// errors; parts the scan does not read are not checked (see
+/// [`extract_file`]).
 pub fn extract_bytes(
     bytes: &[u8],
     path: &Path,
@@ -131,27 +138,22 @@ fn scan_bytes(
     out: &mut Extraction,
     retime: Option<&dyn Retime>,
 ) -> Result<Vec<(TimePs, TimePs)>> {
-    let wire = |plane: &str| {
-        let plane = plane.to_owned();
-        move |source| Error::Wire {
-            path: path.to_path_buf(),
-            plane,
-            source,
-        }
-    };
     let space = SpaceView::new(bytes);
-    let t_sess = session_start_ns_view(&space).map_err(wire(xplane_proto::TASK_ENV_PLANE))?;
+    // Malformed bytes are reported as the checker reports them, wherever
+    // the scan met them.
+    let wire = |source| Error::Read(xplane_proto::malformed_error(path, &space, source));
+    let t_sess = session_start_ns_view(&space).map_err(wire)?;
     let mut scanner = Scanner {
         pending: Vec::new(),
         retime,
         times: Vec::new(),
     };
     for plane in space.planes() {
-        let plane = plane.map_err(wire(""))?;
+        let plane = plane.map_err(wire)?;
         scanner
             .plane(&plane, t_sess, node, options, path, out)
             .map_err(|e| match e {
-                ScanError::Wire(source) => wire(plane.name)(source),
+                ScanError::Wire(source) => wire(source),
                 ScanError::Other(e) => e,
             })?;
     }

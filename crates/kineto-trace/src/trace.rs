@@ -89,7 +89,8 @@ impl<'a> Trace<'a> {
         let mut found: Vec<(String, usize, Range<usize>)> = Vec::new();
         let close = walk_object(bytes, open, |key, v| {
             // The events are validated as they are read ([`Trace::events`]).
-            let end = if key == TRACE_EVENTS.as_bytes() && bytes[v] == b'[' {
+            // `v` is the end of the bytes when the file stops after the key.
+            let end = if key == TRACE_EVENTS.as_bytes() && bytes.get(v) == Some(&b'[') {
                 skip_balanced(bytes, v)?
             } else {
                 skip_value(bytes, v)?

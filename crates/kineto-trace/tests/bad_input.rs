@@ -124,3 +124,17 @@ fn empty_file() {
     let p = write(dir.path(), "rank0.pt.trace.json", b"");
     assert!(matches!(fail(&p), Error::Json { offset: 0, .. }));
 }
+
+/// Found by fuzzing: a file that ends after `"traceEvents":` (and white
+/// space) is an error naming the file, not an index out of bounds.
+#[test]
+fn file_ending_after_the_events_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "cut.pt.trace.json",
+        b"{\r\r \"traceEvents\":\r\r\n",
+    );
+    let err = fail(&path);
+    assert!(matches!(err, Error::Json { .. }), "{err:?}");
+}

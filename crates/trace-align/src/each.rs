@@ -148,12 +148,7 @@ fn space_strings(
     let collect = |it: xplane_proto::Strings<'_>| {
         it.map(|s| s.map(str::to_owned))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|source| {
-                RunError::Trace(xplane_proto::Error::Wire {
-                    path: path.to_path_buf(),
-                    source,
-                })
-            })
+            .map_err(|source| RunError::Trace(xplane_proto::malformed_error(path, view, source)))
     };
     Ok((
         collect(view.hostnames())?,

@@ -268,7 +268,7 @@ impl Plan {
             |source| placer.place(source),
             settings.validate.then_some(&settings.collectives),
         )?;
-        let (planes, snapshots) = placer.finish(&input.trace)?;
+        let (planes, snapshots) = placer.finish(&input.trace, &bytes.view())?;
         let planes = planes
             .into_iter()
             .zip(written)
@@ -366,15 +366,15 @@ impl<'l> Placer<'l> {
         }
     }
 
-    fn finish(self, path: &Path) -> Result<(Vec<PlaneReport>, Option<SnapshotSummary>)> {
+    fn finish(
+        self,
+        path: &Path,
+        view: &xplane_proto::SpaceView<'_>,
+    ) -> Result<(Vec<PlaneReport>, Option<SnapshotSummary>)> {
         if let Some(source) = self.problem {
             return Err(RunError::Layout {
                 node: self.layout.node_id,
-                source: trace_merge::MergeError::Corrupt {
-                    path: path.to_path_buf(),
-                    plane: Some(xplane_proto::SNAPSHOT_PLANE.to_owned()),
-                    source,
-                },
+                source: trace_merge::MergeError::corrupt(path, view, source),
             });
         }
         if self.changed || self.next != self.layout.planes.len() {

@@ -16,6 +16,8 @@ use crate::report::SnapshotSummary;
 pub(crate) struct PlaneJob<'a> {
     /// The input file, for errors.
     pub path: &'a Path,
+    /// The whole input, to report malformed bytes as the checker does.
+    pub view: &'a xplane_proto::SpaceView<'a>,
     /// The merged plane's id and name.
     pub id: i64,
     pub name: &'a str,
@@ -74,7 +76,7 @@ pub(crate) fn copy_plane<W: Write + Seek>(
     plane: &PlaneView<'_>,
     job: &PlaneJob<'_>,
 ) -> Result<Copied, MergeError> {
-    let corrupt = |e| MergeError::corrupt(job.path, Some(plane.name), e);
+    let corrupt = |e| MergeError::corrupt(job.path, job.view, e);
     let io = MergeError::Io;
 
     let mut meta = PlaneMetadata::new();

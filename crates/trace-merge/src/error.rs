@@ -34,16 +34,11 @@ pub enum MergeError {
     /// A file could not be opened, mapped or written.
     #[error(transparent)]
     Io(xplane_proto::Error),
-    /// A file's bytes are not a valid XSpace.
-    #[error("{path}: corrupt XSpace{}", plane_context(plane))]
-    Corrupt {
-        /// The file.
-        path: PathBuf,
-        /// The plane being read, when known.
-        plane: Option<String>,
-        /// What was wrong and at which byte offset of the file.
-        source: xplane_proto::WireError,
-    },
+    /// A file's bytes are not a valid XSpace: the first malformed message
+    /// as the checker every command uses reports it (file, plane, line,
+    /// event, byte offset).
+    #[error(transparent)]
+    Corrupt(xplane_proto::Error),
     /// A GPU plane whose local ordinal cannot be placed in the merged id scheme.
     #[error(
         "{path}: plane {plane:?} of node {node_id}: {reason} (GPU planes need a name \
@@ -88,24 +83,14 @@ pub enum MergeError {
     },
 }
 
-fn plane_context(plane: &Option<String>) -> String {
-    match plane {
-        Some(p) => format!(" (plane {p:?})"),
-        None => String::new(),
-    }
-}
-
 impl MergeError {
-    /// Attach the file and plane to an error of the zero-copy reader.
-    pub(crate) fn corrupt(
+    /// Malformed bytes met by a reader of the XSpace `view` of `path`,
+    /// reported as the checker reports them.
+    pub fn corrupt(
         path: &std::path::Path,
-        plane: Option<&str>,
+        view: &xplane_proto::SpaceView<'_>,
         source: xplane_proto::WireError,
     ) -> Self {
-        MergeError::Corrupt {
-            path: path.to_path_buf(),
-            plane: plane.map(str::to_owned),
-            source,
-        }
+        MergeError::Corrupt(xplane_proto::malformed_error(path, view, source))
     }
 }

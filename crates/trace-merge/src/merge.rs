@@ -224,7 +224,7 @@ fn copy_node<W: std::io::Write + std::io::Seek>(
     let mut planes = view.planes();
     for planned in &plan.planes {
         let plane = match planes.next() {
-            Some(p) => p.map_err(|e| MergeError::corrupt(&plan.path, None, e))?,
+            Some(p) => p.map_err(|e| MergeError::corrupt(&plan.path, &view, e))?,
             None => return Err(changed(&plan.path)),
         };
         if plane.name != planned.original_name {
@@ -233,6 +233,7 @@ fn copy_node<W: std::io::Write + std::io::Seek>(
         let added = plan.added_stats(&planned.original_name);
         let job = PlaneJob {
             path: &plan.path,
+            view: &view,
             id: planned.placement.id,
             name: &planned.placement.name,
             rebase_ns,

@@ -57,6 +57,8 @@ pub(crate) fn survey(
     scheme: IdScheme,
 ) -> Result<NodeLayout, MergeError> {
     let bytes = FileBytes::open(&input.path).map_err(MergeError::Io)?;
+    // Events are copied byte for byte later: check every message first.
+    bytes.check().map_err(MergeError::Corrupt)?;
     NodeLayout::survey(
         &bytes.view(),
         &input.path,
@@ -80,7 +82,7 @@ impl NodeLayout {
         scheme: IdScheme,
     ) -> Result<NodeLayout, MergeError> {
         let path = &path.to_path_buf();
-        let corrupt = |e| MergeError::corrupt(path, None, e);
+        let corrupt = |e| MergeError::corrupt(path, view, e);
         let session_start_ns = session_start_ns_view(view).map_err(corrupt)?;
         let session_stop_ns = task_env_time_ns_view(view, PROFILE_STOP_TIME).map_err(corrupt)?;
         let hostname = match hostname {
@@ -123,7 +125,7 @@ impl NodeLayout {
                 task_env = Some(
                     plane
                         .to_owned()
-                        .map_err(|e| MergeError::corrupt(path, Some(plane.name), e))?,
+                        .map_err(|e| MergeError::corrupt(path, view, e))?,
                 );
             }
             planes.push(PlannedPlane {

@@ -353,12 +353,13 @@ fn truncated_input_names_file_and_offset_and_leaves_nothing() {
 }
 
 #[test]
-fn corruption_found_mid_write_leaves_nothing() {
+fn corruption_in_a_copied_stat_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut inputs = three_nodes(dir.path());
     // Node 2's host plane gets an event stat with a string marker, whose
-    // key byte is then made an invalid wire type: only a full walk of the
-    // events finds it, after nodes 0 and 1 were written.
+    // key byte is then made an invalid wire type: the events are copied
+    // byte for byte, so only the check of every message finds it, and it is
+    // reported as the checker reports it (plane, line, event, byte).
     let mut space = gpu_node(2, 2, T0, T0 + 1);
     space.planes[0].stat_metadata.insert(
         9,
@@ -385,9 +386,14 @@ fn corruption_found_mid_write_leaves_nothing() {
     let out = dir.path().join("m.pb");
     let err = merge(&inputs, &MergeOptions::default(), &out).unwrap_err();
     match &err {
-        MergeError::Corrupt { path, source, .. } => {
+        MergeError::Corrupt(xplane_proto::Error::Malformed {
+            path,
+            place,
+            source,
+        }) => {
             assert!(path.ends_with("n2.xplane.pb"));
             assert_eq!(source.offset, at);
+            assert_eq!(place.to_string(), "plane 0 \"/host:CPU\" line 2 event 4");
         }
         other => panic!("unexpected {other}"),
     }

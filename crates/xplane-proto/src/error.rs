@@ -57,6 +57,17 @@ pub enum Error {
         /// Where and what.
         source: crate::WireError,
     },
+    /// A nested message of the XSpace is malformed: the first one in file
+    /// order, as [`crate::SpaceView::check`] finds it.
+    #[error("{path}: not a valid XSpace protobuf: {place}")]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Plane, line, event or metadata entry (boxed: errors stay small).
+        place: Box<crate::Place>,
+        /// What, and the byte offset.
+        source: crate::WireError,
+    },
     /// An encoded message would exceed the 2 GiB protobuf limit.
     #[error("{what} would be {size} bytes, over the 2 GiB protobuf limit")]
     EncodeTooLarge {

@@ -136,6 +136,23 @@ impl FileBytes {
         })
     }
 
+    /// Check the whole file: an XSpace at the top level
+    /// ([`SpaceView::check_top_level`]) whose every nested message is
+    /// well-formed ([`SpaceView::check`]). The error names the file, the
+    /// plane, line and event (or metadata entry), and the byte offset: the
+    /// message every command gives for malformed bytes.
+    pub fn check(&self) -> Result<crate::Totals> {
+        let view = self.checked_view()?;
+        view.check().map_err(|m| located_error(&self.path, m))
+    }
+
+    /// The error for malformed bytes that a reader of this file met: the
+    /// first malformed message as [`FileBytes::check`] reports it (see
+    /// [`SpaceView::locate`]).
+    pub fn locate(&self, found: crate::WireError) -> Error {
+        malformed_error(&self.path, &self.view(), found)
+    }
+
     /// Attach this file's name to an error of the zero-copy reader.
     pub fn wire_error(&self, source: crate::WireError) -> Error {
         Error::Wire {
@@ -152,6 +169,27 @@ impl Deref for FileBytes {
             Data::Mapped(m) => m,
             Data::Owned(v) => v,
         }
+    }
+}
+
+/// The error for malformed bytes that a reader of the XSpace `view`
+/// (read from `path`) met: the first malformed message as the checker
+/// finds it ([`SpaceView::locate`]), named as [`FileBytes::check`] names it.
+pub fn malformed_error(path: &Path, view: &SpaceView<'_>, found: crate::WireError) -> Error {
+    located_error(path, view.locate(found))
+}
+
+fn located_error(path: &Path, m: crate::Malformed) -> Error {
+    match m.place {
+        crate::Place::Space => Error::Wire {
+            path: path.to_path_buf(),
+            source: m.source,
+        },
+        place => Error::Malformed {
+            path: path.to_path_buf(),
+            place: Box::new(place),
+            source: m.source,
+        },
     }
 }
 

@@ -11,7 +11,11 @@
 //!   building owned structs: [`PlaneView`], [`LineView`], [`EventView`],
 //!   [`StatView`]. Malformed bytes give a [`WireError`] with the byte offset,
 //!   never a panic. [`SpaceView::check_top_level`] tells an XSpace from
-//!   other data; [`SpaceView::walk_all`] checks every nested message.
+//!   other data; [`SpaceView::check`] checks every nested message and names
+//!   the first malformed one ([`Malformed`]: [`Place`] and byte offset);
+//!   [`FileBytes::check`] does both for a file, and readers that meet
+//!   malformed bytes on the way report them through [`SpaceView::locate`] /
+//!   [`malformed_error`], so every command gives the same message.
 //! - [`XSpaceWriter`] / [`XSpaceFile`] stream a plane line by line.
 //! - [`absolute_ps`] and [`session_start_ns`] turn stored times into absolute
 //!   epoch picoseconds (`i128`); [`PlaneIndex`] and [`XPlaneExt`] look up stat
@@ -67,6 +71,7 @@ mod generated {
 mod error;
 mod file;
 mod index;
+mod quick;
 mod time;
 mod view;
 mod walk;
@@ -75,7 +80,8 @@ mod writer;
 
 pub use error::{Error, Result};
 pub use file::{
-    FileBytes, MAX_FILE_BYTES, encode_xspace, read_xspace, write_atomically, write_xspace,
+    FileBytes, MAX_FILE_BYTES, encode_xspace, malformed_error, read_xspace, write_atomically,
+    write_xspace,
 };
 pub use generated::{
     SnapshotPair, SnapshotPairs, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat,
@@ -92,7 +98,7 @@ pub use view::{
     EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated, SpaceView,
     StatMetadataView, StatValue, StatView, Strings, View,
 };
-pub use walk::Totals;
+pub use walk::{Malformed, Place, PlanePart, Totals};
 pub use wire::{Message, WireError, WireErrorKind};
 pub use writer::{
     XSpaceFile, XSpaceWriter, encode_event_retimed, encode_event_retimed_field, encode_field,

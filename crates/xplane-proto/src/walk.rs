@@ -1,7 +1,13 @@
 //! Whole-file checks on an encoded XSpace: is it an XSpace at all, and is
-//! every nested message well-formed.
+//! every nested message well-formed. This is the one checker every reader
+//! of the project answers to: a reader that meets malformed bytes while it
+//! works (copying stats, extracting collectives) reports them through
+//! [`SpaceView::locate`], so every command gives the same message.
 
-use crate::view::{EventMetadataView, PlaneView, SpaceView, StatView};
+use std::fmt;
+
+use crate::quick::stats_well_formed;
+use crate::view::{EventView, PlaneView, SpaceView, StatView};
 use crate::wire::{Fields, Message, WireError, WireErrorKind};
 
 /// How many of each message an XSpace holds, as counted by [`SpaceView::walk_all`].
@@ -21,6 +27,99 @@ pub struct Totals {
     /// Stat metadata entries.
     pub stat_metadata: u64,
 }
+
+/// Where in an XSpace a malformed message lies, by position in file order
+/// (indices count from 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Place {
+    /// The XSpace's own fields (its string lists, or a plane's header).
+    Space,
+    /// Inside plane number `plane` (named `name`; empty when its header
+    /// could not be read).
+    Plane {
+        /// Position of the plane.
+        plane: usize,
+        /// The plane's name.
+        name: String,
+        /// Where in the plane.
+        part: PlanePart,
+    },
+    /// Not found by the checker (a reader and the checker disagree).
+    Unknown,
+}
+
+/// Where inside a plane a malformed message lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanePart {
+    /// The plane's own fields.
+    Header,
+    /// A line's header.
+    Line {
+        /// Position of the line in the plane.
+        line: usize,
+    },
+    /// An event or one of its stats.
+    Event {
+        /// Position of the line in the plane.
+        line: usize,
+        /// Position of the event in the line.
+        event: usize,
+    },
+    /// An `event_metadata` entry or its stats.
+    EventMetadata {
+        /// Position of the entry in the plane.
+        entry: usize,
+    },
+    /// A `stat_metadata` entry.
+    StatMetadata {
+        /// Position of the entry in the plane.
+        entry: usize,
+    },
+    /// One of the plane's own stats.
+    PlaneStat {
+        /// Position of the stat in the plane.
+        stat: usize,
+    },
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (plane, name, part) = match self {
+            Place::Space => return f.write_str("XSpace fields"),
+            Place::Unknown => return f.write_str("place unknown"),
+            Place::Plane { plane, name, part } => (plane, name, part),
+        };
+        write!(f, "plane {plane} {name:?}")?;
+        match *part {
+            PlanePart::Header => Ok(()),
+            PlanePart::Line { line } => write!(f, " line {line}"),
+            PlanePart::Event { line, event } => write!(f, " line {line} event {event}"),
+            PlanePart::EventMetadata { entry } => write!(f, " event metadata entry {entry}"),
+            PlanePart::StatMetadata { entry } => write!(f, " stat metadata entry {entry}"),
+            PlanePart::PlaneStat { stat } => write!(f, " plane stat {stat}"),
+        }
+    }
+}
+
+/// Malformed bytes and where they lie: what [`SpaceView::check`] and
+/// [`SpaceView::locate`] report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// Plane, line, event or metadata entry.
+    pub place: Place,
+    /// What, and the byte offset.
+    pub source: WireError,
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.place, self.source)
+    }
+}
+
+impl std::error::Error for Malformed {}
 
 impl<'a> SpaceView<'a> {
     /// Check that the bytes are an XSpace at the top level: not empty, and
@@ -66,51 +165,124 @@ impl<'a> SpaceView<'a> {
     /// them; the first malformed byte gives its [`WireError`]. After `Ok`,
     /// [`SpaceView::to_owned`] cannot fail.
     pub fn walk_all(&self) -> Result<Totals, WireError> {
+        self.check().map_err(|m| m.source)
+    }
+
+    /// [`SpaceView::walk_all`], with the place of the first malformed
+    /// message (plane, line, event or metadata entry, in file order).
+    pub fn check(&self) -> Result<Totals, Malformed> {
         let mut totals = Totals::default();
+        let space = |source| Malformed {
+            place: Place::Space,
+            source,
+        };
         for s in self.hostnames().chain(self.errors()).chain(self.warnings()) {
-            s?;
+            s.map_err(space)?;
         }
-        for plane in self.planes() {
-            walk_plane(&plane?, &mut totals)?;
+        for (index, plane) in self.planes().enumerate() {
+            let plane = plane.map_err(|source| match source.message {
+                Message::Space => space(source),
+                _ => Malformed {
+                    place: Place::Plane {
+                        plane: index,
+                        name: String::new(),
+                        part: PlanePart::Header,
+                    },
+                    source,
+                },
+            })?;
+            walk_plane(&plane, &mut totals).map_err(|(part, source)| Malformed {
+                place: Place::Plane {
+                    plane: index,
+                    name: plane.name.to_owned(),
+                    part,
+                },
+                source,
+            })?;
         }
         Ok(totals)
     }
-}
 
-fn walk_plane(plane: &PlaneView<'_>, totals: &mut Totals) -> Result<(), WireError> {
-    totals.planes += 1;
-    for line in plane.lines() {
-        let line = line?;
-        totals.lines += 1;
-        for event in line.events() {
-            let event = event?;
-            totals.events += 1;
-            count_stats(event.stats(), totals)?;
+    /// Describe malformed bytes that a reader met in this XSpace: the first
+    /// malformed message in file order as the checker ([`SpaceView::check`],
+    /// after [`SpaceView::check_top_level`]) finds it, so that every reader
+    /// reports the same place and message whatever it was reading. Costs a
+    /// walk of the file, paid only on error.
+    pub fn locate(&self, found: WireError) -> Malformed {
+        let checked = self
+            .check_top_level()
+            .map_err(|source| Malformed {
+                place: Place::Space,
+                source,
+            })
+            .and_then(|()| self.check());
+        match checked {
+            Err(first) => first,
+            Ok(_) => Malformed {
+                place: Place::Unknown,
+                source: found,
+            },
         }
     }
-    for entry in plane.event_metadata() {
-        let entry = entry?;
-        totals.event_metadata += 1;
-        walk_event_metadata(&entry.value, totals)?;
-    }
-    for entry in plane.stat_metadata() {
-        entry?;
-        totals.stat_metadata += 1;
-    }
-    count_stats(plane.stats(), totals)
 }
 
-fn walk_event_metadata(m: &EventMetadataView<'_>, totals: &mut Totals) -> Result<(), WireError> {
-    count_stats(m.stats(), totals)
+impl EventView<'_> {
+    /// Check every stat of the event (as its bytes are copied unread):
+    /// the first malformed one gives its [`WireError`]. Returns how many.
+    /// Stats of the usual shape pass a quick check; anything else is read
+    /// in full.
+    #[inline]
+    pub fn check_stats(&self) -> Result<u64, WireError> {
+        if let Some(count) = self.non_timing_fields().and_then(stats_well_formed) {
+            return Ok(count);
+        }
+        count_stats_slowly(self)
+    }
+}
+
+/// Every stat of `event` through the full reader.
+pub(crate) fn count_stats_slowly(event: &EventView<'_>) -> Result<u64, WireError> {
+    count_stats(event.stats())
+}
+
+type Located = (PlanePart, WireError);
+
+fn walk_plane(plane: &PlaneView<'_>, totals: &mut Totals) -> Result<(), Located> {
+    totals.planes += 1;
+    for (l, line) in plane.lines().enumerate() {
+        let line = line.map_err(|e| (PlanePart::Line { line: l }, e))?;
+        totals.lines += 1;
+        for (e, event) in line.events().enumerate() {
+            let at = |source| (PlanePart::Event { line: l, event: e }, source);
+            let event = event.map_err(at)?;
+            totals.events += 1;
+            totals.stats += event.check_stats().map_err(at)?;
+        }
+    }
+    for (i, entry) in plane.event_metadata().enumerate() {
+        let at = |source| (PlanePart::EventMetadata { entry: i }, source);
+        let entry = entry.map_err(at)?;
+        totals.event_metadata += 1;
+        totals.stats += count_stats(entry.value.stats()).map_err(at)?;
+    }
+    for (i, entry) in plane.stat_metadata().enumerate() {
+        entry.map_err(|e| (PlanePart::StatMetadata { entry: i }, e))?;
+        totals.stat_metadata += 1;
+    }
+    for (i, stat) in plane.stats().enumerate() {
+        stat.map_err(|e| (PlanePart::PlaneStat { stat: i }, e))?;
+        totals.stats += 1;
+    }
+    Ok(())
 }
 
 fn count_stats<'a>(
     stats: impl Iterator<Item = Result<StatView<'a>, WireError>>,
-    totals: &mut Totals,
-) -> Result<(), WireError> {
+) -> Result<u64, WireError> {
+    let mut n = 0;
     for stat in stats {
         stat?;
-        totals.stats += 1;
+        n += 1;
     }
-    Ok(())
+    Ok(n)
 }

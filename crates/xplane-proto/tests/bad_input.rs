@@ -8,8 +8,8 @@ use std::path::Path;
 
 use prost::Message;
 use xplane_proto::{
-    Error, FileBytes, MAX_FILE_BYTES, WireErrorKind, XEvent, XLine, XPlane, XSpace, XStat,
-    read_xspace, x_event, x_stat,
+    Error, FileBytes, MAX_FILE_BYTES, Message as WireMessage, Place, PlanePart, SpaceView,
+    WireError, WireErrorKind, XEvent, XLine, XPlane, XSpace, XStat, read_xspace, x_event, x_stat,
 };
 
 /// The error and its causes, as a command-line tool prints them.
@@ -269,4 +269,114 @@ fn outputs_are_readable_by_others() {
     xplane_proto::write_xspace(&out, &XSpace::default()).unwrap();
     let mode = std::fs::metadata(&out).unwrap().permissions().mode();
     assert_eq!(mode & 0o444, 0o444, "mode {mode:o}");
+}
+
+/// Two events, the second with a string stat whose key byte is made an
+/// invalid wire type; returns the bytes and the offset of that byte.
+fn space_with_bad_stat() -> (Vec<u8>, usize) {
+    let event = |stats| XEvent {
+        metadata_id: 1,
+        data: Some(x_event::Data::OffsetPs(1)),
+        duration_ps: 5,
+        stats,
+    };
+    let marker = XStat {
+        metadata_id: 7,
+        value: Some(x_stat::Value::StrValue("MARKER-MARKER".into())),
+    };
+    let space = XSpace {
+        planes: vec![
+            XPlane {
+                name: "/host:metadata".into(),
+                ..Default::default()
+            },
+            XPlane {
+                name: "/host:CPU".into(),
+                lines: vec![
+                    XLine::default(),
+                    XLine {
+                        events: vec![event(vec![]), event(vec![marker])],
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let mut bytes = space.encode_to_vec();
+    let at = bytes
+        .windows(13)
+        .position(|w| w == b"MARKER-MARKER")
+        .unwrap()
+        - 2;
+    assert_eq!(bytes[at], 0x2a); // field 5, length-delimited
+    bytes[at] = 0x2f; // wire type 7
+    (bytes, at)
+}
+
+#[test]
+fn check_names_plane_line_event_and_byte() {
+    let (bytes, at) = space_with_bad_stat();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "stat.xplane.pb", &bytes);
+    let file = FileBytes::open(&path).unwrap();
+    // The top level is fine; the nested stat is not.
+    file.checked_view().unwrap();
+    let err = file.check().unwrap_err();
+    let text = message(&err);
+    assert_eq!(
+        text,
+        format!(
+            "{}: not a valid XSpace protobuf: plane 1 \"/host:CPU\" line 1 event 1: \
+             invalid wire type 7 in Stat at byte {at}",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn locate_reports_the_first_malformed_message_whatever_the_reader_met() {
+    let (bytes, at) = space_with_bad_stat();
+    let view = SpaceView::new(&bytes);
+    // A reader that met some other error (or the same one) gets the
+    // checker's description, so every reader gives one message.
+    let other = WireError {
+        offset: 3,
+        message: WireMessage::Line,
+        kind: WireErrorKind::Truncated,
+    };
+    let located = view.locate(other);
+    assert_eq!(located.source.offset, at);
+    assert_eq!(
+        located.place,
+        Place::Plane {
+            plane: 1,
+            name: "/host:CPU".into(),
+            part: PlanePart::Event { line: 1, event: 1 },
+        }
+    );
+    // Bytes the checker accepts keep the reader's error, place unknown.
+    let good = XSpace {
+        hostnames: vec!["node0".into()],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let located = SpaceView::new(&good).locate(other);
+    assert_eq!((located.place, located.source), (Place::Unknown, other));
+}
+
+#[test]
+fn check_stats_checks_only_the_stats_of_one_event() {
+    let (bytes, at) = space_with_bad_stat();
+    let view = SpaceView::new(&bytes);
+    let plane = view.planes().nth(1).unwrap().unwrap();
+    let line = plane.lines().nth(1).unwrap().unwrap();
+    let mut events = line.events();
+    let first = events.next().unwrap().unwrap();
+    assert_eq!(first.check_stats(), Ok(0));
+    // The event itself parses: its stats are only looked at when asked.
+    let second = events.next().unwrap().unwrap();
+    let err = second.check_stats().unwrap_err();
+    assert_eq!((err.offset, err.kind), (at, WireErrorKind::BadWireType(7)));
 }

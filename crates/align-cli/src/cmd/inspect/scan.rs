@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use anyhow::Context as _;
 use serde::Serialize;
 use xplane_proto::{
     FileBytes, LineView, PROFILE_START_TIME, PlaneView, StatValue, StatView, WireError,
@@ -124,17 +123,16 @@ pub struct Problem {
 /// (and, for malformed bytes, the byte offset).
 pub fn scan_file(path: &Path) -> anyhow::Result<FileReport> {
     let file = FileBytes::open(path)?;
-    let view = file.checked_view()?;
-    let wire = |e: WireError| file.wire_error(e);
+    // The checker every command uses: what it refuses, every command refuses.
+    file.check()?;
+    let view = file.view();
+    let wire = |e: WireError| file.locate(e);
     let session = task_env_time_ns_view(&view, PROFILE_START_TIME).map_err(wire)?;
     let t_sess = session.unwrap_or(0);
     let mut planes = Vec::new();
     for (index, plane) in view.planes().enumerate() {
         let plane = plane.map_err(wire)?;
-        let report = scan_plane(index, &plane, t_sess)
-            .map_err(wire)
-            .with_context(|| format!("reading plane {index} {:?}", plane.name))?;
-        planes.push(report);
+        planes.push(scan_plane(index, &plane, t_sess).map_err(wire)?);
     }
     Ok(FileReport {
         path: path.display().to_string(),
