@@ -34,12 +34,8 @@ fn kineto_holds_events(path: &Path) -> Result<bool> {
 
 fn xspace_holds_events(path: &Path) -> Result<bool> {
     let bytes = FileBytes::open(path).map_err(RunError::Trace)?;
-    let wire = |source| {
-        RunError::Trace(xplane_proto::Error::Wire {
-            path: path.to_path_buf(),
-            source,
-        })
-    };
+    // Malformed bytes are reported as the checker reports them.
+    let wire = |source| RunError::Trace(bytes.locate(source));
     for plane in bytes.view().planes() {
         let plane = plane.map_err(wire)?;
         if plane.name == SNAPSHOT_PLANE {
@@ -51,6 +47,10 @@ fn xspace_holds_events(path: &Path) -> Result<bool> {
             }
         }
     }
+    // No event before the end: make sure that is not bytes the quick scan
+    // passed over (an unknown top-level field, say) before calling the
+    // trace empty.
+    bytes.check().map_err(RunError::Trace)?;
     Ok(false)
 }
 
