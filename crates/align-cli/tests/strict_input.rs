@@ -81,7 +81,7 @@ fn a_corrupt_copied_stat_is_refused_by_every_command_with_inspects_message() {
         ]
     );
     let out = dir.path().join("out");
-    let runs: [Vec<std::ffi::OsString>; 3] = [
+    let runs: [Vec<std::ffi::OsString>; 4] = [
         vec![
             "validate".into(),
             run.join("rank0.xplane.pb").into(),
@@ -101,6 +101,12 @@ fn a_corrupt_copied_stat_is_refused_by_every_command_with_inspects_message() {
             "-o".into(),
             out.join("combined.xplane.pb").into(),
         ],
+        vec![
+            "export".into(),
+            trace.clone().into(),
+            "-o".into(),
+            dir.path().join("rank1.pftrace").into(),
+        ],
     ];
     for args in runs {
         let refused = cli().args(&args).assert().code(2);
@@ -112,6 +118,7 @@ fn a_corrupt_copied_stat_is_refused_by_every_command_with_inspects_message() {
         );
     }
     assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none());
+    assert!(!dir.path().join("rank1.pftrace").exists());
 }
 
 /// A top-level field that is not XSpace's (a plane's key turned into field

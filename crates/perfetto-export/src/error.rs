@@ -6,19 +6,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An input file could not be opened or read.
+    /// An input file could not be opened or read, or its bytes are
+    /// malformed (reported as `inspect` reports them: file, place, byte
+    /// offset).
     #[error(transparent)]
     Read(#[from] xplane_proto::Error),
-    /// The bytes of an input are malformed.
-    #[error("{path}: plane {plane:?}: {source}")]
-    Wire {
-        /// The input.
-        path: PathBuf,
-        /// The plane being read (empty when the plane header itself failed).
-        plane: String,
-        /// Where and what.
-        source: xplane_proto::WireError,
-    },
     /// Extracting collectives (for the flows between nodes) failed.
     #[error("finding collectives for the flows: {0}")]
     Collectives(#[from] collective_check::Error),

@@ -70,12 +70,15 @@ pub(crate) struct Survey<'a> {
     pub nodes: BTreeMap<i64, NodeEntry>,
 }
 
-fn wire(path: &Path, plane: &str) -> impl FnOnce(WireError) -> Error {
-    let (path, plane) = (path.to_path_buf(), plane.to_owned());
-    move |source| Error::Wire {
-        path,
-        plane,
-        source,
+/// Malformed bytes of `input`, reported as the shared checker reports them
+/// (file, plane/line/event, byte offset).
+pub(crate) fn wire<'i>(input: &'i Input<'_>) -> impl Fn(WireError) -> Error + Copy + 'i {
+    move |source| {
+        Error::Read(xplane_proto::malformed_error(
+            input.path,
+            &xplane_proto::SpaceView::new(input.bytes),
+            source,
+        ))
     }
 }
 
@@ -86,7 +89,7 @@ pub(crate) fn survey<'a>(inputs: &[Input<'a>]) -> Result<Survey<'a>> {
     let mut given: BTreeMap<i64, &Path> = BTreeMap::new();
     for (i, input) in inputs.iter().enumerate() {
         let space = SpaceView::new(input.bytes);
-        let t_sess = session_start_ns_view(&space).map_err(wire(input.path, ""))?;
+        let t_sess = session_start_ns_view(&space).map_err(wire(input))?;
         if let NodeSource::Given(node) = input.node {
             if let Some(first) = given.insert(node.0, input.path) {
                 return Err(Error::DuplicateNode {
@@ -96,12 +99,12 @@ pub(crate) fn survey<'a>(inputs: &[Input<'a>]) -> Result<Survey<'a>> {
                 });
             }
             let host = space.hostnames().next().transpose();
-            let host = host.map_err(wire(input.path, ""))?;
+            let host = host.map_err(wire(input))?;
             let entry = nodes.entry(node.0).or_default();
             entry.hostname = entry.hostname.take().or(host.map(str::to_owned));
         }
         for plane in space.planes() {
-            let plane = plane.map_err(wire(input.path, ""))?;
+            let plane = plane.map_err(wire(input))?;
             if let Some(entry) = plane_entry(input, i, plane, t_sess, &mut nodes)? {
                 planes.push(entry);
             }
@@ -118,7 +121,7 @@ fn plane_entry<'a>(
     t_sess: i128,
     nodes: &mut BTreeMap<i64, NodeEntry>,
 ) -> Result<Option<PlaneEntry<'a>>> {
-    let wired = |e| wire(input.path, plane.name)(e);
+    let wired = wire(input);
     let mut has_events = false;
     for line in plane.lines() {
         if line.map_err(wired)?.events().next().is_some() {

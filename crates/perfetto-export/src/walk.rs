@@ -244,11 +244,7 @@ struct PlaneWalk<'w, 'a> {
 
 impl<'a> PlaneWalk<'_, 'a> {
     fn wire(&self, source: WireError) -> Error {
-        Error::Wire {
-            path: self.input.path.to_path_buf(),
-            plane: self.entry.plane.name.to_owned(),
-            source,
-        }
+        crate::survey::wire(self.input)(source)
     }
 
     fn line<S: Sink + ?Sized>(
