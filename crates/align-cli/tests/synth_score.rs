@@ -115,6 +115,29 @@ fn synth_over_an_earlier_run_is_refused_unless_forced() {
     assert!(notes.exists(), "files not of the run are kept");
 }
 
+/// `demo --out DIR` over an earlier, bigger demo once overwrote part of it
+/// and then failed on the stale node it left.
+#[test]
+fn demo_over_an_earlier_demo_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = |nodes: &str, force: bool| {
+        let mut cmd = cli();
+        cmd.args(["demo", "-q", "--steps", "60", "--nodes", nodes, "--out"]);
+        cmd.arg(dir.path());
+        if force {
+            cmd.arg("--force");
+        }
+        cmd
+    };
+    demo("3", false).assert().success();
+    demo("2", false).assert().code(2).stderr(
+        predicate::str::contains("earlier synthetic run").and(predicate::str::contains("--force")),
+    );
+    demo("2", true).assert().success();
+    assert!(!dir.path().join("run/node2.xplane.pb").exists());
+    assert!(dir.path().join("run/node1.xplane.pb").exists());
+}
+
 /// Scoring against another run's truth once exited 0 with meaningless
 /// errors: the run id in the truth and in the traces' host names differ.
 #[test]

@@ -30,6 +30,10 @@ pub struct Args {
     /// Print the outcome as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// With `--out`: replace an earlier demo run in that folder (its run's
+    /// files are removed first; nothing else is).
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
@@ -54,6 +58,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         ..SynthConfig::default()
     };
     let run_dir = dir.join("run");
+    // Files of a bigger earlier run would otherwise stay beside the new
+    // ones and be merged with them.
+    super::synth::clear_earlier_run(&run_dir, args.force)?;
     let run = synthesize(&config, &run_dir).context("synthesising the demo run")?;
     let say = |s: String| {
         if !global.quiet && !args.json {

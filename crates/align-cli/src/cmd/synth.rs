@@ -46,15 +46,15 @@ pub struct Args {
 /// Refuse to write over an earlier run in `out` (whose files, from a
 /// bigger run, would otherwise stay beside the new ones), or with
 /// `force` remove exactly its files.
-fn clear_earlier_run(args: &Args) -> anyhow::Result<()> {
-    let earlier = run_files_in(&args.out)?;
+pub fn clear_earlier_run(out: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    let earlier = run_files_in(out)?;
     let Some(first) = earlier.first() else {
         return Ok(());
     };
-    if !args.force {
+    if !force {
         bail!(
             "{}: holds an earlier synthetic run ({} files, such as {}); give --force to replace it",
-            args.out.display(),
+            out.display(),
             earlier.len(),
             first.display()
         );
@@ -111,7 +111,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     }
     // A bad configuration fails before anything is removed.
     config.validate()?;
-    clear_earlier_run(&args)?;
+    clear_earlier_run(&args.out, args.force)?;
     let run = synthesize(&config, &args.out)
         .with_context(|| format!("synthesising into {}", args.out.display()))?;
     if args.json {
