@@ -422,6 +422,46 @@ fn merge_a_pytorch_run_into_chrome_json() {
     assert!(!dir.path().join("merged.xplane.pb").exists());
 }
 
+/// `--estimator` picks how the corrections are fitted, on PyTorch runs as
+/// on XSpace runs; the outcome says which.
+#[test]
+fn the_estimator_is_chosen_by_flag() {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/kineto-gloo/n4_gloo_skew_200steps");
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, name) in [(None, "combined"), (Some("centre"), "centre")] {
+        let mut cmd = cli();
+        cmd.args(["merge", "--json", "--run-dir"])
+            .arg(&run)
+            .arg("-o")
+            .arg(dir.path().join(format!("{name}.json")));
+        if let Some(flag) = flag {
+            cmd.args(["--estimator", flag]);
+        }
+        let out = cmd.assert().success().get_output().stdout.clone();
+        let outcome: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(outcome["collective_clocks"]["estimator"], name);
+        assert_eq!(outcome["after"]["summary"]["violations"], 0);
+    }
+    let demo = demo_dir();
+    let out = cli()
+        .args([
+            "collectives",
+            "--json",
+            "--estimator",
+            "centre",
+            "--run-dir",
+        ])
+        .arg(run_dir(demo.path()))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let outcome: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(outcome["report"]["estimator"], "centre", "{outcome}");
+}
+
 /// `merge -o X.pftrace` (or `.json[.gz]`) writes the merged run for
 /// Perfetto UI directly, leaving no intermediate file.
 #[test]

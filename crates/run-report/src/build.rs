@@ -25,7 +25,11 @@ impl Report {
     pub fn build(run: &RunFiles, options: &ReportOptions) -> Result<Report> {
         match run.format()? {
             TraceFormat::Kineto => {
-                let data = crate::kineto::read(&run.traces(), options.align.reference_node)?;
+                let data = crate::kineto::read(
+                    &run.traces(),
+                    options.align.reference_node,
+                    options.clock.estimator,
+                )?;
                 Ok(Report::from_data(data))
             }
             TraceFormat::XSpace => {

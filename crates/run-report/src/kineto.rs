@@ -18,9 +18,14 @@ pub const PROFILER_STEP_PREFIX: &str = "ProfilerStep#";
 /// Categories counted as work.
 const WORK_CATEGORIES: [&str; 4] = ["cpu_op", "kernel", "gpu_memcpy", "gpu_memset"];
 
-/// Read a Kineto run (`traces`: rank → file) aligned onto `reference`.
-pub(crate) fn read(traces: &[(u32, PathBuf)], reference: u32) -> Result<RunData> {
-    let (estimate, _) = trace_align::estimate_kineto(traces, reference)?;
+/// Read a Kineto run (`traces`: rank → file) aligned onto `reference`
+/// with corrections estimated by `estimator`.
+pub(crate) fn read(
+    traces: &[(u32, PathBuf)],
+    reference: u32,
+    estimator: collective_clock::Estimator,
+) -> Result<RunData> {
+    let (estimate, _) = trace_align::estimate_kineto(traces, reference, estimator)?;
     let read = traces
         .par_iter()
         .map(|(rank, path)| {

@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use alignment_core::{AlignOptions, NodeClocks, NodeInput, OFFSETS_BASE_NODE, OffsetsFile};
 use clock_model::HostTime;
 use collective_check::NodeId;
-use collective_clock::{Estimate, Evidence};
+use collective_clock::{Estimate, Estimator, Evidence};
 
 use crate::clocks::{ClockEvidence, ClockReason, ClockSource, host_evidence};
 use crate::error::{Result, RunError};
 use crate::node_clock::{
-    ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
+    ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
 };
 
 /// The clock evidence `auto` settled on, per node and for the run.
@@ -30,8 +30,9 @@ pub(crate) fn choose(
     nodes: &[NodeInput],
     offsets: OffsetsFile,
     options: &AlignOptions,
-    cross_check: CrossCheck,
+    policy: &ClockPolicy,
 ) -> Result<Chosen> {
+    let (cross_check, estimator) = (policy.cross_check, policy.estimator);
     let reference = options.reference_node;
     // With pass-through, nodes without usable rows are copied unaligned.
     let without: BTreeSet<u32> = match options.pass_through_without_offsets {
@@ -39,7 +40,7 @@ pub(crate) fn choose(
         false => nodes_without_anchors(&offsets, nodes),
     };
     if without.contains(&reference) {
-        return all_from_collectives(nodes, options, reference);
+        return all_from_collectives(nodes, options, reference, estimator);
     }
     if without.is_empty() && cross_check == CrossCheck::Off {
         let node_clocks = probe_clocks(nodes, options, &BTreeMap::new());
@@ -60,7 +61,7 @@ pub(crate) fn choose(
     let mut warnings = Vec::new();
     let checks = match cross_check {
         CrossCheck::Off => BTreeMap::new(),
-        _ => check_all(&evidence, &probes, options, &mut warnings),
+        _ => check_all(&evidence, &probes, options, estimator, &mut warnings),
     };
     let overridden = cross_check == CrossCheck::Override;
     let conflicting: BTreeSet<u32> = checks
@@ -95,7 +96,7 @@ pub(crate) fn choose(
             warnings,
         });
     }
-    let estimate = fit_free(&evidence, &probes, &free)?;
+    let estimate = fit_free(&evidence, &probes, &free, estimator)?;
     Ok(Chosen {
         clocks: ClockEvidence::Both {
             offsets,
@@ -114,8 +115,9 @@ fn all_from_collectives(
     nodes: &[NodeInput],
     options: &AlignOptions,
     reference: u32,
+    estimator: Estimator,
 ) -> Result<Chosen> {
-    let estimate = crate::clocks::from_collectives(nodes, options)?;
+    let estimate = crate::clocks::from_collectives(nodes, options, estimator)?;
     let node_clocks = nodes
         .iter()
         .map(|n| NodeClock {
@@ -204,13 +206,14 @@ fn check_all(
     evidence: &Evidence,
     probes: &BTreeMap<u32, NodeClocks>,
     options: &AlignOptions,
+    estimator: Estimator,
     warnings: &mut Vec<ClockWarning>,
 ) -> BTreeMap<u32, ProbeCheck> {
     let reference = options.reference_node;
     let full = match collective_clock::estimate(
         evidence,
         NodeId(reference.into()),
-        &collective_clock::Options::default(),
+        &collective_clock::Options::with_estimator(estimator),
     ) {
         Ok(full) => full,
         Err(e) => {
@@ -266,6 +269,7 @@ fn fit_free(
     evidence: &Evidence,
     probes: &BTreeMap<u32, NodeClocks>,
     free: &BTreeSet<u32>,
+    estimator: Estimator,
 ) -> Result<Estimate> {
     let held_clocks: BTreeMap<NodeId, &NodeClocks> = probes
         .iter()
@@ -278,6 +282,10 @@ fn fit_free(
         None => h,
     });
     let held: BTreeSet<NodeId> = held_clocks.keys().copied().collect();
-    collective_clock::estimate_holding(&mapped, &held, &collective_clock::Options::default())
-        .map_err(|e| RunError::Estimate(Box::new(e)))
+    collective_clock::estimate_holding(
+        &mapped,
+        &held,
+        &collective_clock::Options::with_estimator(estimator),
+    )
+    .map_err(|e| RunError::Estimate(Box::new(e)))
 }

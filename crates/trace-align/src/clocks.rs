@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use alignment_core::{AlignOptions, NodeAligner, NodeClocks, NodeInput, OffsetsFile};
 use clock_model::OffsetMap;
 use collective_check::{Extraction, NodeId, NodeSource, PlaneChoice};
-use collective_clock::{Estimate, Evidence};
+use collective_clock::{Estimate, Estimator, Evidence};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -164,12 +164,16 @@ fn estimated(estimate: &Estimate, node: u32) -> OffsetMap {
 /// Estimate every node's correction from the collectives of its trace:
 /// each node's collectives are read on its own host clock (device times
 /// through its snapshot map), matched across nodes, and fitted.
-pub(crate) fn from_collectives(nodes: &[NodeInput], options: &AlignOptions) -> Result<Estimate> {
+pub(crate) fn from_collectives(
+    nodes: &[NodeInput],
+    options: &AlignOptions,
+    estimator: Estimator,
+) -> Result<Estimate> {
     let evidence = host_evidence(nodes, options)?;
     collective_clock::estimate(
         &evidence,
         NodeId(options.reference_node.into()),
-        &collective_clock::Options::default(),
+        &collective_clock::Options::with_estimator(estimator),
     )
     .map_err(|e| RunError::Estimate(Box::new(e)))
 }

@@ -74,9 +74,13 @@ pub struct CollectiveClocks {
 
 impl RunFiles {
     /// Estimate every node's clock from the collectives of its trace
-    /// (XSpace or Kineto) onto `options.reference_node`'s, and compare with
-    /// the probe offsets where the run has them (XSpace).
-    pub fn collective_clocks(&self, options: &AlignOptions) -> Result<CollectiveClocks> {
+    /// (XSpace or Kineto) onto `options.reference_node`'s with `estimator`,
+    /// and compare with the probe offsets where the run has them (XSpace).
+    pub fn collective_clocks(
+        &self,
+        options: &AlignOptions,
+        estimator: collective_clock::Estimator,
+    ) -> Result<CollectiveClocks> {
         if self.nodes.is_empty() {
             return Err(RunError::NoTraces);
         }
@@ -84,7 +88,8 @@ impl RunFiles {
         let reference = options.reference_node;
         let (estimate, evidence, probes) = match format {
             TraceFormat::Kineto => {
-                let (estimate, _) = crate::kineto::estimate_kineto(&self.traces(), reference)?;
+                let (estimate, _) =
+                    crate::kineto::estimate_kineto(&self.traces(), reference, estimator)?;
                 (estimate, None, BTreeMap::new())
             }
             TraceFormat::XSpace => {
@@ -93,7 +98,7 @@ impl RunFiles {
                 let estimate = collective_clock::estimate(
                     &evidence,
                     NodeId(reference.into()),
-                    &collective_clock::Options::default(),
+                    &collective_clock::Options::with_estimator(estimator),
                 )
                 .map_err(|e| RunError::Estimate(Box::new(e)))?;
                 let probes = match &self.offsets {

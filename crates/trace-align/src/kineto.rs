@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use clock_model::{HostTime, OffsetMap};
 use collective_check::{Extraction, NodeId, Report};
-use collective_clock::{Estimate, EstimateReport, Evidence};
+use collective_clock::{Estimate, EstimateReport, Estimator, Evidence};
 use kineto_trace::{EpochNs, TraceFile};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -60,6 +60,7 @@ struct Record<'a> {
 pub fn align_kineto(
     traces: &[(u32, PathBuf)],
     reference: u32,
+    estimator: Estimator,
     out_dir: &Path,
 ) -> Result<KinetoOutcome> {
     let outputs: Vec<PathBuf> = traces
@@ -72,7 +73,7 @@ pub fn align_kineto(
             Ok(output)
         })
         .collect::<Result<_>>()?;
-    let (estimate, before) = estimate_kineto(traces, reference)?;
+    let (estimate, before) = estimate_kineto(traces, reference, estimator)?;
     std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
     let mut ranks = Vec::with_capacity(traces.len());
     for ((rank, input), output) in traces.iter().zip(outputs) {
@@ -95,11 +96,12 @@ fn check_options() -> collective_check::Options {
 }
 
 /// Every rank's correction onto rank `reference`'s clock, estimated from
-/// the collectives of the Kineto traces (`traces`: rank → file), and the
-/// collectives as recorded.
+/// the collectives of the Kineto traces (`traces`: rank → file) with
+/// `estimator`, and the collectives as recorded.
 pub fn estimate_kineto(
     traces: &[(u32, PathBuf)],
     reference: u32,
+    estimator: Estimator,
 ) -> Result<(Estimate, Extraction)> {
     let options = check_options();
     let per_rank = traces
@@ -123,7 +125,7 @@ pub fn estimate_kineto(
     let estimate = collective_clock::estimate(
         &evidence,
         NodeId(reference.into()),
-        &collective_clock::Options::default(),
+        &collective_clock::Options::with_estimator(estimator),
     )
     .map_err(|e| RunError::Estimate(Box::new(e)))?;
     Ok((estimate, before))
@@ -152,6 +154,7 @@ pub struct KinetoMergeOutcome {
 pub fn merge_kineto(
     traces: &[(u32, PathBuf)],
     reference: u32,
+    estimator: Estimator,
     output: &Path,
 ) -> Result<KinetoMergeOutcome> {
     for (_, input) in traces {
@@ -161,7 +164,7 @@ pub fn merge_kineto(
             });
         }
     }
-    let (estimate, before) = estimate_kineto(traces, reference)?;
+    let (estimate, before) = estimate_kineto(traces, reference, estimator)?;
     let kineto = |source| RunError::Kineto { source };
     let files = traces
         .iter()

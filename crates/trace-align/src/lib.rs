@@ -63,6 +63,8 @@ mod node_clock;
 mod plan;
 
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
+/// How corrections are estimated from the collectives ([`ClockPolicy::estimator`]).
+pub use collective_clock::Estimator;
 pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
 pub use content::holds_events;
 pub use correction::CorrectionCurve;

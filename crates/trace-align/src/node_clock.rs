@@ -33,6 +33,9 @@ pub struct ClockPolicy {
     /// With `ClockSource::Auto`: the check of the probes against the
     /// collectives (ignored with the other sources).
     pub cross_check: CrossCheck,
+    /// How corrections are estimated from the collectives (the check
+    /// included).
+    pub estimator: collective_clock::Estimator,
 }
 
 /// Why a node's correction comes from where it does.

@@ -82,7 +82,7 @@ impl RunFiles {
         let nodes = self.node_inputs();
         let auto = matches!(source, ClockSource::Auto | ClockSource::Both);
         let collectives = |nodes: Vec<NodeInput>, clock_reason, reason| {
-            let estimate = crate::clocks::from_collectives(&nodes, options)?;
+            let estimate = crate::clocks::from_collectives(&nodes, options, policy.estimator)?;
             let node_clocks = nodes
                 .iter()
                 .map(|n| NodeClock {
@@ -134,7 +134,7 @@ impl RunFiles {
             return Err(RunError::NodeNotInOffsets { path, node });
         }
         if auto {
-            let chosen = crate::auto::choose(&nodes, offsets, options, policy.cross_check)?;
+            let chosen = crate::auto::choose(&nodes, offsets, options, policy)?;
             return Ok(Plan {
                 nodes,
                 clocks: chosen.clocks,

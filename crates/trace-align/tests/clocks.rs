@@ -49,6 +49,7 @@ fn plan(run: &Path, cross_check: CrossCheck) -> trace_align::Plan {
     let policy = ClockPolicy {
         source: ClockSource::Auto,
         cross_check,
+        ..ClockPolicy::default()
     };
     RunFiles::discover(run)
         .unwrap()

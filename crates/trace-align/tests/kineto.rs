@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clock_model::HostTime;
 use collective_check::NodeId;
-use trace_align::{RunError, RunFiles, TraceFormat, align_kineto, estimate_kineto};
+use trace_align::{Estimator, RunError, RunFiles, TraceFormat, align_kineto, estimate_kineto};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,7 +64,7 @@ fn summary(errors: &[i128]) -> (i128, i128, i128) {
 fn skewed_ranks_are_brought_back_to_the_true_clock() {
     let run = RunFiles::discover(fixture("n4_gloo_skew_200steps")).unwrap();
     assert_eq!(run.format().unwrap(), TraceFormat::Kineto);
-    let (estimate, _) = estimate_kineto(&run.traces(), 0).unwrap();
+    let (estimate, _) = estimate_kineto(&run.traces(), 0, Estimator::default()).unwrap();
     assert_eq!(estimate.report.violated_constraints(), 0);
     let errors = errors_against_truth(&estimate);
     let (p50, p99, max) = summary(&errors);
@@ -83,13 +83,10 @@ fn skewed_ranks_are_brought_back_to_the_true_clock() {
 /// opposite of the synthetic GPU runs (docs/accuracy.md).
 #[test]
 fn estimators_compared_against_the_truth() {
-    use collective_clock::{Estimator, Evidence, Options, estimate};
     let run = RunFiles::discover(fixture("n4_gloo_skew_200steps")).unwrap();
-    let (_, recorded) = estimate_kineto(&run.traces(), 0).unwrap();
-    let evidence = Evidence::from_extraction(&recorded, collective_check::PlaneChoice::Auto);
     let mut p99s = Vec::new();
     for estimator in Estimator::ALL {
-        let fit = estimate(&evidence, NodeId(0), &Options::with_estimator(estimator)).unwrap();
+        let (fit, _) = estimate_kineto(&run.traces(), 0, estimator).unwrap();
         if estimator != Estimator::Regression {
             // The regression alone may break a constraint (2 here).
             assert_eq!(fit.report.violated_constraints(), 0, "{estimator:?}");
@@ -112,7 +109,7 @@ fn estimators_compared_against_the_truth() {
 fn align_writes_every_rank_and_removes_the_violations() {
     let run = RunFiles::discover(fixture("n4_gloo_skew_200steps")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let outcome = align_kineto(&run.traces(), 0, dir.path()).unwrap();
+    let outcome = align_kineto(&run.traces(), 0, Estimator::default(), dir.path()).unwrap();
     assert!(outcome.before.summary.violations > 1000);
     assert_eq!(outcome.after.summary.violations, 0);
     assert_eq!(outcome.ranks.len(), 4);
@@ -129,6 +126,12 @@ fn align_writes_every_rank_and_removes_the_violations() {
     let text = String::from_utf8_lossy(trace.bytes()).into_owned();
     assert!(text.contains("\"traceAlign\""), "no traceAlign record");
     // Never over the inputs.
-    let err = align_kineto(&run.traces(), 0, &fixture("n4_gloo_skew_200steps")).unwrap_err();
+    let err = align_kineto(
+        &run.traces(),
+        0,
+        Estimator::default(),
+        &fixture("n4_gloo_skew_200steps"),
+    )
+    .unwrap_err();
     assert!(matches!(err, RunError::OutputIsInput { .. }), "{err}");
 }

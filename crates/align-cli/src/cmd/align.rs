@@ -168,7 +168,8 @@ fn run_kineto(
     global: &Global,
 ) -> anyhow::Result<()> {
     let reference = args.policy.options().reference_node;
-    let outcome = trace_align::align_kineto(&run.traces(), reference, out_dir)?;
+    let estimator = args.clock.policy().estimator;
+    let outcome = trace_align::align_kineto(&run.traces(), reference, estimator, out_dir)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {

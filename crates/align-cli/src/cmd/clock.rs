@@ -1,7 +1,7 @@
 //! The clock-evidence flags shared by `align` and `merge`, and how the
 //! per-node choice is printed.
 
-use trace_align::{ClockPolicy, ClockSource, ClockWarning, CrossCheck, NodeClock};
+use trace_align::{ClockPolicy, ClockSource, ClockWarning, CrossCheck, Estimator, NodeClock};
 
 /// Where the clock corrections come from.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -47,6 +47,30 @@ impl From<CrossCheckArg> for CrossCheck {
     }
 }
 
+/// How corrections are estimated from the collectives.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum EstimatorArg {
+    /// The centre of the region the happens-before constraints allow:
+    /// best where collectives end far apart (CPU runs, gloo).
+    Centre,
+    /// A robust regression on the ends of the collectives.
+    Regression,
+    /// The regression, moved into the allowed region when outside it:
+    /// best where collectives end close together (GPU runs).
+    #[default]
+    Combined,
+}
+
+impl From<EstimatorArg> for Estimator {
+    fn from(a: EstimatorArg) -> Self {
+        match a {
+            EstimatorArg::Centre => Estimator::Centre,
+            EstimatorArg::Regression => Estimator::Regression,
+            EstimatorArg::Combined => Estimator::Combined,
+        }
+    }
+}
+
 /// The clock flags.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClockArgs {
@@ -58,6 +82,11 @@ pub struct ClockArgs {
     /// also replace contradicted nodes' probes (override), or not (off).
     #[arg(long, value_enum, default_value_t = CrossCheckArg::Report)]
     pub cross_check: CrossCheckArg,
+    /// How corrections are estimated from the collectives (see
+    /// `docs/collective-clock.md`: centre for CPU runs whose collectives end
+    /// far apart, combined for GPU runs).
+    #[arg(long, value_enum, default_value_t)]
+    pub estimator: EstimatorArg,
 }
 
 impl ClockArgs {
@@ -66,6 +95,7 @@ impl ClockArgs {
         ClockPolicy {
             source: self.clock_source.into(),
             cross_check: self.cross_check.into(),
+            estimator: self.estimator.into(),
         }
     }
 }

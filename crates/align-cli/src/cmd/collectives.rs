@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use trace_align::{CollectiveClocks, NodeCollectiveClock, RunFiles};
 
+use super::clock::EstimatorArg;
 use super::policy::PolicyArgs;
 use crate::Global;
 
@@ -26,6 +27,9 @@ pub struct Args {
     /// Print the outcome as JSON on stdout (every segment of every node).
     #[arg(long)]
     pub json: bool,
+    /// How corrections are estimated (see `merge --estimator`).
+    #[arg(long, value_enum, default_value_t)]
+    pub estimator: EstimatorArg,
     #[command(flatten)]
     pub policy: PolicyArgs,
 }
@@ -133,7 +137,7 @@ pub fn summary(c: &CollectiveClocks) -> String {
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let run = run_files(&args)?;
-    let outcome = run.collective_clocks(&args.policy.options())?;
+    let outcome = run.collective_clocks(&args.policy.options(), args.estimator.into())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
