@@ -71,17 +71,23 @@ impl Bundler {
         Ok(written)
     }
 
-    /// Start compressing the open bundle on the pool.
+    /// Start compressing the open bundle on the pool; inline when this
+    /// thread is itself one of the pool's (waiting there for a task that
+    /// needs a free worker could wait forever).
     fn seal(&mut self) {
         let capacity = self.open.capacity();
         let raw = std::mem::replace(&mut self.open, Vec::with_capacity(capacity));
         let (send, receive) = sync_channel(1);
         let level = self.level;
-        rayon::spawn(move || {
+        let compress = move || {
             // The receiver is dropped only when the writer failed; then the
             // bundle is not needed.
             let _ = send.send(compressed_packet(&raw, level));
-        });
+        };
+        match rayon::current_thread_index() {
+            Some(_) => compress(),
+            None => rayon::spawn(compress),
+        }
         self.in_flight.push_back(receive);
     }
 }
@@ -115,8 +121,7 @@ mod tests {
     use prost::Message;
     use std::io::Read;
 
-    /// A packet of `n` bytes of payload (a track-descriptor-free, valid
-    /// `TracePacket`: only a timestamp and a sequence id).
+    /// A small valid `TracePacket`: a timestamp and a sequence id.
     fn packet(ts: u64) -> Vec<u8> {
         let mut p = Vec::new();
         wire::varint(&mut p, packet::TIMESTAMP, ts);
@@ -163,6 +168,40 @@ mod tests {
         let inner = Trace::decode(&inflated[..]).unwrap();
         assert_eq!(inner.packet.len() as u64, count);
         assert_eq!(inner.packet[12_345].timestamp, Some(12_345 * 1_000_003));
+    }
+
+    #[test]
+    fn inside_the_pool_bundles_are_compressed_inline() {
+        // One worker, busy running this writer: a spawned compression could
+        // never run, so the writer must not wait for one.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (out, count) = pool.install(|| {
+            let mut bundler = Bundler::new(flate2::Compression::fast());
+            let mut out = Vec::new();
+            let count = 200_000u64;
+            for ts in 0..count {
+                let p = packet(ts);
+                bundler.push(&head(p.len()), &p, &mut out).unwrap();
+            }
+            bundler.finish(&mut out).unwrap();
+            (out, count)
+        });
+        let mut inflated = Vec::new();
+        for p in Trace::decode(&out[..]).unwrap().packet {
+            let Some(Data::CompressedPackets(z)) = p.data else {
+                panic!("a bundle")
+            };
+            flate2::read::ZlibDecoder::new(&z[..])
+                .read_to_end(&mut inflated)
+                .unwrap();
+        }
+        assert_eq!(
+            Trace::decode(&inflated[..]).unwrap().packet.len() as u64,
+            count
+        );
     }
 
     #[test]
