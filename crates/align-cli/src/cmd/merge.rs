@@ -9,31 +9,17 @@ use trace_align::{ClockSource, MergeOutcome, MergeSettings, Plan, RunFiles};
 
 use super::clock::ClockArgs;
 use super::policy::PolicyArgs;
+use super::run_args::RunArgs;
 use crate::Global;
 use crate::exit::ValidationFailed;
 
 /// Align and merge every node of a run.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Node traces (`node<N>`/`rank<N>` in the name gives the node id),
-    /// instead of or beside a run folder.
-    #[arg(value_name = "TRACE")]
-    pub paths: Vec<PathBuf>,
-    /// A run folder: `node<N>.xplane.pb` / `rank<N>.xplane.pb` traces,
-    /// optional `node<N>.snapshots.pb|jsonl`, and `round_offsets.jsonl`.
-    #[arg(long)]
-    pub run_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
     #[command(flatten)]
     pub clock: ClockArgs,
-    /// A node's trace, `N=PATH` (repeatable); overrides what the run folder has for N.
-    #[arg(long = "trace", value_name = "N=PATH", value_parser = parse_node_path)]
-    pub traces: Vec<(u32, PathBuf)>,
-    /// A node's snapshot pairs, `N=PATH` (repeatable).
-    #[arg(long = "snapshots", value_name = "N=PATH", value_parser = parse_node_path)]
-    pub snapshots: Vec<(u32, PathBuf)>,
-    /// The offsets file; default: `round_offsets.jsonl` in the run folder.
-    #[arg(long)]
-    pub offsets: Option<PathBuf>,
     /// The merged trace.
     #[arg(short, long, default_value = "combined.xplane.pb")]
     pub output: PathBuf,
@@ -51,12 +37,6 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
-}
-
-pub fn parse_node_path(s: &str) -> Result<(u32, PathBuf), String> {
-    let (n, p) = s.split_once('=').ok_or("expected N=PATH")?;
-    let n = n.parse().map_err(|_| format!("'{n}' is not a node id"))?;
-    Ok((n, PathBuf::from(p)))
 }
 
 /// A node's correction estimated from the collectives, in brief: its
@@ -226,67 +206,8 @@ pub fn merge_with_bar(
     Ok(outcome)
 }
 
-/// The run's files: the run folder's, with the overrides given.
-pub fn run_files(args: &Args) -> anyhow::Result<RunFiles> {
-    RunSelection {
-        run_dir: args.run_dir.as_deref(),
-        paths: &args.paths,
-        offsets: args.offsets.as_deref(),
-        traces: &args.traces,
-        snapshots: &args.snapshots,
-    }
-    .files()
-}
-
-/// Which files make a run: a run folder and/or trace paths, with overrides.
-pub struct RunSelection<'a> {
-    /// The run folder.
-    pub run_dir: Option<&'a Path>,
-    /// Traces named `node<N>`/`rank<N>`.
-    pub paths: &'a [PathBuf],
-    /// The offsets file.
-    pub offsets: Option<&'a Path>,
-    /// `--trace N=PATH` overrides.
-    pub traces: &'a [(u32, PathBuf)],
-    /// `--snapshots N=PATH`.
-    pub snapshots: &'a [(u32, PathBuf)],
-}
-
-impl RunSelection<'_> {
-    /// The run's files: the run folder's, with the overrides given.
-    pub fn files(&self) -> anyhow::Result<RunFiles> {
-        let mut run = match self.run_dir {
-            Some(dir) => RunFiles::discover(dir)?,
-            None => RunFiles::default(),
-        };
-        for path in self.paths {
-            let node = trace_align::node_from_name(path).with_context(|| {
-                format!(
-                    "{}: cannot tell the node id from the file name (no node<N>/rank<N>); give --trace N=PATH",
-                    path.display()
-                )
-            })?;
-            run.add_trace(node, path.clone())?;
-        }
-        if let Some(offsets) = self.offsets {
-            run.offsets = Some(offsets.to_path_buf());
-        }
-        for (node, path) in self.traces {
-            run.set_trace(*node, path.clone());
-        }
-        for (node, path) in self.snapshots {
-            run.set_snapshots(*node, path.clone())
-                .with_context(|| format!("--snapshots {node}={}", path.display()))?;
-        }
-        if run.nodes.is_empty() {
-            bail!("no traces found; give trace paths, --run-dir or --trace N=PATH");
-        }
-        Ok(run)
-    }
-}
-
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    let run = run_files(&args)?;
+    let run = args.run.files()?;
     if !global.quiet {
         for path in &run.ignored {
             eprintln!(

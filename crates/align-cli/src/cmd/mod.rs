@@ -12,6 +12,7 @@ pub mod inspect;
 pub mod merge;
 pub mod policy;
 pub mod report;
+pub mod run_args;
 #[cfg(feature = "synth")]
 pub mod score;
 #[cfg(feature = "synth")]

@@ -9,32 +9,18 @@ use run_report::{Report, ReportOptions};
 use trace_align::RunFiles;
 
 use super::clock::ClockArgs;
-use super::merge::{RunSelection, parse_node_path};
 use super::policy::PolicyArgs;
+use super::run_args::RunArgs;
 use crate::Global;
 
 /// Write the cross-node report of a run: clocks, collectives, stragglers, steps.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Node traces (`node<N>`/`rank<N>` in the name gives the node id),
-    /// instead of or beside a run folder.
-    #[arg(value_name = "TRACE")]
-    pub paths: Vec<PathBuf>,
-    /// A run folder (XSpace or PyTorch profiler traces), as for `merge`.
-    #[arg(long)]
-    pub run_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// The clock evidence of an XSpace run, as for `merge`.
     #[command(flatten)]
     pub clock: ClockArgs,
-    /// A node's trace, `N=PATH` (repeatable).
-    #[arg(long = "trace", value_name = "N=PATH", value_parser = parse_node_path)]
-    pub traces: Vec<(u32, PathBuf)>,
-    /// A node's snapshot pairs, `N=PATH` (repeatable).
-    #[arg(long = "snapshots", value_name = "N=PATH", value_parser = parse_node_path)]
-    pub snapshots: Vec<(u32, PathBuf)>,
-    /// The offsets file; default: `round_offsets.jsonl` in the run folder.
-    #[arg(long)]
-    pub offsets: Option<PathBuf>,
     /// The HTML report (default `report.html`; with `--json` only when given).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -46,14 +32,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    let run = RunSelection {
-        run_dir: args.run_dir.as_deref(),
-        paths: &args.paths,
-        offsets: args.offsets.as_deref(),
-        traces: &args.traces,
-        snapshots: &args.snapshots,
-    }
-    .files()?;
+    let run = args.run.files()?;
     let output = match (&args.output, args.json) {
         (Some(p), _) => Some(p.clone()),
         (None, false) => Some(PathBuf::from("report.html")),
