@@ -1,29 +1,20 @@
 //! `align-cli collectives`: what the collectives of a run say about every
 //! node's clock, and how the probe offsets compare.
 
-use std::path::PathBuf;
-
-use anyhow::{Context, bail};
-use trace_align::{CollectiveClocks, NodeCollectiveClock, RunFiles};
+use trace_align::{CollectiveClocks, NodeCollectiveClock};
 
 use super::clock::EstimatorArg;
 use super::policy::PolicyArgs;
+use super::run_args::RunArgs;
 use crate::Global;
 
 /// Estimate every node's clock from the collectives and compare with the probes.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Node traces (`node<N>`/`rank<N>` in the name gives the node id),
-    /// instead of or beside a run folder; XSpace or PyTorch (Kineto) JSON.
-    #[arg(value_name = "TRACE")]
-    pub paths: Vec<PathBuf>,
-    /// A run folder (see `merge`); its `round_offsets.jsonl`, when present,
-    /// is compared with the collectives.
-    #[arg(long)]
-    pub run_dir: Option<PathBuf>,
-    /// The probe offsets file to compare with; default: the run folder's.
-    #[arg(long)]
-    pub offsets: Option<PathBuf>,
+    /// The run, as for `merge` (XSpace or PyTorch traces); its offsets
+    /// file, when there is one, is compared with the collectives.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Print the outcome as JSON on stdout (every segment of every node).
     #[arg(long)]
     pub json: bool,
@@ -32,29 +23,6 @@ pub struct Args {
     pub estimator: EstimatorArg,
     #[command(flatten)]
     pub policy: PolicyArgs,
-}
-
-fn run_files(args: &Args) -> anyhow::Result<RunFiles> {
-    let mut run = match &args.run_dir {
-        Some(dir) => RunFiles::discover(dir)?,
-        None => RunFiles::default(),
-    };
-    for path in &args.paths {
-        let node = trace_align::node_from_name(path).with_context(|| {
-            format!(
-                "{}: cannot tell the node id from the file name (no node<N>/rank<N>)",
-                path.display()
-            )
-        })?;
-        run.add_trace(node, path.clone())?;
-    }
-    if let Some(offsets) = &args.offsets {
-        run.offsets = Some(offsets.clone());
-    }
-    if run.nodes.is_empty() {
-        bail!("no traces found; give trace paths or --run-dir");
-    }
-    Ok(run)
 }
 
 fn or_dash<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -136,7 +104,7 @@ pub fn summary(c: &CollectiveClocks) -> String {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    let run = run_files(&args)?;
+    let run = args.run.files()?;
     let outcome = run.collective_clocks(&args.policy.options(), args.estimator.into())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
