@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use alignment_core::{AlignOptions, NodeInput, OffsetModel, OffsetsFile, align_node};
+use alignment_core::{AlignNode, AlignOptions, NodeInput, OffsetModel, OffsetsFile};
 use collective_check::{NodeId, Options, check_files};
 use trace_synth::{RoundNode, ScoreReport, SynthConfig, score_files, synthesize};
 
@@ -157,7 +157,10 @@ fn score_run(
         let out = dir
             .path()
             .join(format!("aligned{}.xplane.pb", node.node_id));
-        align_node(&input, &offsets, &options, Some(base), &out)?;
+        AlignNode::new(&input, &offsets)
+            .options(&options)
+            .session_start_ns(base)
+            .to_file(&out)?;
         outs.push((NodeId(i64::from(node.node_id)), out));
     }
     let paths: Vec<&PathBuf> = outs.iter().map(|(_, p)| p).collect();

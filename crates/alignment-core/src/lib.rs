@@ -16,8 +16,9 @@
 //!   from any carrier; [`NodeClocks`] builds the two maps, from the probe
 //!   offsets ([`NodeClocks::for_trace`]) or from a correction known another
 //!   way ([`NodeClocks::with_offset`], e.g. estimated from the collectives).
-//! - [`align_node`] aligns a file into a file (atomically); [`align_space`]
-//!   an `XSpace` in memory;
+//! - [`AlignNode`] aligns a file into a file (atomically,
+//!   [`AlignNode::to_file`]) or an `XSpace` in memory
+//!   ([`AlignNode::to_space`]);
 //!   [`NodeAligner`] ([`NodeAligner::with_clocks`]) streams the aligned
 //!   planes into any [`xplane_proto::XSpaceWriter`], each where the caller
 //!   places it ([`NodeAligner::write_placed`], [`PlaneOutput`]): the
@@ -28,7 +29,7 @@
 //!   the file and place; on error nothing is written.
 //!
 //! ```
-//! use alignment_core::{align_node, AlignOptions, NodeInput, OffsetsFile};
+//! use alignment_core::{AlignNode, NodeInput, OffsetsFile};
 //! use xplane_proto::{XEvent, XEventMetadata, XLine, XPlane, XSpace, x_event};
 //!
 //! // Node 1's host clock runs 1 ms ahead of node 0's; one wall-clock event.
@@ -59,7 +60,7 @@
 //! let offsets = OffsetsFile::read(dir.path().join("round_offsets.jsonl"))?;
 //! let input = NodeInput { node_id: 1, trace: dir.path().join("node1.xplane.pb"), ..Default::default() };
 //! let out = dir.path().join("node1.aligned.xplane.pb");
-//! let diagnostics = align_node(&input, &offsets, &AlignOptions::default(), Some(0), &out)?;
+//! let diagnostics = AlignNode::new(&input, &offsets).session_start_ns(0).to_file(&out)?;
 //! assert_eq!(diagnostics.events_corrected, 1);
 //!
 //! let aligned = xplane_proto::read_xspace(&out)?;
@@ -88,7 +89,7 @@ pub use diagnostics::{
 };
 pub use error::{AlignError, Result, TracerInput};
 pub use line::LineClock;
-pub use node::{NodeAligner, NodeInput, align_node, align_space};
+pub use node::{AlignNode, NodeAligner, NodeInput};
 pub use offsets::{NodeStart, OffsetsFile};
 pub use options::{AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, TracerLines};
 pub use output::{PlaneOutput, PlaneSource, PlaneWritten};

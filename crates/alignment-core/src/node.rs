@@ -44,61 +44,97 @@ pub struct NodeInput {
 /// aligned; two batches in flight bound the memory held by encoded lines.
 const BATCH_BYTES: usize = 64 << 20;
 
-/// Align one node's trace onto the global timeline and write it to `out`
-/// (atomically: on any error nothing is written). The output's session
-/// start is `output_session_start_ns` (the reference node's `T_sess`); when
-/// `None` it is the node's own `T_sess` mapped onto the global clock.
-pub fn align_node(
-    input: &NodeInput,
-    offsets: &OffsetsFile,
-    options: &AlignOptions,
+/// One node's alignment, set up step by step and run into a file or an
+/// `XSpace` in memory:
+///
+/// ```no_run
+/// # use alignment_core::{AlignNode, AlignOptions, NodeInput, OffsetsFile};
+/// # fn f(input: &NodeInput, offsets: &OffsetsFile) -> alignment_core::Result<()> {
+/// let options = AlignOptions::default();
+/// let diagnostics = AlignNode::new(input, offsets)
+///     .options(&options)
+///     .session_start_ns(1_765_432_100_000_000_000) // the reference node's `T_sess`
+///     .to_file("node1.aligned.xplane.pb".as_ref())?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[must_use = "an alignment does nothing until run with `to_file` or `to_space`"]
+pub struct AlignNode<'a> {
+    input: &'a NodeInput,
+    offsets: &'a OffsetsFile,
+    options: Option<&'a AlignOptions>,
     output_session_start_ns: Option<i128>,
-    out: &Path,
-) -> Result<NodeDiagnostics> {
-    let bytes = FileBytes::open(&input.trace)?;
-    let mut aligner = NodeAligner::new(
-        input,
-        bytes.view(),
-        offsets,
-        options,
-        output_session_start_ns,
-    )?;
-    let mut file = XSpaceFile::create(out)?;
-    aligner.write(file.writer())?;
-    let (hostnames, errors, warnings) = aligner.space_strings()?;
-    file.commit(&hostnames, &errors, &warnings)?;
-    Ok(aligner.into_diagnostics())
 }
 
-/// Align an XSpace held in memory (see [`align_node`]); `input.trace` only
-/// names it in errors, and `input.snapshots` may still name a file.
-pub fn align_space(
-    input: &NodeInput,
-    space: &xplane_proto::XSpace,
-    offsets: &OffsetsFile,
-    options: &AlignOptions,
-    output_session_start_ns: Option<i128>,
-) -> Result<(xplane_proto::XSpace, NodeDiagnostics)> {
-    let encoded = xplane_proto::encode_xspace(space)?;
-    let mut aligner = NodeAligner::new(
-        input,
-        SpaceView::new(&encoded),
-        offsets,
-        options,
-        output_session_start_ns,
-    )?;
-    let mut writer = XSpaceWriter::new(std::io::Cursor::new(Vec::new()));
-    aligner.write(&mut writer)?;
-    let (hostnames, errors, warnings) = aligner.space_strings()?;
-    let out = writer.finish(&hostnames, &errors, &warnings)?.into_inner();
-    let aligned = SpaceView::new(&out)
-        .to_owned()
-        .map_err(|e| AlignError::wire(&input.trace, &SpaceView::new(&out), e))?;
-    Ok((aligned, aligner.into_diagnostics()))
+impl<'a> AlignNode<'a> {
+    /// Align `input` with the probe `offsets`, under the default policies,
+    /// onto the node's own session start mapped onto the global clock.
+    pub fn new(input: &'a NodeInput, offsets: &'a OffsetsFile) -> Self {
+        AlignNode {
+            input,
+            offsets,
+            options: None,
+            output_session_start_ns: None,
+        }
+    }
+
+    /// Under `options`.
+    pub fn options(mut self, options: &'a AlignOptions) -> Self {
+        self.options = Some(options);
+        self
+    }
+
+    /// With the output's session start `ns` (epoch ns): the reference
+    /// node's `T_sess`, so that every node's output shares it.
+    pub fn session_start_ns(mut self, ns: i128) -> Self {
+        self.output_session_start_ns = Some(ns);
+        self
+    }
+
+    fn aligner<'v>(&self, view: SpaceView<'v>) -> Result<NodeAligner<'v>> {
+        let default = AlignOptions::default();
+        NodeAligner::new(
+            self.input,
+            view,
+            self.offsets,
+            self.options.unwrap_or(&default),
+            self.output_session_start_ns,
+        )
+    }
+
+    /// Align the trace file `input.trace` into `out`, atomically: on any
+    /// error nothing is written.
+    pub fn to_file(&self, out: &Path) -> Result<NodeDiagnostics> {
+        let bytes = FileBytes::open(&self.input.trace)?;
+        let mut aligner = self.aligner(bytes.view())?;
+        let mut file = XSpaceFile::create(out)?;
+        aligner.write(file.writer())?;
+        let (hostnames, errors, warnings) = aligner.space_strings()?;
+        file.commit(&hostnames, &errors, &warnings)?;
+        Ok(aligner.into_diagnostics())
+    }
+
+    /// Align `space`, held in memory; `input.trace` only names it in
+    /// errors, and `input.snapshots` may still name a file.
+    pub fn to_space(
+        &self,
+        space: &xplane_proto::XSpace,
+    ) -> Result<(xplane_proto::XSpace, NodeDiagnostics)> {
+        let encoded = xplane_proto::encode_xspace(space)?;
+        let mut aligner = self.aligner(SpaceView::new(&encoded))?;
+        let mut writer = XSpaceWriter::new(std::io::Cursor::new(Vec::new()));
+        aligner.write(&mut writer)?;
+        let (hostnames, errors, warnings) = aligner.space_strings()?;
+        let out = writer.finish(&hostnames, &errors, &warnings)?.into_inner();
+        let aligned = SpaceView::new(&out)
+            .to_owned()
+            .map_err(|e| AlignError::wire(&self.input.trace, &SpaceView::new(&out), e))?;
+        Ok((aligned, aligner.into_diagnostics()))
+    }
 }
 
 /// One node, ready to write: its clocks, its session start, and the plan
-/// for every line. Use [`align_node`] for files; this type lets a caller
+/// for every line. Use [`AlignNode`] for files; this type lets a caller
 /// stream the aligned planes into its own [`XSpaceWriter`].
 pub struct NodeAligner<'a> {
     path: PathBuf,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 mod common;
 use common::times;
 
-use alignment_core::{AlignOptions, NodeInput, OffsetsFile, align_node};
+use alignment_core::{AlignNode, NodeInput, OffsetsFile};
 use xplane_proto::{
     PROFILE_START_TIME, XPlaneExt, XSpace, read_xspace, session_start_ns, write_xspace, x_stat,
 };
@@ -73,14 +73,10 @@ fn a_known_clock_error_on_a_real_rank_is_undone() {
         trace,
         ..Default::default()
     };
-    let diag = align_node(
-        &input,
-        &offsets,
-        &AlignOptions::default(),
-        Some(t_ref),
-        &out,
-    )
-    .unwrap();
+    let diag = AlignNode::new(&input, &offsets)
+        .session_start_ns(t_ref)
+        .to_file(&out)
+        .unwrap();
     assert!(diag.events_corrected > 1000);
     assert!(
         diag.lines

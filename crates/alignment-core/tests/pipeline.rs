@@ -7,7 +7,7 @@ use std::path::PathBuf;
 mod common;
 use common::times;
 
-use alignment_core::{AlignOptions, LineClock, NodeInput, OffsetsFile, align_node};
+use alignment_core::{AlignNode, AlignOptions, LineClock, NodeInput, OffsetsFile};
 use xplane_proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, read_xspace,
     session_start_ns, write_xspace, x_event, x_stat,
@@ -222,13 +222,10 @@ impl Case {
             trace: self.path("node1.xplane.pb"),
             ..Default::default()
         };
-        align_node(
-            &input,
-            &offsets,
-            options,
-            Some(T0 as i128),
-            &self.path("out.xplane.pb"),
-        )
+        AlignNode::new(&input, &offsets)
+            .options(options)
+            .session_start_ns(T0 as i128)
+            .to_file(&self.path("out.xplane.pb"))
     }
 }
 
@@ -598,14 +595,10 @@ fn in_memory_alignment_equals_the_file_path() {
         trace: "in-memory".into(),
         ..Default::default()
     };
-    let (aligned, diag) = alignment_core::align_space(
-        &input,
-        &space,
-        &offsets,
-        &AlignOptions::default(),
-        Some(T0 as i128),
-    )
-    .unwrap();
+    let (aligned, diag) = AlignNode::new(&input, &offsets)
+        .session_start_ns(T0 as i128)
+        .to_space(&space)
+        .unwrap();
     assert_eq!(aligned, read_xspace(case.path("out.xplane.pb")).unwrap());
     assert_eq!(diag.events_corrected, from_file.events_corrected);
 }

@@ -1,7 +1,7 @@
 //! Accuracy against the simulator's ground truth: every node of a synthetic
 //! run aligned, then scored per event kind.
 
-use alignment_core::{AlignOptions, NodeInput, OffsetsFile, align_node};
+use alignment_core::{AlignNode, AlignOptions, NodeInput, OffsetsFile};
 use trace_synth::{RoundNode, ScoreReport, SynthConfig, score_files, synthesize};
 
 fn align_run(config: &SynthConfig, options: &AlignOptions) -> ScoreReport {
@@ -27,8 +27,11 @@ fn align_run_with_diagnostics(
         let out = dir
             .path()
             .join(format!("node{}.aligned.xplane.pb", node.node_id));
-        let base = Some(reference.session_start_ns);
-        diagnostics.push(align_node(&input, &offsets, options, base, &out).unwrap());
+        let base = reference.session_start_ns;
+        let node = AlignNode::new(&input, &offsets)
+            .options(options)
+            .session_start_ns(base);
+        diagnostics.push(node.to_file(&out).unwrap());
         outputs.push(out);
     }
     (score_files(&outputs, &run.truth_path).unwrap(), diagnostics)
@@ -166,8 +169,12 @@ fn another_reference_node_puts_everything_on_its_clock() {
             ..Default::default()
         };
         let out = dir.path().join(format!("node{}.xplane.pb", node.node_id));
-        let base = Some(run.nodes[2].session_start_ns);
-        align_node(&input, &offsets, &options, base, &out).unwrap();
+        let base = run.nodes[2].session_start_ns;
+        AlignNode::new(&input, &offsets)
+            .options(&options)
+            .session_start_ns(base)
+            .to_file(&out)
+            .unwrap();
         let space = read_xspace(&out).unwrap();
         let t_sess = session_start_ns(&space);
         for plane in &space.planes {

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use alignment_core::{NodeInput, OffsetsFile, align_node};
+use alignment_core::{AlignNode, NodeInput, OffsetsFile};
 use anyhow::{Context, bail};
 
 use super::policy::PolicyArgs;
@@ -274,7 +274,13 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         }
         _ => None,
     };
-    let aligned = align_node(&input, &offsets, &args.policy.options(), base, &output)
+    let options = args.policy.options();
+    let mut node_alignment = AlignNode::new(&input, &offsets).options(&options);
+    if let Some(base) = base {
+        node_alignment = node_alignment.session_start_ns(base);
+    }
+    let aligned = node_alignment
+        .to_file(&output)
         .with_context(|| format!("aligning node {node}"))
         .and_then(|diagnostics| {
             xplane_proto::write_atomically(&stats, |f| {
