@@ -19,42 +19,18 @@ bracket_ns their distance, at most 100 µs).
 """
 
 import argparse
-import ctypes
 import gzip
 import json
 import os
-import select
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-import time
 
-FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from faketime_truth import TruthSampler, faketime_env, free_port, pause  # noqa: E402
+
 # Offset (s) and rate of the faked clock per rank; rank 0 keeps the true clock.
 SKEWS = {1: "+0.0037 x1.000025", 2: "-0.0021 x0.99998", 3: "+0.0115 x1.00001"}
-SYS_CLOCK_GETTIME = 228  # x86_64
-CLOCK_REALTIME = 0
-# Truth samples whose two true reads lie further apart are dropped.
-MAX_BRACKET_NS = 100_000
-
-
-class Timespec(ctypes.Structure):
-    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
-
-
-def true_realtime_ns(libc):
-    ts = Timespec()
-    if libc.syscall(SYS_CLOCK_GETTIME, CLOCK_REALTIME, ctypes.byref(ts)) != 0:
-        raise OSError(ctypes.get_errno(), "clock_gettime syscall failed")
-    return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def launch(args):
@@ -65,8 +41,7 @@ def launch(args):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                    RANK=str(rank), WORLD_SIZE=str(args.world_size))
         if args.skew and rank in SKEWS:
-            env.update(LD_PRELOAD=FAKETIME_LIB, FAKETIME=SKEWS[rank],
-                       FAKETIME_NO_CACHE="1", DONT_FAKE_MONOTONIC="1")
+            env.update(faketime_env(SKEWS[rank]))
         cmd = [sys.executable, __file__, "--worker", "--out", args.out,
                "--steps", str(args.steps), "--sleep-ms", str(args.sleep_ms),
                "--world-size", str(args.world_size)]
@@ -82,12 +57,6 @@ def launch(args):
     with open(os.path.join(args.out, "recording.json"), "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
-
-
-def pause(seconds):
-    # time.sleep fails under libfaketime (clock_nanosleep gets a faked
-    # deadline); select's relative timeout is not faked.
-    select.select([], [], [], seconds)
 
 
 def step(torch, dist, rank, world, x, model):
@@ -121,26 +90,7 @@ def worker(args):
 
     rank = int(os.environ["RANK"])
     world = int(os.environ["WORLD_SIZE"])
-    libc = ctypes.CDLL(None, use_errno=True)
-    truth = []
-    stop = threading.Event()
-
-    def sample():
-        # The faked clock read between two true reads; of a few tries the
-        # tightest bracket is kept (the thread can be preempted in between).
-        while not stop.is_set():
-            best = None
-            for _ in range(5):
-                before = true_realtime_ns(libc)
-                faked = time.time_ns()
-                after = true_realtime_ns(libc)
-                if best is None or after - before < best[2] - best[0]:
-                    best = (before, faked, after)
-            if best[2] - best[0] <= MAX_BRACKET_NS:
-                truth.append(best)
-            pause(0.05)
-
-    sampler = threading.Thread(target=sample, daemon=True) if args.skew else None
+    sampler = TruthSampler() if args.skew else None
     if sampler:
         sampler.start()
     dist.init_process_group("gloo", rank=rank, world_size=world)
@@ -159,19 +109,14 @@ def worker(args):
     dist.barrier()
     dist.destroy_process_group()
     if sampler:
-        stop.set()
-        sampler.join()
+        sampler.stop()
     path = os.path.join(args.out, f"rank{rank}.pt.trace.json")
     prof.export_chrome_trace(path)
     with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
         shutil.copyfileobj(src, dst)
     os.remove(path)
     if sampler:
-        with open(os.path.join(args.out, f"rank{rank}.truth.jsonl"), "w") as f:
-            for before, faked, after in truth:
-                row = {"faked_ns": faked, "true_ns": (before + after) // 2,
-                       "bracket_ns": after - before}
-                f.write(json.dumps(row) + "\n")
+        sampler.write(args.out, rank)
 
 
 def main():
