@@ -31,6 +31,18 @@ fn rank_files(dir: &Path) -> Vec<(i64, Vec<u8>)> {
         .collect()
 }
 
+/// Inputs of in-memory per-node traces `(node id, bytes)`.
+fn inputs_of(files: &[(i64, Vec<u8>)]) -> Vec<perfetto_export::Input<'_>> {
+    files
+        .iter()
+        .map(|(n, b)| perfetto_export::Input {
+            bytes: b,
+            path: Path::new("mem.xplane.pb"),
+            node: collective_check::NodeSource::Given(collective_check::NodeId(*n)),
+        })
+        .collect()
+}
+
 #[test]
 fn jax_fixtures_round_trip_with_collective_flows() {
     for (name, nodes, instances) in [
@@ -133,14 +145,7 @@ fn overlapping_events_go_to_extra_tracks_of_the_same_process() {
 fn gzip_perfetto_output_is_the_trace_compressed() {
     use std::io::Read;
     let files = rank_files(&fixture_dir("n2_shardmap_psum_50steps"));
-    let inputs: Vec<perfetto_export::Input<'_>> = files
-        .iter()
-        .map(|(n, b)| perfetto_export::Input {
-            bytes: b,
-            path: Path::new("mem.xplane.pb"),
-            node: collective_check::NodeSource::Given(collective_check::NodeId(*n)),
-        })
-        .collect();
+    let inputs = inputs_of(&files);
     let dir = tempfile::tempdir().unwrap();
     let (plain, gz) = (
         dir.path().join("a.pftrace"),
@@ -160,20 +165,13 @@ fn deflated_perfetto_output_inflates_to_the_plain_trace() {
     // Enough events for several 1 MiB bundles.
     let dir = tempfile::tempdir().unwrap();
     let run = synthesize(&SynthConfig::default(), dir.path().join("run")).unwrap();
-    let files: Vec<Vec<u8>> = run
+    let files: Vec<(i64, Vec<u8>)> = run
         .xplane_paths()
         .iter()
-        .map(|p| std::fs::read(p).unwrap())
-        .collect();
-    let inputs: Vec<perfetto_export::Input<'_>> = files
-        .iter()
         .enumerate()
-        .map(|(n, b)| perfetto_export::Input {
-            bytes: b,
-            path: Path::new("mem.xplane.pb"),
-            node: collective_check::NodeSource::Given(collective_check::NodeId(n as i64)),
-        })
+        .map(|(n, p)| (n as i64, std::fs::read(p).unwrap()))
         .collect();
+    let inputs = inputs_of(&files);
     let (plain, deflated) = (dir.path().join("p.pftrace"), dir.path().join("d.pftrace"));
     let a = perfetto_export::export_file_with(&inputs, &plain, &plain_packets()).unwrap();
     let b = perfetto_export::export_file(&inputs, &deflated).unwrap();
@@ -206,14 +204,7 @@ fn plain_packets() -> perfetto_export::Options {
 fn counters_are_tracks_of_their_node_with_exact_values() {
     use perfetto_export::{ChromeWriter, NodeCounter, PerfettoWriter, export_with};
     let files = rank_files(&fixture_dir("n2_shardmap_psum_50steps"));
-    let inputs: Vec<perfetto_export::Input<'_>> = files
-        .iter()
-        .map(|(n, b)| perfetto_export::Input {
-            bytes: b,
-            path: Path::new("mem.xplane.pb"),
-            node: collective_check::NodeSource::Given(collective_check::NodeId(*n)),
-        })
-        .collect();
+    let inputs = inputs_of(&files);
     let t0 = 1_700_000_000_000_000_000i64;
     let counters = vec![
         NodeCounter::new(
