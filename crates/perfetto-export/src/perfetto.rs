@@ -38,8 +38,8 @@ pub enum Packets {
     Plain,
     /// Packets in bundles of 1 MiB, each deflated (zlib, fastest level)
     /// into one `compressed_packets` packet, as Perfetto's own tracing
-    /// service writes them; every Perfetto reader inflates them. About a
-    /// third of the plain size; the bundles are compressed on the thread
+    /// service writes them; every Perfetto reader inflates them. About 40 %
+    /// of the plain size; the bundles are compressed on the thread
     /// pool while the walk goes on.
     #[default]
     Deflated,
