@@ -5,8 +5,8 @@
 #
 #   scripts/accuracy-collectives.sh [SEEDS] [extra synth args...]
 #
-# SEEDS defaults to "1 2 3 4 5"; ESTIMATOR=centre|regression|combined (default
-# combined) is passed to `merge --estimator`. Prints a Markdown table.
+# SEEDS defaults to "1 2 3 4 5"; ESTIMATOR=auto|centre|regression|combined (default
+# auto) is passed to `merge --estimator`. Prints a Markdown table.
 set -euo pipefail
 seeds=${1:-"1 2 3 4 5"}
 shift || true
@@ -21,7 +21,7 @@ for seed in $seeds; do
     "$cli" synth -q --seed "$seed" "$@" "$run"
     rm "$run/round_offsets.jsonl"
     out="$work/m$seed.xplane.pb"
-    violations=$("$cli" merge -q --json --estimator "${ESTIMATOR:-combined}" --run-dir "$run" -o "$out" |
+    violations=$("$cli" merge -q --json --estimator "${ESTIMATOR:-auto}" --run-dir "$run" -o "$out" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["after"]["summary"]["violations"])')
     "$cli" score --truth "$run/truth.bin" "$out" | awk -v seed="$seed" -v v="$violations" '
         $2 == "start" || $2 == "end" {

@@ -94,7 +94,7 @@ fn main() {
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for case in cases() {
         let (ev, truth) = case.run.generate();
-        for estimator in Estimator::ALL {
+        for estimator in Estimator::ALL.into_iter().chain([Estimator::Auto]) {
             let t = Instant::now();
             let est = estimate(
                 &ev,
@@ -105,10 +105,21 @@ fn main() {
             let ms = t.elapsed().as_secs_f64() * 1000.0;
             let errs = errors(&ev, &truth, &est);
             let segments: usize = est.report.nodes.iter().map(|n| n.segments.len()).sum();
+            let name = match est.report.choice {
+                Some(c) => format!(
+                    "auto → {} (ends {} µs / half-width {} µs)",
+                    c.chosen,
+                    c.end_spread_ns
+                        .map_or("-".into(), |s| format!("{:.1}", s as f64 / 1e3)),
+                    c.half_width_ns
+                        .map_or("-".into(), |w| format!("{:.1}", w as f64 / 1e3)),
+                ),
+                None => estimator.to_string(),
+            };
             println!(
                 "| {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {} | {:.1} |",
                 case.name,
-                estimator,
+                name,
                 rank(&errs, 0.5),
                 rank(&errs, 0.99),
                 errs[errs.len() - 1],

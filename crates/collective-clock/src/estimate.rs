@@ -5,11 +5,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use clock_model::{Extrapolation, GlobalTime, HostTime, OffsetMap, PiecewiseLinear};
 use collective_check::NodeId;
 
+use crate::choice::EstimatorChoice;
 use crate::error::{Error, Result};
 use crate::evidence::Evidence;
 use crate::fit::Inputs;
 use crate::model::Segment;
-use crate::options::Options;
+use crate::options::{Estimator, Options};
 use crate::problem::Problem;
 use crate::report::{
     Conflict, EstimateReport, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport, Uncertainty,
@@ -71,6 +72,26 @@ pub fn estimate_holding(
     held: &BTreeSet<NodeId>,
     options: &Options,
 ) -> Result<Estimate> {
+    if options.estimator != Estimator::Auto {
+        return fit_with(evidence, held, options);
+    }
+    let fixed = |estimator| Options {
+        estimator,
+        ..*options
+    };
+    let combined = fit_with(evidence, held, &fixed(Estimator::Combined))?;
+    let choice = EstimatorChoice::of(&combined, evidence, options);
+    let mut chosen = match choice.chosen {
+        Estimator::Combined => combined,
+        other => fit_with(evidence, held, &fixed(other))?,
+    };
+    chosen.report.choice = Some(choice);
+    chosen.report.options.estimator = Estimator::Auto;
+    Ok(chosen)
+}
+
+/// The fit with the fixed estimator of `options`.
+fn fit_with(evidence: &Evidence, held: &BTreeSet<NodeId>, options: &Options) -> Result<Estimate> {
     let p = Problem::new(evidence, held)?;
     let reference = p.nodes[p.reference];
     let mut solver = Solver::new(&p, *options);
@@ -101,6 +122,7 @@ pub fn estimate_holding(
         converged: solver.converged,
         splits: solver.splits,
         violated_instances: violated.len(),
+        choice: None,
         evidence: evidence.stats.clone(),
         nodes,
     };

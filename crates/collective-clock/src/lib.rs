@@ -15,7 +15,9 @@
 //!   constraints have no common solution (a clock step), by one of three
 //!   [`Estimator`]s: the centre of the feasible region, Huber regression on
 //!   the differences of collective ends, or the regression held inside the
-//!   feasible region ([`Options`]). Nodes linked to the reference only
+//!   feasible region ([`Options`]). The default, [`Estimator::Auto`], takes
+//!   the last where the collective ends agree and the centre where they
+//!   scatter, and says why ([`EstimatorChoice`]). Nodes linked to the reference only
 //!   through other nodes are fitted by sweeping every node against the
 //!   current estimate of the others until nothing moves.
 //!   [`estimate_holding`] keeps several nodes at clocks known otherwise
@@ -61,6 +63,7 @@
 
 mod caches;
 mod check;
+mod choice;
 mod error;
 mod estimate;
 mod evidence;
@@ -76,6 +79,7 @@ mod solve;
 mod synthetic;
 
 pub use check::CorrectionCheck;
+pub use choice::EstimatorChoice;
 pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};
 pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};

@@ -14,12 +14,18 @@ pub enum Estimator {
     /// against the median end of the other members).
     Regression,
     /// The regression, moved into the feasible region when it lies outside.
-    #[default]
     Combined,
+    /// Chosen from the data: the combined fit where the collective ends
+    /// agree to within [`Options::agreeing_ends_ns`] (as GPU kernels of one
+    /// collective do), the centre where they do not (CPU collectives); see
+    /// [`EstimatorChoice`](crate::EstimatorChoice).
+    #[default]
+    Auto,
 }
 
 impl Estimator {
-    /// All three, in the order of the docs' comparison tables.
+    /// The three fixed estimators, in the order of the docs' comparison
+    /// tables.
     pub const ALL: [Estimator; 3] = [
         Estimator::Centre,
         Estimator::Regression,
@@ -32,6 +38,7 @@ impl Estimator {
             Estimator::Centre => "centre",
             Estimator::Regression => "regression",
             Estimator::Combined => "combined",
+            Estimator::Auto => "auto",
         }
     }
 }
@@ -66,6 +73,11 @@ pub struct Options {
     pub max_sweeps: usize,
     /// Segments split off at most (over all nodes). Default 64.
     pub max_splits: usize,
+    /// [`Estimator::Auto`] keeps the combined fit when the collective ends
+    /// scatter by at most this under it (the median over the fitted nodes
+    /// of each node's median absolute deviation of its end minus the
+    /// others' median end), ns; above, it takes the centre. Default 10 000.
+    pub agreeing_ends_ns: i64,
 }
 
 impl Default for Options {
@@ -77,6 +89,7 @@ impl Default for Options {
             min_segment_instances: 8,
             max_sweeps: 2000,
             max_splits: 64,
+            agreeing_ends_ns: 10_000,
         }
     }
 }

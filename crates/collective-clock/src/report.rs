@@ -3,6 +3,7 @@
 use collective_check::{MatchKey, NodeId};
 use serde::Serialize;
 
+use crate::choice::EstimatorChoice;
 use crate::evidence::EvidenceStats;
 use crate::options::{Estimator, Options};
 
@@ -91,9 +92,11 @@ pub struct NodeReport {
 /// The whole fit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct EstimateReport {
-    /// The estimator used.
+    /// The estimator used (never `Auto`: the one it chose).
     pub estimator: Estimator,
-    /// The options.
+    /// With [`Estimator::Auto`], why it chose `estimator`.
+    pub choice: Option<EstimatorChoice>,
+    /// The options (`options.estimator` as asked).
     pub options: Options,
     /// The reference node.
     pub reference: NodeId,

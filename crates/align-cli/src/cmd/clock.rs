@@ -57,8 +57,11 @@ pub enum EstimatorArg {
     Regression,
     /// The regression, moved into the allowed region when outside it:
     /// best where collectives end close together (GPU runs).
-    #[default]
     Combined,
+    /// Combined where the collective ends agree to within 10 µs, else the
+    /// centre; the choice and its figures are printed.
+    #[default]
+    Auto,
 }
 
 impl From<EstimatorArg> for Estimator {
@@ -67,6 +70,7 @@ impl From<EstimatorArg> for Estimator {
             EstimatorArg::Centre => Estimator::Centre,
             EstimatorArg::Regression => Estimator::Regression,
             EstimatorArg::Combined => Estimator::Combined,
+            EstimatorArg::Auto => Estimator::Auto,
         }
     }
 }
@@ -84,7 +88,7 @@ pub struct ClockArgs {
     pub cross_check: CrossCheckArg,
     /// How corrections are estimated from the collectives (see
     /// `docs/collective-clock.md`: centre for CPU runs whose collectives end
-    /// far apart, combined for GPU runs).
+    /// far apart, combined for GPU runs; auto chooses from the ends).
     #[arg(long, value_enum, default_value_t)]
     pub estimator: EstimatorArg,
 }

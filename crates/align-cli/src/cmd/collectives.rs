@@ -84,6 +84,9 @@ pub fn summary(c: &CollectiveClocks) -> String {
         ev.single_node,
         c.report.violated_instances
     );
+    if let Some(choice) = &c.report.choice {
+        s += &format!("{choice}\n");
+    }
     s += &format!(
         "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {}\n",
         "node",

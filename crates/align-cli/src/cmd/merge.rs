@@ -76,6 +76,13 @@ pub fn summary(outcome: &MergeOutcome) -> String {
         ClockSource::Both => s += &format!("clocks: {}\n", outcome.clock_reason),
         _ => {}
     }
+    if let Some(choice) = outcome
+        .collective_clocks
+        .as_ref()
+        .and_then(|c| c.choice.as_ref())
+    {
+        s += &format!("estimator: {choice}\n");
+    }
     s += &format!(
         "{:>5}  {:>10}  {:>26}  {:>8}  {:>12}\n",
         "node", "events", "correction (ns)", "clamped", "extrapolated"
