@@ -230,10 +230,10 @@ pub enum Fallback {
         /// Lines with events read so.
         lines: u64,
     },
-    /// Tracer lines chosen automatically, but the node's tracer start `S_w`
-    /// is unknown: no host line can be recognised as a GPU runtime callback
-    /// line (whose start is `S_w`), so every host line was read on the
-    /// wall clock.
+    /// Tracer lines chosen automatically on a node with a tracer clock
+    /// (snapshot pairs), but its tracer start `S_w` is unknown: no host
+    /// line can be recognised as a GPU runtime callback line (whose start
+    /// is `S_w`), so every host line was read on the wall clock.
     HostLinesWithoutTracerStart {
         /// Host lines with events read on the wall clock for that reason.
         lines: u64,

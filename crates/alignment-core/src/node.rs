@@ -267,6 +267,8 @@ impl<'a> NodeAligner<'a> {
             && plane.name.starts_with("/host:")
             && self.options.tracer_lines == TracerLines::Auto
             && self.clocks.start_walltime_ns.is_none()
+            // Without snapshot pairs the node has no tracer clock to miss.
+            && self.clocks.snapshots.is_some()
         {
             counts.host_lines_without_tracer_start += 1;
         }

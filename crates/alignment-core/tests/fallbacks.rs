@@ -67,8 +67,9 @@ fn a_trace_without_session_start_is_read_as_absolute_and_said_so() {
     );
 }
 
-/// A node whose clock comes without the offsets header and whose trace has
-/// no `/host:snapshots` line has no `S_w`: its host lines cannot be told
+/// A node with snapshot pairs (a tracer clock) whose clock comes without
+/// the offsets header and whose pairs come from a file, not from a
+/// `/host:snapshots` line, has no `S_w`: its host lines cannot be told
 /// apart, and are counted as read on the wall clock.
 #[test]
 fn host_lines_without_a_tracer_start_are_counted() {
@@ -80,9 +81,15 @@ fn host_lines_without_a_tracer_start_are_counted() {
         .events
         .truncate(1);
     let case = Case::new(&space, &offsets_text("0"));
+    let pairs: String = true_pairs()
+        .iter()
+        .map(|(sys, r)| format!("{{\"sys_ns\": {sys}, \"tracer_ns\": {r}}}\n"))
+        .collect();
+    std::fs::write(case.path("node1.snapshots.jsonl"), pairs).unwrap();
     let input = NodeInput {
         node_id: 1,
         trace: case.path("node1.xplane.pb"),
+        snapshots: Some(case.path("node1.snapshots.jsonl")),
         ..Default::default()
     };
     let bytes = FileBytes::open(&input.trace).unwrap();
@@ -114,6 +121,19 @@ fn host_lines_without_a_tracer_start_are_counted() {
     let mut aligner =
         NodeAligner::with_clocks(&input.trace, bytes.view(), clocks, t_sess, &named, None).unwrap();
     let mut file = XSpaceFile::create(case.path("out2.xplane.pb")).unwrap();
+    aligner.write(file.writer()).unwrap();
+    assert!(aligner.diagnostics().fallbacks.is_empty());
+    // Without snapshot pairs there is no tracer clock: nothing to miss.
+    let input = NodeInput {
+        snapshots: None,
+        ..input
+    };
+    let (clocks, _) =
+        NodeClocks::with_offset(&input, &bytes.view(), OffsetMap::Identity, &options).unwrap();
+    let mut aligner =
+        NodeAligner::with_clocks(&input.trace, bytes.view(), clocks, t_sess, &options, None)
+            .unwrap();
+    let mut file = XSpaceFile::create(case.path("out3.xplane.pb")).unwrap();
     aligner.write(file.writer()).unwrap();
     assert!(aligner.diagnostics().fallbacks.is_empty());
 }
