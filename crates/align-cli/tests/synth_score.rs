@@ -192,3 +192,73 @@ fn score_against_another_runs_truth_fails() {
             "no event of the traces is in this truth",
         ));
 }
+
+/// `synth --probe-error`: node 2's probe offsets 40 µs off. `merge` keeps
+/// them by default and says they contradict the collectives; with
+/// `--cross-check override` node 2 is aligned from its collectives, the
+/// output says so, and every event is back within 2 µs (p99).
+#[test]
+fn wrong_probe_offsets_are_flagged_and_overridden() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    cli()
+        .args(["synth", "-q", "--probe-error", "2:40000"])
+        .arg(&run)
+        .assert()
+        .success();
+    let worst_p99 = |merged: &std::path::Path| -> f64 {
+        let out = cli()
+            .args(["score", "--json", "--truth"])
+            .arg(run.join("truth.bin"))
+            .arg(merged)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let kinds = report["kinds"].as_array().unwrap();
+        assert_eq!(kinds.len(), 3, "device, host runtime, host wall");
+        kinds
+            .iter()
+            .flat_map(|k| [&k["start"], &k["end"]])
+            .map(|e| e["p99_abs_ns"].as_f64().unwrap())
+            .fold(0.0, f64::max)
+    };
+    let kept = dir.path().join("kept.xplane.pb");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&kept)
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("warning: node 2: the probe correction is").and(
+                predicate::str::contains("kept (--cross-check override replaces it)"),
+            ),
+        )
+        .stdout(predicate::str::contains("collectives DISAGREE"));
+    let kept_p99 = worst_p99(&kept);
+    assert!((35_000.0..45_000.0).contains(&kept_p99), "{kept_p99}");
+
+    let overridden = dir.path().join("overridden.xplane.pb");
+    cli()
+        .args(["merge", "--cross-check", "override", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&overridden)
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("warning: node 2: the probe correction is").and(
+                predicate::str::contains("aligned from the collectives instead"),
+            ),
+        )
+        .stdout(
+            predicate::str::contains("from collectives (probes contradict the collectives)")
+                .and(predicate::str::contains("violations 368 before -> 0 after")),
+        );
+    let p99 = worst_p99(&overridden);
+    assert!(p99 <= 2_000.0, "p99 |error| {p99} ns");
+}
