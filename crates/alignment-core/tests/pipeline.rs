@@ -176,6 +176,7 @@ fn one_snapshot_pair_is_a_constant_shift() {
     case.run(&AlignOptions::default()).unwrap();
     let out = read_xspace(case.path("out.xplane.pb")).unwrap();
     let (_, events) = &times(&out, "/device:GPU:0")[0];
+    assert_eq!(events.len(), TRUE_EVENTS.len());
     for (&(s, _), &t) in events.iter().zip(&TRUE_EVENTS) {
         assert!((s - (T0 + t) as i128 * 1000).abs() <= 1);
     }
@@ -194,6 +195,7 @@ fn corrected_tracer_timeline_maps_device_events_back_through_the_inverse() {
     case.run(&options).unwrap();
     let out = read_xspace(case.path("out.xplane.pb")).unwrap();
     let (_, events) = &times(&out, "/device:GPU:0")[0];
+    assert_eq!(events.len(), TRUE_EVENTS.len());
     for (&(s, _), &t) in events.iter().zip(&TRUE_EVENTS) {
         // g = true time t (node 0's clock); read as node 1's host time it is
         // the instant t − θ, whose tracer reading placed on the wall axis is

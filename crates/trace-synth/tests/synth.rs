@@ -363,6 +363,7 @@ fn offsets_file_follows_the_format() {
     assert_eq!(meta["meta"], true);
     let nodes = meta["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 3);
+    assert_eq!(run.nodes.len(), nodes.len());
     for (n, node) in nodes.iter().zip(&run.nodes) {
         assert_eq!(n["node_id"], node.node_id);
         assert_eq!(
