@@ -592,6 +592,7 @@ fn outputs_never_replace_inputs() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("may not replace an input"));
+    assert_eq!(inputs.len(), before.len());
     for (path, bytes) in inputs.iter().zip(before) {
         assert_eq!(std::fs::read(path).unwrap(), bytes, "{}", path.display());
     }

@@ -192,3 +192,142 @@ fn score_against_another_runs_truth_fails() {
             "no event of the traces is in this truth",
         ));
 }
+
+/// `synth --probe-error`: node 2's probe offsets 40 µs off. `merge` keeps
+/// them by default and says they contradict the collectives; with
+/// `--cross-check override` node 2 is aligned from its collectives, the
+/// output says so, and every event is back within 2 µs (p99).
+#[test]
+fn wrong_probe_offsets_are_flagged_and_overridden() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    cli()
+        .args(["synth", "-q", "--probe-error", "2:40000"])
+        .arg(&run)
+        .assert()
+        .success();
+    let worst_p99 = |merged: &std::path::Path| -> f64 {
+        let out = cli()
+            .args(["score", "--json", "--truth"])
+            .arg(run.join("truth.bin"))
+            .arg(merged)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let kinds = report["kinds"].as_array().unwrap();
+        assert_eq!(kinds.len(), 3, "device, host runtime, host wall");
+        kinds
+            .iter()
+            .flat_map(|k| [&k["start"], &k["end"]])
+            .map(|e| e["p99_abs_ns"].as_f64().unwrap())
+            .fold(0.0, f64::max)
+    };
+    let kept = dir.path().join("kept.xplane.pb");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&kept)
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("warning: node 2: the probe correction is").and(
+                predicate::str::contains("kept (--cross-check override replaces it)"),
+            ),
+        )
+        .stdout(predicate::str::contains("collectives DISAGREE"));
+    let kept_p99 = worst_p99(&kept);
+    assert!((35_000.0..45_000.0).contains(&kept_p99), "{kept_p99}");
+
+    let overridden = dir.path().join("overridden.xplane.pb");
+    cli()
+        .args(["merge", "--cross-check", "override", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&overridden)
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("warning: node 2: the probe correction is").and(
+                predicate::str::contains("aligned from the collectives instead"),
+            ),
+        )
+        .stdout(
+            predicate::str::contains("from collectives (probes contradict the collectives)")
+                .and(predicate::str::contains("violations 368 before -> 0 after")),
+        );
+    let p99 = worst_p99(&overridden);
+    assert!(p99 <= 2_000.0, "p99 |error| {p99} ns");
+}
+
+/// A node whose trace has no `Task Environment` (its line timestamps made
+/// absolute instead): `merge` reads it right, and says under the node, and
+/// in `--json`, that it read the times as absolute.
+#[test]
+fn merge_names_a_trace_read_without_session_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    cli()
+        .args([
+            "synth", "-q", "--nodes", "3", "--gpus", "1", "--steps", "40",
+        ])
+        .arg(&run)
+        .assert()
+        .success();
+    let merge_p99 = |name: &str| -> (f64, serde_json::Value) {
+        let out = dir.path().join(name);
+        let assert = cli()
+            .args(["merge", "--json", "--run-dir"])
+            .arg(&run)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .success();
+        let merged: serde_json::Value =
+            serde_json::from_slice(&assert.get_output().stdout).unwrap();
+        let score = cli()
+            .args(["score", "--json", "--no-check", "--truth"])
+            .arg(run.join("truth.bin"))
+            .arg(&out)
+            .assert()
+            .success();
+        let report: serde_json::Value = serde_json::from_slice(&score.get_output().stdout).unwrap();
+        (
+            report["kinds"][0]["start"]["p99_abs_ns"].as_f64().unwrap(),
+            merged,
+        )
+    };
+    let (p99, merged) = merge_p99("a.xplane.pb");
+    assert_eq!(merged["nodes"][1]["fallbacks"], serde_json::json!([]));
+
+    let trace = run.join("node1.xplane.pb");
+    let mut space = xplane_proto::read_xspace(&trace).unwrap();
+    let t_sess = i64::try_from(xplane_proto::session_start_ns(&space)).unwrap();
+    assert!(t_sess > 0);
+    space
+        .planes
+        .retain(|p| p.name != xplane_proto::TASK_ENV_PLANE);
+    for line in space.planes.iter_mut().flat_map(|p| &mut p.lines) {
+        line.timestamp_ns += t_sess;
+    }
+    xplane_proto::write_xspace(&trace, &space).unwrap();
+    let (absolute_p99, merged) = merge_p99("b.xplane.pb");
+    assert_eq!(absolute_p99, p99, "read right");
+    let fallbacks = merged["nodes"][1]["fallbacks"].as_array().unwrap();
+    assert_eq!(fallbacks.len(), 1, "{fallbacks:?}");
+    assert_eq!(fallbacks[0]["fallback"], "no_session_start");
+    assert!(fallbacks[0]["lines"].as_u64().unwrap() > 1);
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(dir.path().join("c.xplane.pb"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "    1  warning: no profile_start_time in the trace:",
+        ));
+}

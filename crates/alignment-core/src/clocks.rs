@@ -312,6 +312,12 @@ fn snapshot_line_start_ns(
 pub const OFFSETS_BASE_NODE: u32 = 0;
 
 impl NodeClocks {
+    /// True when the tracer path has every input: snapshot pairs, `S_w`
+    /// and `S_g`.
+    pub(crate) fn has_tracer_inputs(&self) -> bool {
+        self.snapshot.is_some() && self.start_walltime_ns.is_some() && self.start_gpu_ns.is_some()
+    }
+
     /// A host time of this node on the global timeline (binary search; the
     /// per-event path uses cursors). `outside` is set when either stage
     /// extrapolated.

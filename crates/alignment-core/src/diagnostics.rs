@@ -215,6 +215,96 @@ impl From<&clock_model::ModelChoice> for OffsetModelReport {
     }
 }
 
+/// A default the alignment used for lack of evidence, and on how many
+/// lines. Each leaves the output right when the default holds (which the
+/// input cannot tell), so it is a warning, not an error; the output that
+/// would be wrong without evidence is refused instead (an [`crate::AlignError`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "fallback")]
+#[non_exhaustive]
+pub enum Fallback {
+    /// The trace has no integer `profile_start_time` in a `Task Environment`
+    /// plane and none was given: its line timestamps were read as absolute
+    /// epoch ns (`T_sess = 0`).
+    NoSessionStart {
+        /// Lines with events read so.
+        lines: u64,
+    },
+    /// Tracer lines chosen automatically on a node with a tracer clock
+    /// (snapshot pairs), but its tracer start `S_w` is unknown: no host
+    /// line can be recognised as a GPU runtime callback line (whose start
+    /// is `S_w`), so every host line was read on the wall clock.
+    HostLinesWithoutTracerStart {
+        /// Host lines with events read on the wall clock for that reason.
+        lines: u64,
+    },
+    /// Lines on the tracer clock that hold no event, on a node without the
+    /// tracer path's inputs (snapshot pairs, `S_w`, `S_g`): their start was
+    /// copied unchanged.
+    EmptyTracerLinesUnmapped {
+        /// Such lines.
+        lines: u64,
+    },
+}
+
+impl std::fmt::Display for Fallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fallback::NoSessionStart { lines } => write!(
+                f,
+                "no profile_start_time in the trace: {lines} lines read as absolute epoch times"
+            ),
+            Fallback::HostLinesWithoutTracerStart { lines } => write!(
+                f,
+                "tracer start S_w unknown: {lines} host lines read on the wall clock without a check for GPU runtime callback lines (--tracer-line names them)"
+            ),
+            Fallback::EmptyTracerLinesUnmapped { lines } => write!(
+                f,
+                "{lines} empty tracer-clock lines kept their start unmapped (the node has no tracer clock inputs)"
+            ),
+        }
+    }
+}
+
+/// How many lines were read under each [`Fallback`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FallbackCounts {
+    pub no_session_start: u64,
+    pub host_lines_without_tracer_start: u64,
+    pub empty_tracer_lines: u64,
+}
+
+impl FallbackCounts {
+    /// The fallbacks that happened.
+    pub(crate) fn list(&self) -> Vec<Fallback> {
+        [
+            Fallback::NoSessionStart {
+                lines: self.no_session_start,
+            },
+            Fallback::HostLinesWithoutTracerStart {
+                lines: self.host_lines_without_tracer_start,
+            },
+            Fallback::EmptyTracerLinesUnmapped {
+                lines: self.empty_tracer_lines,
+            },
+        ]
+        .into_iter()
+        .filter(|f| f.lines() > 0)
+        .collect()
+    }
+}
+
+impl Fallback {
+    /// The lines read under it.
+    pub fn lines(&self) -> u64 {
+        match *self {
+            Fallback::NoSessionStart { lines }
+            | Fallback::HostLinesWithoutTracerStart { lines }
+            | Fallback::EmptyTracerLinesUnmapped { lines } => lines,
+        }
+    }
+}
+
 /// Everything the alignment of one node did.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeDiagnostics {
@@ -240,6 +330,8 @@ pub struct NodeDiagnostics {
     pub anchors_skipped: Vec<SkippedReport>,
     /// Warnings about the offsets (unconverged rounds, jumps).
     pub warnings: Vec<OffsetWarning>,
+    /// Defaults used for lack of evidence, with counts.
+    pub fallbacks: Vec<Fallback>,
     /// The offset model chosen, why, and the correction's uncertainty
     /// (`None` when passed through).
     pub offset_model: Option<OffsetModelReport>,
@@ -324,6 +416,9 @@ impl NodeDiagnostics {
         }
         for w in &self.warnings {
             s.push_str(&format!("\n  warning: {w:?}"));
+        }
+        for f in &self.fallbacks {
+            s.push_str(&format!("\n  warning: {f}"));
         }
         s
     }

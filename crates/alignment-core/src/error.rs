@@ -269,11 +269,80 @@ pub enum AlignError {
         line: String,
         /// The line id.
         line_id: i64,
-        /// 0-based event index (0 for the line's own start).
+        /// 0-based event index.
         event: usize,
         /// The value that does not fit, ps.
         value_ps: i128,
     },
+    /// A line's own start (`timestamp_ns`) or duration (`duration_ps`) that
+    /// does not fit the output's int64 field after alignment.
+    #[error(
+        "{path}: plane '{plane}', line '{line}' (id {line_id}): aligned {field} {value} does not fit int64"
+    )]
+    LineFieldOverflow {
+        /// The trace.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The line name.
+        line: String,
+        /// The line id.
+        line_id: i64,
+        /// The field.
+        field: LineField,
+        /// The value that does not fit, in the field's unit.
+        value: i128,
+    },
+    /// An event's correction that does not fit the int64 correction stat (ns).
+    #[error(
+        "{path}: plane '{plane}', line '{line}' (id {line_id}), event {event}: correction {correction_ps} ps does not fit the int64 ns of the correction stat"
+    )]
+    CorrectionOverflow {
+        /// The trace.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The line name.
+        line: String,
+        /// The line id.
+        line_id: i64,
+        /// 0-based event index.
+        event: usize,
+        /// The correction, ps.
+        correction_ps: i128,
+    },
+    /// A time of the output's `Task Environment` (its session start or stop
+    /// on the output timeline) outside the uint64 epoch ns it is stored in.
+    #[error(
+        "{path}: Task Environment: {stat} on the output timeline would be {value_ns} ns, outside 0 ..= 2^64 - 1"
+    )]
+    SessionTimeOutOfRange {
+        /// The trace.
+        path: PathBuf,
+        /// The stat: `profile_start_time` or `profile_stop_time`.
+        stat: &'static str,
+        /// The time, epoch ns.
+        value_ns: i128,
+    },
+}
+
+/// A field of a line's own header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LineField {
+    /// `timestamp_ns`, the line's start.
+    TimestampNs,
+    /// `duration_ps`, the line's span.
+    DurationPs,
+}
+
+impl std::fmt::Display for LineField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LineField::TimestampNs => "timestamp_ns",
+            LineField::DurationPs => "duration_ps",
+        })
+    }
 }
 
 /// An input the tracer-clock path needs.

@@ -25,8 +25,10 @@
 //!   `trace-align` merge writes every node straight into the merged trace
 //!   this way, and reads collectives as aligned with [`NodeAligner::retime`].
 //! - [`AlignOptions`] holds the policies; [`NodeDiagnostics`] reports what
-//!   was done (JSON and a human summary). Errors are [`AlignError`], naming
-//!   the file and place; on error nothing is written.
+//!   was done (JSON and a human summary), including every default read
+//!   for lack of evidence, with its count ([`Fallback`]). Errors are
+//!   [`AlignError`], naming the file and place (a time pushed out of int64
+//!   names its event or line, never wraps); on error nothing is written.
 //!
 //! ```
 //! use alignment_core::{AlignNode, NodeInput, OffsetsFile};
@@ -84,10 +86,10 @@ mod snapshots;
 
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{
-    AnchorReport, CorrectionRange, Extrapolations, LineCounts, LineReport, NodeDiagnostics,
-    OffsetModelReport, SkippedReport, SnapshotReport,
+    AnchorReport, CorrectionRange, Extrapolations, Fallback, LineCounts, LineReport,
+    NodeDiagnostics, OffsetModelReport, SkippedReport, SnapshotReport,
 };
-pub use error::{AlignError, Result, TracerInput};
+pub use error::{AlignError, LineField, Result, TracerInput};
 pub use line::LineClock;
 pub use node::{AlignNode, NodeAligner, NodeInput};
 pub use offsets::{NodeStart, OffsetsFile};

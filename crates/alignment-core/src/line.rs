@@ -9,6 +9,7 @@ use xplane_proto::{
 
 use crate::clocks::NodeClocks;
 use crate::diagnostics::LineCounts;
+use crate::error::LineField;
 
 /// Which clock a line's stored times are on, and so which maps they take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -44,6 +45,16 @@ pub(crate) enum LineError {
     Overflow {
         event: usize,
         offset_ps: i128,
+    },
+    /// The line's own `timestamp_ns` or `duration_ps` does not fit int64.
+    LineField {
+        field: LineField,
+        value: i128,
+    },
+    /// An event's correction (ns) does not fit the int64 correction stat.
+    Correction {
+        event: usize,
+        correction_ps: i128,
     },
 }
 
@@ -83,6 +94,8 @@ impl<'a> Mapper<'a> {
     fn new(ctx: &LineContext<'a>, clock: LineClock) -> Self {
         let clocks = ctx.clocks;
         let snap = clocks.snapshot.as_ref();
+        // Only tracer lines use the shift, and a node has tracer lines
+        // only with both starts (`NodeAligner` refuses it otherwise).
         let shift = match (clocks.start_walltime_ns, clocks.start_gpu_ns) {
             (Some(sw), Some(sg)) => (sw as i128 - sg as i128) * 1000,
             _ => 0,
@@ -172,17 +185,17 @@ pub(crate) fn align_line(
     let duration_ps = if line.duration_ps != 0 && clock != LineClock::Unchanged {
         let (end, _) = ends.map(line_start + line.duration_ps as i128);
         let duration = end - line_start_out;
-        i64::try_from(duration).map_err(|_| LineError::Overflow {
-            event: 0,
-            offset_ps: duration,
+        i64::try_from(duration).map_err(|_| LineError::LineField {
+            field: LineField::DurationPs,
+            value: duration,
         })?
     } else {
         line.duration_ps
     };
     let mut header = line.header();
-    header.timestamp_ns = i64::try_from(new_ts_ns).map_err(|_| LineError::Overflow {
-        event: 0,
-        offset_ps: new_ts_ns,
+    header.timestamp_ns = i64::try_from(new_ts_ns).map_err(|_| LineError::LineField {
+        field: LineField::TimestampNs,
+        value: new_ts_ns,
     })?;
     header.duration_ps = duration_ps;
     if let Some(id) = display_id {
@@ -213,20 +226,10 @@ pub(crate) fn align_line(
             continue;
         }
         let stored_end = stored_start + event.duration_ps as i128;
-        let (mut start, start_flags) = starts.map(stored_start);
-        let (mut end, end_flags) = ends.map(stored_end);
+        let (start, start_flags) = starts.map(stored_start);
+        let (end, end_flags) = ends.map(stored_end);
         counts.note_flags(start_flags | end_flags);
-        if let Some((prev_stored, prev_out)) = prev
-            && start < prev_out
-            && stored_start >= prev_stored
-        {
-            start = prev_out;
-            counts.clamped += 1;
-        }
-        if end < start {
-            end = start;
-            counts.clamped += 1;
-        }
+        let (start, end) = guard(prev, stored_start, start, end, &mut counts);
         prev = Some((stored_start, start));
         let correction_ps = start - stored_start;
         counts.note_correction(correction_ps);
@@ -241,11 +244,15 @@ pub(crate) fn align_line(
         })?;
         extra.clear();
         if let Some(id) = ctx.correction_stat {
+            let ns = i64::try_from(correction_ps.div_euclid(1000)).map_err(|_| {
+                LineError::Correction {
+                    event: i,
+                    correction_ps,
+                }
+            })?;
             extra.push(XStat {
                 metadata_id: id,
-                value: Some(x_stat::Value::Int64Value(
-                    correction_ps.div_euclid(1000) as i64
-                )),
+                value: Some(x_stat::Value::Int64Value(ns)),
             });
         }
         encode_event_retimed_field(4, &event, offset_ps, duration, &extra, out);
@@ -254,6 +261,83 @@ pub(crate) fn align_line(
     Ok(counts)
 }
 
+/// The monotonicity guard of one event: its mapped `start` is raised to
+/// the previous event's output start `prev.1` when it falls below it
+/// although its stored start did not (`stored_start >= prev.0`), and its
+/// `end` is raised to its start; each raise is counted in `clamped`.
+///
+/// The clock maps are non-decreasing by construction, so the first raise
+/// guards against a map that is not; the second acts on events stored with
+/// a negative duration.
+#[inline]
+fn guard(
+    prev: Option<(i128, i128)>,
+    stored_start: i128,
+    mut start: i128,
+    mut end: i128,
+    counts: &mut LineCounts,
+) -> (i128, i128) {
+    if let Some((prev_stored, prev_out)) = prev
+        && start < prev_out
+        && stored_start >= prev_stored
+    {
+        start = prev_out;
+        counts.clamped += 1;
+    }
+    if end < start {
+        end = start;
+        counts.clamped += 1;
+    }
+    (start, end)
+}
+
 fn encode_header(header: &XLine, out: &mut Vec<u8>) {
     header.encode(out).expect("Vec grows");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stored `(start, end)` pairs through the guard, with mapped times
+    /// `mapped`: what is written, and the count of raises.
+    fn run(stored: &[(i128, i128)], mapped: &[(i128, i128)]) -> (Vec<(i128, i128)>, u64) {
+        assert_eq!(stored.len(), mapped.len());
+        let mut counts = LineCounts::default();
+        let mut prev = None;
+        let mut out = Vec::new();
+        for (&(stored_start, _), &(start, end)) in stored.iter().zip(mapped) {
+            let (start, end) = guard(prev, stored_start, start, end, &mut counts);
+            prev = Some((stored_start, start));
+            out.push((start, end));
+        }
+        (out, counts.clamped)
+    }
+
+    #[test]
+    fn a_start_mapped_backwards_is_raised_to_the_previous_start() {
+        // A map that steps back by 5 between the second and third event.
+        let stored = [(0, 10), (100, 110), (101, 111), (200, 210)];
+        let mapped = [(0, 10), (100, 110), (96, 106), (200, 210)];
+        let (out, clamped) = run(&stored, &mapped);
+        assert_eq!(out, [(0, 10), (100, 110), (100, 106), (200, 210)]);
+        assert_eq!(clamped, 1);
+    }
+
+    #[test]
+    fn events_stored_out_of_order_keep_their_order() {
+        // The third event is stored before the second: not a map fault.
+        let stored = [(0, 10), (100, 110), (50, 60)];
+        let (out, clamped) = run(&stored, &stored);
+        assert_eq!(out, stored);
+        assert_eq!(clamped, 0);
+    }
+
+    #[test]
+    fn an_end_before_its_start_is_raised_to_it() {
+        let stored = [(0, -5), (100, 90)];
+        let (out, clamped) = run(&stored, &stored);
+        assert_eq!(out, [(0, 0), (100, 100)]);
+        assert_eq!(clamped, 2);
+    }
 }

@@ -11,13 +11,13 @@ use xplane_proto::{
 
 use crate::clocks::NodeClocks;
 use crate::diagnostics::{
-    AnchorReport, LineCounts, LineReport, NodeDiagnostics, SkippedReport, SnapshotReport,
-    ps_to_nearest_ns,
+    AnchorReport, FallbackCounts, LineCounts, LineReport, NodeDiagnostics, SkippedReport,
+    SnapshotReport, ps_to_nearest_ns,
 };
-use crate::error::{AlignError, Result, TracerInput};
+use crate::error::{AlignError, LineField, Result, TracerInput};
 use crate::line::{LineClock, LineContext, LineError, align_line};
 use crate::offsets::OffsetsFile;
-use crate::options::{AlignOptions, DeviceTimeline};
+use crate::options::{AlignOptions, DeviceTimeline, TracerLines};
 use crate::output::{PlaneOutput, PlaneSource, PlaneWritten, apply_stats};
 
 /// One node's inputs. `None` fields are read from the files.
@@ -143,6 +143,8 @@ pub struct NodeAligner<'a> {
     options: AlignOptions,
     session_start_ns: i128,
     output_base_ns: i128,
+    /// `T_sess = 0` because the trace has no session start.
+    no_session_start: bool,
     diagnostics: NodeDiagnostics,
 }
 
@@ -188,6 +190,10 @@ impl<'a> NodeAligner<'a> {
         };
         let diagnostics =
             initial_diagnostics(path, &clocks, options, session_start_ns, output_base_ns);
+        let no_session_start = session_start_ns == 0
+            && xplane_proto::task_env_time_ns_view(&view, PROFILE_START_TIME)
+                .map_err(|e| AlignError::wire(path, &view, e))?
+                .is_none();
         let aligner = NodeAligner {
             path: path.to_path_buf(),
             view,
@@ -195,14 +201,27 @@ impl<'a> NodeAligner<'a> {
             options: options.clone(),
             session_start_ns,
             output_base_ns,
+            no_session_start,
             diagnostics,
         };
         aligner.check_tracer_inputs()?;
         Ok(aligner)
     }
 
-    /// The clock each line of a plane is on.
+    /// The clock each line of a plane is on: [`Self::stored_clock`], except
+    /// that an empty tracer-clock line on a node without the tracer path's
+    /// inputs keeps its start ([`Fallback::EmptyTracerLinesUnmapped`]).
     fn line_clock(&self, plane: &PlaneView<'_>, line: &LineView<'_>) -> LineClock {
+        match self.stored_clock(plane, line) {
+            LineClock::Tracer if !self.clocks.has_tracer_inputs() && is_empty(line) => {
+                LineClock::Unchanged
+            }
+            clock => clock,
+        }
+    }
+
+    /// The clock a line's stored times are on.
+    fn stored_clock(&self, plane: &PlaneView<'_>, line: &LineView<'_>) -> LineClock {
         let name = plane.name;
         if name == TASK_ENV_PLANE || name == SNAPSHOT_PLANE || name == METADATA_PLANE {
             LineClock::Unchanged
@@ -221,6 +240,37 @@ impl<'a> NodeAligner<'a> {
             }
         } else {
             LineClock::Unchanged
+        }
+    }
+
+    /// Count the defaults `line` is read under.
+    fn count_fallbacks(
+        &self,
+        plane: &PlaneView<'_>,
+        line: &LineView<'_>,
+        counts: &mut FallbackCounts,
+    ) {
+        let stored = self.stored_clock(plane, line);
+        if stored == LineClock::Unchanged {
+            return;
+        }
+        if is_empty(line) {
+            if stored == LineClock::Tracer && !self.clocks.has_tracer_inputs() {
+                counts.empty_tracer_lines += 1;
+            }
+            return;
+        }
+        if self.no_session_start {
+            counts.no_session_start += 1;
+        }
+        if stored == LineClock::Wall
+            && plane.name.starts_with("/host:")
+            && self.options.tracer_lines == TracerLines::Auto
+            && self.clocks.start_walltime_ns.is_none()
+            // Without snapshot pairs the node has no tracer clock to miss.
+            && self.clocks.snapshots.is_some()
+        {
+            counts.host_lines_without_tracer_start += 1;
         }
     }
 
@@ -314,6 +364,7 @@ impl<'a> NodeAligner<'a> {
     ) -> Result<Vec<PlaneWritten>> {
         let wire = |e| AlignError::wire(&self.path, &self.view, e);
         let mut total = LineCounts::default();
+        let mut fallbacks = FallbackCounts::default();
         let mut reports = Vec::new();
         let mut written = Vec::new();
         let mut has_task_env = false;
@@ -322,6 +373,9 @@ impl<'a> NodeAligner<'a> {
         for plane in self.view.planes() {
             let plane = plane.map_err(wire)?;
             let lines: Vec<LineView<'a>> = plane.lines().collect::<Result<_, _>>().map_err(wire)?;
+            for line in &lines {
+                self.count_fallbacks(&plane, line, &mut fallbacks);
+            }
             let output = place(&PlaneSource {
                 id: plane.id,
                 name: plane.name,
@@ -357,6 +411,7 @@ impl<'a> NodeAligner<'a> {
             });
         }
         self.diagnostics.set_counts(&total);
+        self.diagnostics.fallbacks = fallbacks.list();
         self.diagnostics.lines = reports;
         Ok(written)
     }
@@ -524,6 +579,25 @@ impl<'a> NodeAligner<'a> {
                 event,
                 value_ps: offset_ps,
             },
+            LineError::LineField { field, value } => AlignError::LineFieldOverflow {
+                path: self.path.clone(),
+                plane: plane.name.to_owned(),
+                line: line.name.to_owned(),
+                line_id: line.id,
+                field,
+                value,
+            },
+            LineError::Correction {
+                event,
+                correction_ps,
+            } => AlignError::CorrectionOverflow {
+                path: self.path.clone(),
+                plane: plane.name.to_owned(),
+                line: line.name.to_owned(),
+                line_id: line.id,
+                event,
+                correction_ps,
+            },
         }
     }
 
@@ -569,20 +643,46 @@ impl<'a> NodeAligner<'a> {
             },
         };
         let stop = owned.integer_stat(PROFILE_STOP_TIME);
-        owned.set_stat(PROFILE_START_TIME, time_value(self.output_base_ns));
+        let time = |stat, ns| self.time_value(stat, ns);
+        owned.set_stat(
+            PROFILE_START_TIME,
+            time(PROFILE_START_TIME, self.output_base_ns)?,
+        );
         owned.set_stat(
             ORIGINAL_PROFILE_START_STAT,
-            time_value(self.session_start_ns),
+            time(ORIGINAL_PROFILE_START_STAT, self.session_start_ns)?,
         );
         if let Some(stop) = stop {
-            owned.set_stat(PROFILE_STOP_TIME, time_value(self.stop_on_global(stop)));
+            owned.set_stat(
+                PROFILE_STOP_TIME,
+                time(PROFILE_STOP_TIME, self.stop_on_global(stop))?,
+            );
         }
         // Lines of this plane (rare) keep their absolute times.
         for line in &mut owned.lines {
-            line.timestamp_ns =
-                (line.timestamp_ns as i128 + self.session_start_ns - self.output_base_ns) as i64;
+            let ts = line.timestamp_ns as i128 + self.session_start_ns - self.output_base_ns;
+            line.timestamp_ns = i64::try_from(ts).map_err(|_| AlignError::LineFieldOverflow {
+                path: self.path.clone(),
+                plane: TASK_ENV_PLANE.to_owned(),
+                line: line.name.clone(),
+                line_id: line.id,
+                field: LineField::TimestampNs,
+                value: ts,
+            })?;
         }
         Ok(owned)
+    }
+
+    /// A uint64 time stat value (epoch ns); a time before the epoch or
+    /// past 2^64 ns is an error naming the stat.
+    fn time_value(&self, stat: &'static str, ns: i128) -> Result<x_stat::Value> {
+        u64::try_from(ns)
+            .map(x_stat::Value::Uint64Value)
+            .map_err(|_| AlignError::SessionTimeOutOfRange {
+                path: self.path.clone(),
+                stat,
+                value_ns: ns,
+            })
     }
 }
 
@@ -592,6 +692,11 @@ impl<'a> NodeAligner<'a> {
 fn check_top_level(path: &Path, view: &SpaceView<'_>) -> Result<()> {
     view.check_top_level()
         .map_err(|e| AlignError::wire(path, view, e))
+}
+
+/// True when a line holds no event.
+fn is_empty(line: &LineView<'_>) -> bool {
+    line.events().next().is_none()
 }
 
 /// A line to align: its index in the plane, the line, its clock.
@@ -614,12 +719,6 @@ fn batches<'l, 'v, 'a>(lines: &'l [PlannedLine<'v, 'a>]) -> Vec<&'l [PlannedLine
         out.push(&lines[start..]);
     }
     out
-}
-
-/// A uint64 time stat value (epoch ns; negative values cannot occur for
-/// real session times and are clamped to 0).
-fn time_value(ns: i128) -> x_stat::Value {
-    x_stat::Value::Uint64Value(ns.max(0) as u64)
 }
 
 fn initial_diagnostics(
@@ -671,6 +770,7 @@ fn initial_diagnostics(
         anchors_used,
         anchors_skipped,
         warnings,
+        fallbacks: Vec::new(),
         offset_model: clocks.offset_choice.as_ref().map(Into::into),
         events_corrected: 0,
         events_clamped: 0,

@@ -87,11 +87,13 @@ fn a_known_clock_error_on_a_real_rank_is_undone() {
     assert_eq!(session_start_ns(&aligned), t_ref);
     assert_eq!(times(&aligned, "/host:CPU"), times(&original, "/host:CPU"));
     // Nothing but times changed: same planes, lines, metadata, stats.
+    assert_eq!(aligned.planes.len(), original.planes.len());
     for (a, o) in aligned.planes.iter().zip(&original.planes) {
         assert_eq!((a.id, &a.name), (o.id, &o.name));
         if a.name == "/host:CPU" {
             assert_eq!(a.event_metadata, o.event_metadata);
             assert_eq!(a.stat_metadata, o.stat_metadata);
+            assert_eq!(a.lines.len(), o.lines.len());
             for (la, lo) in a.lines.iter().zip(&o.lines) {
                 let stats = |l: &xplane_proto::XLine| {
                     l.events.iter().map(|e| e.stats.clone()).collect::<Vec<_>>()

@@ -2,232 +2,13 @@
 //! known: every path (device, runtime callback line, wall-clock line,
 //! bookkeeping planes), the guard, and every input error.
 
-use std::path::PathBuf;
-
 mod common;
+mod node1;
 use common::times;
+use node1::*;
 
 use alignment_core::{AlignNode, AlignOptions, LineClock, NodeInput, OffsetsFile};
-use xplane_proto::{
-    XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, read_xspace,
-    session_start_ns, write_xspace, x_event, x_stat,
-};
-
-/// True time base, epoch ns.
-const T0: i64 = 1_765_432_100_000_000_000;
-/// Node 1's host clock is ahead of node 0's (= true time) by this.
-const THETA_NS: i64 = 1_000_000;
-/// Node 1's tracer clock = true time − T0 + BOOT.
-const BOOT_NS: i64 = 500_000_000_000_000;
-/// Node 1's session start (host clock) and tracer start (host, tracer).
-const T_SESS: i64 = T0 + THETA_NS + 1_000;
-const S_W: i64 = T0 + THETA_NS + 20_000_000;
-const S_G: i64 = BOOT_NS + 20_000_000 - 3;
-
-fn host(t: i64) -> i64 {
-    t + THETA_NS
-}
-fn tracer(t: i64) -> i64 {
-    t - T0 + BOOT_NS
-}
-
-fn stat_meta(id: i64, name: &str) -> (i64, XStatMetadata) {
-    (
-        id,
-        XStatMetadata {
-            id,
-            name: name.into(),
-            description: String::new(),
-        },
-    )
-}
-
-fn event(meta: i64, offset_ps: i64, duration_ps: i64, stats: Vec<XStat>) -> XEvent {
-    XEvent {
-        metadata_id: meta,
-        data: Some(x_event::Data::OffsetPs(offset_ps)),
-        duration_ps,
-        stats,
-    }
-}
-
-/// Events at these true times (ns from T0), 1 µs long.
-const TRUE_EVENTS: [i64; 4] = [30_000_000, 5_000_000_000, 9_000_000_000, 12_500_000_000];
-
-fn node1_trace(snapshot_pairs: &[(i64, i64)]) -> XSpace {
-    let task_env = XPlane {
-        name: "Task Environment".into(),
-        stat_metadata: [
-            stat_meta(1, "profile_start_time"),
-            stat_meta(2, "profile_stop_time"),
-        ]
-        .into(),
-        stats: vec![
-            XStat {
-                metadata_id: 1,
-                value: Some(x_stat::Value::Uint64Value(T_SESS as u64)),
-            },
-            XStat {
-                metadata_id: 2,
-                value: Some(x_stat::Value::Uint64Value((T_SESS + 14_000_000_000) as u64)),
-            },
-        ],
-        ..Default::default()
-    };
-    let wall_line = |t: &[i64]| XLine {
-        id: 7,
-        name: "python".into(),
-        timestamp_ns: 2_000, // the host tracer's own start, not S_w
-        events: t
-            .iter()
-            .map(|&t| event(1, (host(T0 + t) - T_SESS - 2_000) * 1000, 1_000_000, vec![]))
-            .collect(),
-        ..Default::default()
-    };
-    let tracer_line = |id: i64, name: &str| XLine {
-        id,
-        name: name.into(),
-        timestamp_ns: S_W - T_SESS,
-        events: TRUE_EVENTS
-            .iter()
-            .map(|&t| {
-                // Stored on the wall axis as S_w + (R − S_g).
-                let wall = S_W + tracer(T0 + t) - S_G;
-                event(1, (wall - S_W) * 1000, 1_000_000, vec![])
-            })
-            .collect(),
-        ..Default::default()
-    };
-    let cpu = XPlane {
-        name: "/host:CPU".into(),
-        lines: vec![
-            wall_line(&TRUE_EVENTS),
-            tracer_line(8, "hipLaunchKernel callbacks"),
-        ],
-        event_metadata: [(
-            1,
-            XEventMetadata {
-                id: 1,
-                name: "op".into(),
-                ..Default::default()
-            },
-        )]
-        .into(),
-        ..Default::default()
-    };
-    let gpu = XPlane {
-        id: 0,
-        name: "/device:GPU:0".into(),
-        lines: vec![tracer_line(1, "Stream #1")],
-        event_metadata: [(
-            1,
-            XEventMetadata {
-                id: 1,
-                name: "kernel".into(),
-                ..Default::default()
-            },
-        )]
-        .into(),
-        ..Default::default()
-    };
-    let snapshots = XPlane {
-        name: "/host:snapshots".into(),
-        lines: vec![XLine {
-            name: "Clock Snapshots".into(),
-            timestamp_ns: S_W - T_SESS,
-            events: snapshot_pairs
-                .iter()
-                .map(|&(sys, r)| {
-                    event(
-                        1,
-                        (sys - S_W) * 1000,
-                        0,
-                        vec![XStat {
-                            metadata_id: 1,
-                            value: Some(x_stat::Value::Uint64Value(r as u64)),
-                        }],
-                    )
-                })
-                .collect(),
-            ..Default::default()
-        }],
-        event_metadata: [(
-            1,
-            XEventMetadata {
-                id: 1,
-                name: "Snapshot".into(),
-                ..Default::default()
-            },
-        )]
-        .into(),
-        stat_metadata: [stat_meta(1, "rocm_ns")].into(),
-        ..Default::default()
-    };
-    XSpace {
-        planes: vec![task_env, cpu, gpu, snapshots],
-        hostnames: vec!["node1".into()],
-        ..Default::default()
-    }
-}
-
-fn true_pairs() -> Vec<(i64, i64)> {
-    (0..3)
-        .map(|k| T0 + 4_000_000_000 * (k + 1))
-        .map(|t| (host(t), tracer(t)))
-        .collect()
-}
-
-fn offsets_text(offset: &str) -> String {
-    let mut s = format!(
-        "{{\"meta\":true,\"nodes\":[{{\"node_id\":0,\"start_walltime_ns\":{},\"start_gpu_ns\":0}},{{\"node_id\":1,\"start_walltime_ns\":{S_W},\"start_gpu_ns\":{S_G}}}]}}\n",
-        T0 + 15_000_000
-    );
-    for round in 0..3u64 {
-        let ws = T0 + 4_000_000_000 * round as i64;
-        let we = ws + 4_100_000_000;
-        s += &format!(
-            "{{\"round_id\":{round},\"window_id\":{round},\"window_start_ns\":{ws},\"window_end_ns\":{we},\"node_id\":0,\"offset_ns\":0,\"drift_ppm\":0,\"residual\":0,\"reachable\":true,\"converged\":true}}\n"
-        );
-        // Node 1 probes: its own window, on its own clock.
-        s += &format!(
-            "{{\"round_id\":{round},\"window_id\":{round},\"window_start_ns\":{},\"window_end_ns\":{},\"node_id\":1,\"offset_ns\":{offset},\"drift_ppm\":0,\"residual\":0,\"reachable\":true,\"converged\":true}}\n",
-            host(ws),
-            host(we)
-        );
-    }
-    s
-}
-
-struct Case {
-    dir: tempfile::TempDir,
-}
-
-impl Case {
-    fn new(space: &XSpace, offsets: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        write_xspace(dir.path().join("node1.xplane.pb"), space).unwrap();
-        std::fs::write(dir.path().join("round_offsets.jsonl"), offsets).unwrap();
-        Case { dir }
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-    fn run(
-        &self,
-        options: &AlignOptions,
-    ) -> alignment_core::Result<alignment_core::NodeDiagnostics> {
-        let offsets = OffsetsFile::read(self.path("round_offsets.jsonl"))?;
-        let input = NodeInput {
-            node_id: 1,
-            trace: self.path("node1.xplane.pb"),
-            ..Default::default()
-        };
-        AlignNode::new(&input, &offsets)
-            .options(options)
-            .session_start_ns(T0 as i128)
-            .to_file(&self.path("out.xplane.pb"))
-    }
-}
+use xplane_proto::{XSpace, XStat, read_xspace, session_start_ns, x_stat};
 
 #[test]
 fn every_path_lands_on_true_time() {
@@ -310,36 +91,6 @@ fn correction_stat_and_metadata_survive() {
         c.value,
         Some(x_stat::Value::Int64Value(T0 + TRUE_EVENTS[0] - stored))
     );
-}
-
-/// An error and its causes, as the CLI prints them.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(c) = cause {
-        text += &format!(": {c}");
-        cause = c.source();
-    }
-    text
-}
-
-fn assert_fails_without_output(case: &Case, options: &AlignOptions, needle: &str) {
-    let err = case.run(options).unwrap_err();
-    let text = format!("{err}");
-    assert!(
-        text.contains(needle),
-        "error {text:?} should contain {needle:?}"
-    );
-    assert!(
-        !case.path("out.xplane.pb").exists(),
-        "nothing written on error"
-    );
-    let leftovers: Vec<_> = std::fs::read_dir(case.dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with('.'))
-        .collect();
-    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
 
 #[test]
@@ -425,6 +176,7 @@ fn one_snapshot_pair_is_a_constant_shift() {
     case.run(&AlignOptions::default()).unwrap();
     let out = read_xspace(case.path("out.xplane.pb")).unwrap();
     let (_, events) = &times(&out, "/device:GPU:0")[0];
+    assert_eq!(events.len(), TRUE_EVENTS.len());
     for (&(s, _), &t) in events.iter().zip(&TRUE_EVENTS) {
         assert!((s - (T0 + t) as i128 * 1000).abs() <= 1);
     }
@@ -443,6 +195,7 @@ fn corrected_tracer_timeline_maps_device_events_back_through_the_inverse() {
     case.run(&options).unwrap();
     let out = read_xspace(case.path("out.xplane.pb")).unwrap();
     let (_, events) = &times(&out, "/device:GPU:0")[0];
+    assert_eq!(events.len(), TRUE_EVENTS.len());
     for (&(s, _), &t) in events.iter().zip(&TRUE_EVENTS) {
         // g = true time t (node 0's clock); read as node 1's host time it is
         // the instant t − θ, whose tracer reading placed on the wall axis is

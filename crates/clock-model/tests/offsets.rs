@@ -212,6 +212,7 @@ fn warnings_for_unconverged_rounds_and_jumps() {
 /// drifts (drift in 1/16 ppm, so exactly representable).
 fn drift_rows(offsets: &[i64], drifts16: &[i64]) -> Vec<OffsetRow> {
     let mut rows = Vec::new();
+    assert_eq!(offsets.len(), drifts16.len());
     for (k, (&o, &d)) in offsets.iter().zip(drifts16).enumerate() {
         let start = S + k as u64 * 4_000_000_000;
         rows.push(row(k as u64, 0, win(start, start + 4_000_000_000), 0.0));

@@ -240,6 +240,7 @@ fn without_run_id_instances_match_by_occurrence_order() {
     assert_eq!(by_order.summary.instances, 50);
     assert!(by_order.warnings.is_empty(), "{:?}", by_order.warnings);
     assert_eq!(by_order.violation_count(), 0);
+    assert_eq!(by_order.instances.len(), by_run.instances.len());
     for (a, b) in by_order.instances.iter().zip(&by_run.instances) {
         assert!(matches!(a.key, MatchKey::Occurrence(_)));
         assert_eq!(

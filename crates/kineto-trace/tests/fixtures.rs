@@ -114,6 +114,7 @@ fn shift_and_drift_move_every_time_exactly_and_nothing_else() {
     let out = TraceFile::from_bytes(out, "out.json", Compression::None);
     let again = out.parse().unwrap();
     let mut changed = 0;
+    assert_eq!(trace.events().count(), again.events().count());
     for (a, b) in trace.events().zip(again.events()) {
         let (a, b) = (a.unwrap(), b.unwrap());
         assert_eq!(a.name, b.name);

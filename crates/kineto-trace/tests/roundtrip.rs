@@ -123,6 +123,7 @@ proptest! {
         let drifted = rewrite(&trace, drift);
         let drifted = TraceFile::from_bytes(drifted, "drift.json", Compression::None);
         let drifted = drifted.parse().unwrap();
+        prop_assert_eq!(trace.events().count(), drifted.events().count());
         for (a, b) in trace.events().zip(drifted.events()) {
             let (a, b) = (a.unwrap(), b.unwrap());
             let start = trace.base().to_epoch(a.ts_ns().unwrap()).unwrap();

@@ -40,6 +40,31 @@ pub struct RoundNode {
     pub node: u32,
 }
 
+/// A known error in one node's probe offsets, as a bug in the probe graph
+/// calculation would make it (a wrong sign on an edge, a loop that does
+/// not close): every reachable row of the node is written with it, while
+/// the truth stays true.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeError {
+    /// The node whose offsets are wrong (never the reference, node 0).
+    pub node: u32,
+    /// Write the negated offset (a sign error), before `add_ns`.
+    #[serde(default)]
+    pub negate: bool,
+    /// Added to every written offset, ns.
+    #[serde(default)]
+    pub add_ns: i64,
+}
+
+impl ProbeError {
+    /// The offset written for a measured `offset_ns`.
+    pub fn apply(&self, offset_ns: f64) -> f64 {
+        let signed = if self.negate { -offset_ns } else { offset_ns };
+        signed + self.add_ns as f64
+    }
+}
+
 /// Everything that shapes a synthetic run. Every field has a default
 /// ([`SynthConfig::default`]); a JSON config may give any subset.
 ///
@@ -121,6 +146,8 @@ pub struct SynthConfig {
     pub unreachable: Vec<RoundNode>,
     /// A node that begins every collective late (none by default).
     pub straggler: Option<Straggler>,
+    /// Nodes whose probe offsets are written wrong (none by default).
+    pub probe_errors: Vec<ProbeError>,
 }
 
 impl Default for SynthConfig {
@@ -160,6 +187,7 @@ impl Default for SynthConfig {
             non_probing_nodes: Vec::new(),
             unreachable: Vec::new(),
             straggler: None,
+            probe_errors: Vec::new(),
         }
     }
 }
@@ -319,6 +347,19 @@ impl SynthConfig {
                     s.delay_ns
                 )
             })?;
+        }
+        for (i, e) in self.probe_errors.iter().enumerate() {
+            check(e.node != 0 && e.node < self.nodes, "probe_errors", || {
+                format!(
+                    "node {}: must be a node of the run other than the reference 0",
+                    e.node
+                )
+            })?;
+            check(
+                self.probe_errors[..i].iter().all(|o| o.node != e.node),
+                "probe_errors",
+                || format!("node {} is given twice", e.node),
+            )?;
         }
         for rn in &self.unreachable {
             check(rn.node != 0 && rn.node < self.nodes, "unreachable", || {

@@ -48,7 +48,7 @@ mod synth;
 mod truth;
 
 pub use clock::{NodeClock, TruePs, floor_ns};
-pub use config::{ClockSpec, RoundNode, Straggler, SynthConfig};
+pub use config::{ClockSpec, ProbeError, RoundNode, Straggler, SynthConfig};
 pub use error::SynthError;
 pub use gfmt::format_g;
 pub use ids::{EventId, EventKind, SYNTH_EVENT_ID_STAT};

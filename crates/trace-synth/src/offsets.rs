@@ -92,10 +92,13 @@ pub(crate) fn write_offsets(
                 let d0 = reference.host_ps(win.end) - reference.host_ps(win.start);
                 let drift = (di - d0) as f64 / d0 as f64 * 1e6;
                 let mut r = Rng::keyed(cfg.seed, Tag::Probe, round, u64::from(node), 1);
-                (
-                    offset_ps as f64 / 1000.0 + cfg.offset_noise_ns * r.normal(),
-                    drift + cfg.drift_noise_ppm * r.normal(),
-                )
+                let measured = offset_ps as f64 / 1000.0 + cfg.offset_noise_ns * r.normal();
+                // A probe graph bug acts on the measured (noisy) offset.
+                let written = match cfg.probe_errors.iter().find(|e| e.node == node) {
+                    Some(e) => e.apply(measured),
+                    None => measured,
+                };
+                (written, drift + cfg.drift_noise_ppm * r.normal())
             };
             text.push_str(&format!(
                 "{{\"round_id\":{round},\"window_id\":{round},\"window_start_ns\":{ws},\"window_end_ns\":{we},\"node_id\":{node},\"offset_ns\":{},\"drift_ppm\":{},\"residual\":0,\"reachable\":{reachable},\"converged\":true}}\n",

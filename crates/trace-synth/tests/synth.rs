@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use trace_synth::{
-    ClockSpec, EventId, EventKind, RoundNode, SYNTH_EVENT_ID_STAT, SynthConfig, SynthRun, Truth,
-    synthesize,
+    ClockSpec, EventId, EventKind, ProbeError, RoundNode, SYNTH_EVENT_ID_STAT, SynthConfig,
+    SynthRun, Truth, synthesize,
 };
 use xplane_proto::{FileBytes, XPlaneExt, XSpace, read_xspace, session_start_ns, x_event, x_stat};
 
@@ -363,6 +363,7 @@ fn offsets_file_follows_the_format() {
     assert_eq!(meta["meta"], true);
     let nodes = meta["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 3);
+    assert_eq!(run.nodes.len(), nodes.len());
     for (n, node) in nodes.iter().zip(&run.nodes) {
         assert_eq!(n["node_id"], node.node_id);
         assert_eq!(
@@ -422,6 +423,87 @@ fn offsets_file_follows_the_format() {
             <= 8,
         "{off} in {sample}"
     );
+}
+
+/// `(round, node) → offset_ns` of every row of an offsets file.
+fn offsets_by_row(path: &std::path::Path) -> BTreeMap<(u64, u64), f64> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).unwrap();
+            let key = (
+                r["round_id"].as_u64().unwrap(),
+                r["node_id"].as_u64().unwrap(),
+            );
+            (key, r["offset_ns"].as_f64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn probe_errors_change_only_the_offsets_of_their_node() {
+    let (right_dir, right) = run(&small());
+    let (wrong_dir, wrong) = run(&SynthConfig {
+        probe_errors: vec![
+            ProbeError {
+                node: 1,
+                negate: false,
+                add_ns: 40_000,
+            },
+            ProbeError {
+                node: 2,
+                negate: true,
+                add_ns: 0,
+            },
+        ],
+        ..small()
+    });
+    // The truth is the run's own (the header names the run, whose id
+    // hashes the configuration).
+    let records = |dir: &tempfile::TempDir| {
+        std::fs::read(dir.path().join("truth.bin")).unwrap()[trace_synth::TRUTH_HEADER_BYTES..]
+            .to_vec()
+    };
+    assert!(
+        records(&right_dir) == records(&wrong_dir),
+        "same true times"
+    );
+    let (a, b) = (
+        offsets_by_row(&right.offsets_path),
+        offsets_by_row(&wrong.offsets_path),
+    );
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a.len() as u64, 3 * right.rounds);
+    for (key, &want) in &a {
+        let got = b[key];
+        // Six significant digits of offsets up to 5 ms: 10 ns steps.
+        match key.1 {
+            0 => assert_eq!(got, want),
+            1 => assert!(
+                (got - want - 40_000.0).abs() <= 20.0,
+                "{key:?}: {got} vs {want}"
+            ),
+            _ => assert!(
+                (got + want).abs() <= 20.0 && want.abs() > 1_000.0,
+                "{key:?}: {got} vs {want}"
+            ),
+        }
+    }
+    let err = synthesize(
+        &SynthConfig {
+            probe_errors: vec![ProbeError {
+                node: 0,
+                negate: true,
+                add_ns: 0,
+            }],
+            ..small()
+        },
+        tempfile::tempdir().unwrap().path(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("probe_errors"), "{err}");
 }
 
 #[test]

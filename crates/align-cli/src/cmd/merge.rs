@@ -117,6 +117,9 @@ pub fn summary(outcome: &MergeOutcome) -> String {
                 ""
             }
         );
+        for f in &d.fallbacks {
+            s += &format!("{:>5}  warning: {f}\n", d.node_id);
+        }
     }
     if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {
         s += &format!(

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use trace_synth::{Straggler, SynthConfig, run_files_in, synthesize};
+use trace_synth::{ProbeError, Straggler, SynthConfig, run_files_in, synthesize};
 
 use crate::Global;
 
@@ -34,6 +34,12 @@ pub struct Args {
     /// purpose; overrides the configuration).
     #[arg(long, value_name = "NODE:DELAY_NS", value_parser = parse_straggler)]
     pub straggler: Option<Straggler>,
+    /// Write node NODE's probe offsets wrong while the truth stays true:
+    /// `NODE:NS` adds NS ns to every offset (a loop that does not close),
+    /// `NODE:negate` flips its sign (a sign error); repeat for more nodes
+    /// (replaces the configuration's `probe_errors`).
+    #[arg(long, value_name = "NODE:NS|NODE:negate", value_parser = parse_probe_error)]
+    pub probe_error: Vec<ProbeError>,
     /// Print what was written as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -81,6 +87,30 @@ fn parse_straggler(text: &str) -> Result<Straggler, String> {
     Ok(Straggler { node, delay_ns })
 }
 
+/// `NODE:NS` or `NODE:negate`, e.g. `2:40000`.
+fn parse_probe_error(text: &str) -> Result<ProbeError, String> {
+    let (node, what) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?}: expected NODE:NS or NODE:negate, e.g. 2:40000"))?;
+    let node = node
+        .trim()
+        .parse()
+        .map_err(|e| format!("{node:?}: not a node id: {e}"))?;
+    let (negate, add_ns) = match what.trim() {
+        "negate" => (true, 0),
+        ns => (
+            false,
+            ns.parse()
+                .map_err(|e| format!("{ns:?}: not an offset error in ns (or `negate`): {e}"))?,
+        ),
+    };
+    Ok(ProbeError {
+        node,
+        negate,
+        add_ns,
+    })
+}
+
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let mut config = match &args.config {
         Some(path) => {
@@ -108,6 +138,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     }
     if let Some(v) = args.straggler {
         config.straggler = Some(v);
+    }
+    if !args.probe_error.is_empty() {
+        config.probe_errors = args.probe_error.clone();
     }
     // A bad configuration fails before anything is removed.
     config.validate()?;
