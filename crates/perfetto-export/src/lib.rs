@@ -87,6 +87,7 @@ mod flows;
 mod intern;
 mod layout;
 mod perfetto;
+mod sequence;
 mod sink;
 mod survey;
 mod walk;

@@ -1,5 +1,5 @@
 //! `align-cli bench`: throughput and peak memory of every stage (read,
-//! align, merge, validate, export, report) on a
+//! align, merge, validate, export deflated and with plain packets, report) on a
 //! synthetic run, each against the read floor measured in the same run.
 //!
 //! Each stage runs in a child process (`bench --stage ...`) so its peak
@@ -140,15 +140,21 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
                 file_bytes(std::slice::from_ref(&combined)),
             )
         }
-        "export" => {
+        "export" | "export-plain" => {
             let bytes = xplane_proto::FileBytes::open(&combined)?;
             let input = perfetto_export::Input {
                 bytes: &bytes,
                 path: &combined,
                 node: collective_check::NodeSource::PlaneStat,
             };
-            let out = dir.join("combined.pftrace");
-            let summary = perfetto_export::export_file(&[input], &out)?;
+            let mut options = perfetto_export::Options::default();
+            let out = if stage == "export" {
+                dir.join("combined.pftrace")
+            } else {
+                options.packets = perfetto_export::Packets::Plain;
+                dir.join("combined-plain.pftrace")
+            };
+            let summary = perfetto_export::export_file_with(&[input], &out, &options)?;
             (summary.slices, file_bytes(std::slice::from_ref(&combined)))
         }
         "report" => {
@@ -210,7 +216,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     // One XSpace cannot exceed 2 GiB: larger runs cannot be merged into one file.
     let mergeable = total <= xplane_proto::MAX_FILE_BYTES;
     let names: &[&str] = if mergeable {
-        &["read", "align", "merge", "validate", "export", "report"]
+        &[
+            "read",
+            "align",
+            "merge",
+            "validate",
+            "export",
+            "export-plain",
+            "report",
+        ]
     } else {
         &["read", "align", "report"]
     };
@@ -297,5 +311,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         100.0 * pftrace as f64 / merged as f64,
         pftrace as f64 / stages[4].events as f64
     );
+    let plain_path = dir.join("combined-plain.pftrace");
+    let plain = std::fs::metadata(&plain_path).map_or(0, |m| m.len());
+    println!(
+        "export-plain (--plain-packets): {} bytes ({:.0}% of the merged XSpace), {:.1} bytes per slice",
+        plain,
+        100.0 * plain as f64 / merged as f64,
+        plain as f64 / stages[5].events as f64
+    );
+    // Only its size is reported: the deflated trace above is the one kept.
+    std::fs::remove_file(&plain_path).ok();
     Ok(())
 }
