@@ -51,20 +51,32 @@ pub struct Stage {
     pub peak_rss_mib: f64,
     /// CPU time of the process (user + system, every thread), s.
     pub cpu_seconds: f64,
+    /// CPU time of the stage's own thread (user + system), s: the part of
+    /// the work that needs one core in turn, without the thread pool's.
+    #[serde(default)]
+    pub thread_cpu_seconds: f64,
 }
 
 /// CPU time of this process so far (user + system, every thread), s.
 fn cpu_seconds() -> f64 {
-    // Fields 14 and 15 of /proc/self/stat, after the parenthesised name.
-    let ticks = std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = &s[s.rfind(')')? + 2..];
-            let mut fields = rest.split_whitespace().skip(11);
-            let user: u64 = fields.next()?.parse().ok()?;
-            let system: u64 = fields.next()?.parse().ok()?;
-            Some(user + system)
-        });
+    stat_cpu_seconds("/proc/self/stat")
+}
+
+/// CPU time of the calling thread so far (user + system), s.
+fn thread_cpu_seconds() -> f64 {
+    stat_cpu_seconds("/proc/thread-self/stat")
+}
+
+/// User + system time of a `/proc/.../stat` file, s.
+fn stat_cpu_seconds(path: &str) -> f64 {
+    // Fields 14 and 15, after the parenthesised name.
+    let ticks = std::fs::read_to_string(path).ok().and_then(|s| {
+        let rest = &s[s.rfind(')')? + 2..];
+        let mut fields = rest.split_whitespace().skip(11);
+        let user: u64 = fields.next()?.parse().ok()?;
+        let system: u64 = fields.next()?.parse().ok()?;
+        Some(user + system)
+    });
     // The kernel's USER_HZ is 100 on every Linux configuration in use.
     ticks.map_or(f64::NAN, |t| t as f64 / 100.0)
 }
@@ -115,6 +127,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     };
     let start = Instant::now();
     let cpu_start = cpu_seconds();
+    let thread_start = thread_cpu_seconds();
     let (events, bytes) = match stage {
         "read" => (count_events(&traces)?, file_bytes(&traces)),
         "align" => {
@@ -171,6 +184,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
         bytes,
         peak_rss_mib: peak_rss_mib(),
         cpu_seconds: cpu_seconds() - cpu_start,
+        thread_cpu_seconds: thread_cpu_seconds() - thread_start,
     })
 }
 
@@ -270,16 +284,17 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         largest as f64 / (1 << 20) as f64
     );
     println!(
-        "{:<9} {:>8} {:>8} {:>12} {:>9} {:>14} {:>10}",
-        "stage", "s", "CPU s", "M events/s", "MB/s", "peak RSS MiB", "vs floor"
+        "{:<12} {:>8} {:>8} {:>11} {:>12} {:>9} {:>14} {:>10}",
+        "stage", "s", "CPU s", "thread CPU", "M events/s", "MB/s", "peak RSS MiB", "vs floor"
     );
     for s in &stages {
         let rate = s.events as f64 / s.seconds;
         println!(
-            "{:<9} {:>8.2} {:>8.2} {:>12.2} {:>9.0} {:>14.0} {:>9.0}%",
+            "{:<12} {:>8.2} {:>8.2} {:>11.2} {:>12.2} {:>9.0} {:>14.0} {:>9.0}%",
             s.stage,
             s.seconds,
             s.cpu_seconds,
+            s.thread_cpu_seconds,
             rate / 1e6,
             s.bytes as f64 / s.seconds / 1e6,
             s.peak_rss_mib,
