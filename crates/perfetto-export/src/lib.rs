@@ -90,6 +90,7 @@ mod perfetto;
 mod sequence;
 mod sink;
 mod survey;
+mod tids;
 mod walk;
 mod wire;
 

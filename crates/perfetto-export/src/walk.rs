@@ -2,7 +2,7 @@
 //! begin/end order, stats and flows.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use collective_check::NodeSource;
@@ -15,6 +15,7 @@ use crate::flows::{CollectiveFlows, correlation_flow_id};
 use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
 use crate::sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 use crate::survey::{PlaneEntry, Role, process_name, survey};
+use crate::tids::Tids;
 
 /// One input trace: its encoded XSpace and whose planes it holds.
 #[derive(Clone, Copy, Debug)]
@@ -196,40 +197,6 @@ fn violations<S: Sink + ?Sized>(
         }
     }
     Ok(())
-}
-
-/// Thread ids per process: a host line's own thread id when it fits and is
-/// free, else a fresh one.
-#[derive(Default)]
-struct Tids {
-    used: HashSet<(i32, i32)>,
-    next: HashMap<i32, i32>,
-    sort: HashMap<i32, i32>,
-}
-
-impl Tids {
-    const SYNTHETIC: i32 = 1 << 30;
-
-    fn take(&mut self, pid: i32, wanted: Option<i64>) -> i32 {
-        if let Some(tid) = wanted.and_then(|t| i32::try_from(t).ok())
-            && tid > 0
-            && tid < Self::SYNTHETIC
-            && self.used.insert((pid, tid))
-        {
-            return tid;
-        }
-        let next = self.next.entry(pid).or_insert(Self::SYNTHETIC);
-        while !self.used.insert((pid, *next)) {
-            *next += 1;
-        }
-        *next
-    }
-
-    fn sort_index(&mut self, pid: i32) -> i32 {
-        let s = self.sort.entry(pid).or_insert(0);
-        *s += 1;
-        *s - 1
-    }
 }
 
 /// The timed events of one line: their slices, and the parsed events the
