@@ -1,8 +1,10 @@
-//! Packets bundled and deflated into `compressed_packets` packets, as
-//! Perfetto's tracing service writes them: each bundle is a zlib stream of
-//! `Trace` bytes (packets with their field-1 preamble), so a reader inflates
-//! it and parses the packets in its place. Bundles are compressed on the
-//! thread pool while the walk goes on, and written in order.
+//! Where the writer's packets go: appended in place to one buffer, which is
+//! written out as it is ([`Packets::Plain`](crate::Packets)) or, deflated,
+//! as one `compressed_packets` packet, as Perfetto's tracing service writes
+//! them: each bundle is a zlib stream of `Trace` bytes (packets with their
+//! field-1 preamble), so a reader inflates it and parses the packets in its
+//! place. Bundles are compressed on the thread pool while the walk goes on,
+//! and written in order.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -12,15 +14,81 @@ use crate::error::{Error, Result};
 use crate::fields::{packet, trace};
 use crate::wire;
 
-/// Uncompressed bytes per bundle.
+/// Uncompressed bytes per bundle (and per write of plain packets).
 const BUNDLE_BYTES: usize = 1 << 20;
 /// Bundles being compressed at once, at most (bounds memory to a few MiB).
 const MAX_IN_FLIGHT: usize = 8;
 
-/// Collects packets into bundles and writes each one compressed.
+/// The open buffer of packets, and how it leaves.
+pub(crate) struct PacketBuffer {
+    open: Vec<u8>,
+    /// Set when packets are deflated in bundles.
+    bundler: Option<Bundler>,
+    written: u64,
+}
+
+impl PacketBuffer {
+    /// Packets written as they are (`level` `None`), or deflated at `level`.
+    pub fn new(level: Option<flate2::Compression>) -> Self {
+        PacketBuffer {
+            open: Vec::with_capacity(BUNDLE_BYTES + (BUNDLE_BYTES >> 3)),
+            bundler: level.map(Bundler::new),
+            written: 0,
+        }
+    }
+
+    /// The open buffer: append whole packets (`Trace.packet` fields) to it,
+    /// then call [`PacketBuffer::packet_done`].
+    #[inline]
+    pub fn open(&mut self) -> &mut Vec<u8> {
+        &mut self.open
+    }
+
+    /// A packet was appended: when the buffer is full, it leaves.
+    #[inline]
+    pub fn packet_done<W: Write>(&mut self, out: &mut W) -> Result<()> {
+        if self.open.len() >= BUNDLE_BYTES {
+            self.send(out)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes handed to the output so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Write out what is left (every bundle, in order).
+    pub fn finish<W: Write>(&mut self, out: &mut W) -> Result<()> {
+        if !self.open.is_empty() {
+            self.send(out)?;
+        }
+        if let Some(bundler) = &mut self.bundler {
+            self.written += bundler.finish(out)?;
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn send<W: Write>(&mut self, out: &mut W) -> Result<()> {
+        match &mut self.bundler {
+            None => {
+                self.written += write(out, &self.open)?;
+                self.open.clear();
+            }
+            Some(bundler) => {
+                let capacity = self.open.capacity();
+                let raw = std::mem::replace(&mut self.open, Vec::with_capacity(capacity));
+                self.written += bundler.seal(raw, out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Compresses bundles on the pool and writes them in order.
 pub(crate) struct Bundler {
     level: flate2::Compression,
-    open: Vec<u8>,
     in_flight: VecDeque<Receiver<Vec<u8>>>,
 }
 
@@ -28,22 +96,15 @@ impl Bundler {
     pub fn new(level: flate2::Compression) -> Self {
         Bundler {
             level,
-            open: Vec::with_capacity(BUNDLE_BYTES + (BUNDLE_BYTES >> 3)),
             in_flight: VecDeque::new(),
         }
     }
 
-    /// Append one packet (its `Trace.packet` preamble and bytes) to the open
-    /// bundle; when the bundle is full, hand it to the pool and write every
-    /// bundle that is ready. Returns the bytes written to `out`.
-    #[inline]
-    pub fn push<W: Write>(&mut self, head: &[u8], body: &[u8], out: &mut W) -> Result<u64> {
-        self.open.extend_from_slice(head);
-        self.open.extend_from_slice(body);
-        if self.open.len() < BUNDLE_BYTES {
-            return Ok(0);
-        }
-        self.seal();
+    /// Start compressing `raw` (whole packets with their preambles) and
+    /// write every bundle that is ready, waiting when too many are in
+    /// flight. Returns the bytes written to `out`.
+    pub fn seal<W: Write>(&mut self, raw: Vec<u8>, out: &mut W) -> Result<u64> {
+        self.start(raw);
         let mut written = 0;
         while let Some(front) = self.in_flight.front() {
             let ready = if self.in_flight.len() > MAX_IN_FLIGHT {
@@ -58,12 +119,8 @@ impl Bundler {
         Ok(written)
     }
 
-    /// Compress what is left and write every bundle, in order. Returns the
-    /// bytes written to `out`.
+    /// Write every bundle, in order. Returns the bytes written to `out`.
     pub fn finish<W: Write>(&mut self, out: &mut W) -> Result<u64> {
-        if !self.open.is_empty() {
-            self.seal();
-        }
         let mut written = 0;
         while let Some(front) = self.in_flight.pop_front() {
             written += write(out, &front.recv().map_err(lost)?)?;
@@ -71,12 +128,10 @@ impl Bundler {
         Ok(written)
     }
 
-    /// Start compressing the open bundle on the pool; inline when this
-    /// thread is itself one of the pool's (waiting there for a task that
-    /// needs a free worker could wait forever).
-    fn seal(&mut self) {
-        let capacity = self.open.capacity();
-        let raw = std::mem::replace(&mut self.open, Vec::with_capacity(capacity));
+    /// Start compressing `raw` on the pool; inline when this thread is
+    /// itself one of the pool's (waiting there for a task that needs a free
+    /// worker could wait forever).
+    fn start(&mut self, raw: Vec<u8>) {
         let (send, receive) = sync_channel(1);
         let level = self.level;
         let compress = move || {
@@ -137,20 +192,21 @@ mod tests {
 
     #[test]
     fn bundles_inflate_to_the_packets_in_order() {
-        let mut bundler = Bundler::new(flate2::Compression::fast());
+        let mut buffer = PacketBuffer::new(Some(flate2::Compression::fast()));
         let mut out = Vec::new();
         let mut plain = Vec::new();
-        let mut written = 0;
         let count = 400_000u64;
         for ts in 0..count {
             let p = packet(ts * 1_000_003);
             let h = head(p.len());
             plain.extend_from_slice(&h);
             plain.extend_from_slice(&p);
-            written += bundler.push(&h, &p, &mut out).unwrap();
+            buffer.open().extend_from_slice(&h);
+            buffer.open().extend_from_slice(&p);
+            buffer.packet_done(&mut out).unwrap();
         }
-        written += bundler.finish(&mut out).unwrap();
-        assert_eq!(written, out.len() as u64);
+        buffer.finish(&mut out).unwrap();
+        assert_eq!(buffer.written(), out.len() as u64);
         assert!(out.len() < plain.len(), "{} vs {}", out.len(), plain.len());
 
         let trace = Trace::decode(&out[..]).unwrap();
@@ -179,14 +235,16 @@ mod tests {
             .build()
             .unwrap();
         let (out, count) = pool.install(|| {
-            let mut bundler = Bundler::new(flate2::Compression::fast());
+            let mut buffer = PacketBuffer::new(Some(flate2::Compression::fast()));
             let mut out = Vec::new();
             let count = 200_000u64;
             for ts in 0..count {
                 let p = packet(ts);
-                bundler.push(&head(p.len()), &p, &mut out).unwrap();
+                buffer.open().extend_from_slice(&head(p.len()));
+                buffer.open().extend_from_slice(&p);
+                buffer.packet_done(&mut out).unwrap();
             }
-            bundler.finish(&mut out).unwrap();
+            buffer.finish(&mut out).unwrap();
             (out, count)
         });
         let mut inflated = Vec::new();
@@ -206,13 +264,31 @@ mod tests {
 
     #[test]
     fn nothing_pushed_writes_nothing() {
-        let mut out = Vec::new();
-        assert_eq!(
-            Bundler::new(flate2::Compression::fast())
-                .finish(&mut out)
-                .unwrap(),
-            0
-        );
-        assert!(out.is_empty());
+        for level in [None, Some(flate2::Compression::fast())] {
+            let mut out = Vec::new();
+            let mut buffer = PacketBuffer::new(level);
+            buffer.finish(&mut out).unwrap();
+            assert_eq!(buffer.written(), 0);
+            assert!(out.is_empty());
+        }
+    }
+
+    #[test]
+    fn plain_packets_leave_as_they_are_in_writes_of_a_bundle() {
+        let mut buffer = PacketBuffer::new(None);
+        let (mut out, mut plain) = (Vec::new(), Vec::new());
+        for ts in 0..300_000 {
+            let p = packet(ts);
+            plain.extend_from_slice(&head(p.len()));
+            plain.extend_from_slice(&p);
+            buffer.open().extend_from_slice(&head(p.len()));
+            buffer.open().extend_from_slice(&p);
+            buffer.packet_done(&mut out).unwrap();
+            assert!(buffer.open().len() < BUNDLE_BYTES);
+        }
+        assert!(!out.is_empty(), "a full buffer was written before the end");
+        buffer.finish(&mut out).unwrap();
+        assert_eq!(out, plain);
+        assert_eq!(buffer.written(), plain.len() as u64);
     }
 }

@@ -67,6 +67,16 @@ impl Hasher for KeyHasher {
 
 type ByKey = BuildHasherDefault<KeyHasher>;
 
+/// Bits of the participant filter (8 KiB: stays in the first-level cache).
+const FILTER_BITS: usize = 1 << 16;
+
+/// The filter bit of `(node, begin_ps)`: one multiply of the key's low bits.
+#[inline]
+fn filter_bit(node: i64, begin_ps: i128) -> usize {
+    let key = (begin_ps as u64) ^ (node as u64).rotate_left(32);
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - 16)) as usize
+}
+
 fn violation_marks(report: &Report) -> Vec<ViolationMark> {
     let mut marks: Vec<ViolationMark> = report
         .violations
@@ -98,6 +108,9 @@ fn violation_marks(report: &Report) -> Vec<ViolationMark> {
 #[derive(Debug)]
 pub struct CollectiveFlows {
     at: HashMap<(i64, i128), Vec<(String, FlowRef)>, ByKey>,
+    /// A bit per hash of every key of `at` ([`filter_bit`]): most events
+    /// are no participant, and one bit test tells so.
+    filter: Vec<u64>,
     /// Instances with a flow.
     pub instances: usize,
     /// The happens-before violations, sorted by node and time.
@@ -143,6 +156,7 @@ impl CollectiveFlows {
     pub fn from_report(report: &Report) -> Self {
         let mut flows = CollectiveFlows {
             at: HashMap::default(),
+            filter: vec![0; FILTER_BITS / 64],
             instances: 0,
             violations: violation_marks(report),
         };
@@ -161,9 +175,12 @@ impl CollectiveFlows {
                     k if k == last => FlowStep::End,
                     _ => FlowStep::Step,
                 };
+                let (node, begin_ps) = (slot.participant.node.0, slot.begin_ps.0);
+                let bit = filter_bit(node, begin_ps);
+                flows.filter[bit / 64] |= 1 << (bit % 64);
                 flows
                     .at
-                    .entry((slot.participant.node.0, slot.begin_ps.0))
+                    .entry((node, begin_ps))
                     .or_default()
                     .push((inst.op.clone(), FlowRef { id, step }));
             }
@@ -186,6 +203,10 @@ impl CollectiveFlows {
         ops: impl FnOnce() -> [Option<Cow<'s, str>>; 2],
         out: &mut Vec<FlowRef>,
     ) {
+        let bit = filter_bit(node, begin_ps);
+        if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
+            return;
+        }
         let Some(list) = self.at.get_mut(&(node, begin_ps)) else {
             return;
         };

@@ -13,8 +13,8 @@
 //! new slice nests when the innermost slice still open ends at or after its
 //! end.
 
-/// A slice of a line: absolute times in ns, and where the event is in the
-/// input (byte offset and length of the encoded `XEvent`).
+/// A slice of a line: absolute times in ns, and which of the line's events
+/// it is.
 ///
 /// Invariant: `begin_ns <= end_ns` (checked where slices are made).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,10 +23,8 @@ pub struct Slice {
     pub begin_ns: i64,
     /// Absolute end, ns.
     pub end_ns: i64,
-    /// Byte offset of the encoded event in its input.
-    pub at: u64,
-    /// Length of the encoded event.
-    pub len: u32,
+    /// The event's position among the line's timed events, in input order.
+    pub event: u32,
 }
 
 /// Sort slices into the order the tracks are built and written in: by begin,
@@ -38,7 +36,7 @@ pub fn sort_slices(slices: &mut [Slice]) {
             <= (w[1].begin_ns, std::cmp::Reverse(w[1].end_ns))
     });
     if !sorted {
-        slices.sort_by_key(|s| (s.begin_ns, std::cmp::Reverse(s.end_ns), s.at));
+        slices.sort_by_key(|s| (s.begin_ns, std::cmp::Reverse(s.end_ns), s.event));
     }
 }
 
@@ -130,8 +128,7 @@ mod tests {
             .map(|(i, &(b, e))| Slice {
                 begin_ns: b,
                 end_ns: e,
-                at: i as u64,
-                len: 1,
+                event: i as u32,
             })
             .collect()
     }

@@ -87,8 +87,10 @@ mod flows;
 mod intern;
 mod layout;
 mod perfetto;
+mod sequence;
 mod sink;
 mod survey;
+mod tids;
 mod walk;
 mod wire;
 

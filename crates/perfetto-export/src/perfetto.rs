@@ -15,13 +15,10 @@
 
 use std::io::Write;
 
-use xplane_proto::PlaneIndex;
-
-use crate::args::{ArgValue, hex, ref_text, stat_name};
-use crate::bundle::Bundler;
+use crate::bundle::PacketBuffer;
 use crate::error::{Error, Result};
-use crate::fields::{annotation, clock, defaults, event, interned, packet, trace, track};
-use crate::intern::IdTable;
+use crate::fields::{clock, defaults, interned, packet, trace, track};
+use crate::sequence::Sequence;
 use crate::sink::{InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 use crate::wire;
 
@@ -50,21 +47,16 @@ pub enum Packets {
 /// Give it a buffered writer; [`Sink::finish`] flushes it.
 pub struct PerfettoWriter<W: Write> {
     out: W,
-    /// Set when packets are deflated in bundles ([`Packets::Deflated`]).
-    bundler: Option<Bundler>,
+    /// The open buffer of packets, written plain or deflated in bundles.
+    buffer: PacketBuffer,
     /// Processes seen before the first track (written after the clock snapshot).
     pending: Vec<Process>,
     started: bool,
-    sequence: u32,
-    last_ns: u64,
-    names: IdTable,
-    arg_names: IdTable,
-    strings: IdTable,
+    /// The current track's sequence.
+    sequence: Sequence,
+    /// A packet built apart (descriptors, the first packet of a sequence).
     packet: Vec<u8>,
-    event: Vec<u8>,
-    interned: Vec<u8>,
     scratch: Vec<u8>,
-    bytes_written: u64,
 }
 
 impl<W: Write> PerfettoWriter<W> {
@@ -77,28 +69,22 @@ impl<W: Write> PerfettoWriter<W> {
     pub fn with_packets(out: W, packets: Packets) -> Self {
         PerfettoWriter {
             out,
-            bundler: match packets {
+            buffer: PacketBuffer::new(match packets {
                 Packets::Plain => None,
-                Packets::Deflated => Some(Bundler::new(flate2::Compression::fast())),
-            },
+                Packets::Deflated => Some(flate2::Compression::fast()),
+            }),
             pending: Vec::new(),
             started: false,
-            sequence: DESCRIPTOR_SEQUENCE,
-            last_ns: 0,
-            names: IdTable::default(),
-            arg_names: IdTable::default(),
-            strings: IdTable::default(),
+            sequence: Sequence::new(DESCRIPTOR_SEQUENCE),
             packet: Vec::with_capacity(256),
-            event: Vec::with_capacity(256),
-            interned: Vec::with_capacity(256),
             scratch: Vec::with_capacity(64),
-            bytes_written: 0,
         }
     }
 
-    /// Bytes written so far.
+    /// Bytes written to the underlying writer so far (packets are handed
+    /// to it in buffers of about 1 MiB).
     pub fn bytes_written(&self) -> u64 {
-        self.bytes_written
+        self.buffer.written()
     }
 
     /// The underlying writer.
@@ -108,30 +94,9 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// Write `self.packet` as one `Trace.packet` and clear it.
     fn emit(&mut self) -> Result<()> {
-        // Key of field 1, length-delimited, then the length as a varint.
-        let mut head = [0u8; 11];
-        head[0] = (trace::PACKET << 3 | 2) as u8;
-        let mut n = 1;
-        let mut len = self.packet.len() as u64;
-        while len >= 0x80 {
-            head[n] = (len as u8) | 0x80;
-            len >>= 7;
-            n += 1;
-        }
-        head[n] = len as u8;
-        n += 1;
-        match &mut self.bundler {
-            None => {
-                self.out.write_all(&head[..n]).map_err(Error::Output)?;
-                self.out.write_all(&self.packet).map_err(Error::Output)?;
-                self.bytes_written += (n + self.packet.len()) as u64;
-            }
-            Some(bundler) => {
-                self.bytes_written += bundler.push(&head[..n], &self.packet, &mut self.out)?;
-            }
-        }
+        wire::bytes(self.buffer.open(), trace::PACKET, &self.packet);
         self.packet.clear();
-        Ok(())
+        self.buffer.packet_done(&mut self.out)
     }
 
     /// The first packet: the trace clock is REALTIME, equal to BOOTTIME (so
@@ -210,12 +175,8 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// The first packet of a track's sequence.
     fn open_sequence(&mut self, t: &Track) -> Result<()> {
-        self.sequence += 1;
-        self.names.clear();
-        self.arg_names.clear();
-        self.strings.clear();
         let first = t.first_ns as u64;
-        self.last_ns = first;
+        self.sequence.reset(self.sequence.id + 1, first);
 
         let mut defs = Vec::new();
         wire::varint(&mut defs, defaults::TIMESTAMP_CLOCK_ID, clock::INCREMENTAL);
@@ -234,9 +195,9 @@ impl<W: Write> PerfettoWriter<W> {
         wire::varint(&mut self.scratch, clock::TIMESTAMP, first);
         wire::bytes(&mut snapshot, clock::CLOCKS, &self.scratch);
 
-        self.interned.clear();
+        let mut categories = Vec::new();
         wire::interned(
-            &mut self.interned,
+            &mut categories,
             interned::EVENT_CATEGORIES,
             CATEGORY_IID,
             t.category.as_bytes(),
@@ -245,7 +206,7 @@ impl<W: Write> PerfettoWriter<W> {
         let p = &mut self.packet;
         wire::varint(p, packet::TIMESTAMP, first);
         wire::varint(p, packet::TIMESTAMP_CLOCK_ID, clock::REALTIME);
-        wire::varint(p, packet::SEQUENCE_ID, u64::from(self.sequence));
+        wire::varint(p, packet::SEQUENCE_ID, u64::from(self.sequence.id));
         wire::varint(
             p,
             packet::SEQUENCE_FLAGS,
@@ -253,68 +214,9 @@ impl<W: Write> PerfettoWriter<W> {
         );
         wire::varint(p, packet::FIRST_PACKET_ON_SEQUENCE, 1);
         wire::bytes(p, packet::DEFAULTS, &defs);
-        wire::bytes(p, packet::INTERNED_DATA, &self.interned);
+        wire::bytes(p, packet::INTERNED_DATA, &categories);
         wire::bytes(p, packet::CLOCK_SNAPSHOT, &snapshot);
         self.emit()
-    }
-
-    /// Start an event packet at `ns` on the current sequence.
-    #[inline]
-    fn packet_head(&mut self, ns: i64) {
-        let ns = ns as u64;
-        debug_assert!(
-            ns >= self.last_ns,
-            "packets of a sequence are in time order"
-        );
-        wire::varint(&mut self.packet, packet::TIMESTAMP, ns - self.last_ns);
-        self.last_ns = ns;
-        wire::varint(
-            &mut self.packet,
-            packet::SEQUENCE_ID,
-            u64::from(self.sequence),
-        );
-        wire::varint(
-            &mut self.packet,
-            packet::SEQUENCE_FLAGS,
-            packet::SEQ_NEEDS_INCREMENTAL_STATE,
-        );
-    }
-
-    #[inline]
-    fn annotation(&mut self, name_id: i64, value: &ArgValue<'_>, names: &PlaneIndex<'_>) {
-        let (iid, new) = self.arg_names.get(name_id);
-        if new {
-            wire::interned(
-                &mut self.interned,
-                interned::DEBUG_ANNOTATION_NAMES,
-                iid,
-                stat_name(names, name_id).as_bytes(),
-            );
-        }
-        let a = &mut self.scratch;
-        a.clear();
-        wire::varint(a, annotation::NAME_IID, iid);
-        match value {
-            ArgValue::Int(v) => wire::varint(a, annotation::INT_VALUE, *v as u64),
-            ArgValue::Uint(v) => wire::varint(a, annotation::UINT_VALUE, *v),
-            ArgValue::Double(v) => wire::double(a, annotation::DOUBLE_VALUE, *v),
-            ArgValue::Str(s) => wire::bytes(a, annotation::STRING_VALUE, s.as_bytes()),
-            ArgValue::Bytes(b) => wire::bytes(a, annotation::STRING_VALUE, hex(b).as_bytes()),
-            ArgValue::Ref(id) => {
-                let (siid, new) = self.strings.get(*id as i64);
-                if new {
-                    wire::interned(
-                        &mut self.interned,
-                        interned::DEBUG_ANNOTATION_STRING_VALUES,
-                        siid,
-                        ref_text(names, *id).as_bytes(),
-                    );
-                }
-                wire::varint(a, annotation::STRING_VALUE_IID, siid);
-            }
-            ArgValue::Empty => {}
-        }
-        wire::bytes(&mut self.event, event::DEBUG_ANNOTATIONS, &self.scratch);
     }
 }
 
@@ -336,80 +238,33 @@ impl<W: Write> Sink for PerfettoWriter<W> {
         self.open_sequence(t)
     }
 
+    #[inline]
     fn begin(&mut self, s: &SliceInfo<'_, '_>) -> Result<()> {
-        self.packet_head(s.begin_ns);
-        self.interned.clear();
-        self.event.clear();
-        let (iid, new) = self.names.get(s.name_id);
-        if new {
-            wire::interned(
-                &mut self.interned,
-                interned::EVENT_NAMES,
-                iid,
-                s.name().as_bytes(),
-            );
-        }
-        wire::varint(&mut self.event, event::TYPE, event::SLICE_BEGIN);
-        wire::varint(&mut self.event, event::NAME_IID, iid);
-        for a in s.args {
-            self.annotation(a.name_id, &a.value, s.names);
-        }
-        for f in s.flows {
-            wire::fixed64(&mut self.event, event::FLOW_IDS, f.id);
-        }
-        if !self.interned.is_empty() {
-            wire::bytes(&mut self.packet, packet::INTERNED_DATA, &self.interned);
-        }
-        wire::bytes(&mut self.packet, packet::TRACK_EVENT, &self.event);
-        self.emit()
+        self.sequence.begin(self.buffer.open(), s);
+        self.buffer.packet_done(&mut self.out)
     }
 
+    #[inline]
     fn end(&mut self, end_ns: i64) -> Result<()> {
-        self.packet_head(end_ns);
-        self.event.clear();
-        wire::varint(&mut self.event, event::TYPE, event::SLICE_END);
-        wire::bytes(&mut self.packet, packet::TRACK_EVENT, &self.event);
-        self.emit()
+        self.sequence.end(self.buffer.open(), end_ns);
+        self.buffer.packet_done(&mut self.out)
     }
 
     fn instant(&mut self, i: &InstantInfo) -> Result<()> {
-        self.packet_head(i.ns);
-        self.event.clear();
-        wire::varint(&mut self.event, event::TYPE, event::INSTANT);
-        wire::bytes(&mut self.event, event::NAME, i.name.as_bytes());
-        for (name, value) in &i.args {
-            let a = &mut self.scratch;
-            a.clear();
-            wire::bytes(a, annotation::NAME, name.as_bytes());
-            match value {
-                ArgValue::Double(v) => wire::double(a, annotation::DOUBLE_VALUE, *v),
-                ArgValue::Str(s) => wire::bytes(a, annotation::STRING_VALUE, s.as_bytes()),
-                ArgValue::Int(v) => wire::varint(a, annotation::INT_VALUE, *v as u64),
-                ArgValue::Uint(v) => wire::varint(a, annotation::UINT_VALUE, *v),
-                _ => {}
-            }
-            wire::bytes(&mut self.event, event::DEBUG_ANNOTATIONS, &self.scratch);
-        }
-        wire::bytes(&mut self.packet, packet::TRACK_EVENT, &self.event);
-        self.emit()
+        self.sequence.instant(self.buffer.open(), i);
+        self.buffer.packet_done(&mut self.out)
     }
 
     fn counter(&mut self, ns: i64, value: i64) -> Result<()> {
-        self.packet_head(ns);
-        self.event.clear();
-        wire::varint(&mut self.event, event::TYPE, event::COUNTER);
-        wire::varint(&mut self.event, event::COUNTER_VALUE, value as u64);
-        wire::bytes(&mut self.packet, packet::TRACK_EVENT, &self.event);
-        self.emit()
+        self.sequence.counter(self.buffer.open(), ns, value);
+        self.buffer.packet_done(&mut self.out)
     }
 
     fn finish(&mut self) -> Result<()> {
         if !self.started {
             self.start(0)?;
         }
-        if let Some(bundler) = &mut self.bundler {
-            self.bytes_written += bundler.finish(&mut self.out)?;
-        }
+        self.buffer.finish(&mut self.out)?;
         self.out.flush().map_err(Error::Output)
     }
 }

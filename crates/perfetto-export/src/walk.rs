@@ -2,11 +2,11 @@
 //! begin/end order, stats and flows.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use collective_check::NodeSource;
-use xplane_proto::{EventData, EventView, LineView, View, WireError};
+use xplane_proto::{EventData, EventView, LineView, WireError};
 
 use crate::args::{Arg, ArgValue, arg};
 use crate::counter::NodeCounter;
@@ -15,6 +15,7 @@ use crate::flows::{CollectiveFlows, correlation_flow_id};
 use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
 use crate::sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 use crate::survey::{PlaneEntry, Role, process_name, survey};
+use crate::tids::Tids;
 
 /// One input trace: its encoded XSpace and whose planes it holds.
 #[derive(Clone, Copy, Debug)]
@@ -100,7 +101,7 @@ pub fn export_with<S: Sink + ?Sized>(
         summary.processes += 1;
     }
     let mut tids = Tids::default();
-    let mut slices = Vec::new();
+    let mut line_buf = LineBuf::default();
     for entry in &survey.planes {
         let input = &inputs[entry.input];
         let process = &processes[&entry.node];
@@ -115,7 +116,7 @@ pub fn export_with<S: Sink + ?Sized>(
         };
         for line in entry.plane.lines() {
             let line = line.map_err(|e| plane.wire(e))?;
-            plane.line(&line, &mut slices, sink, &mut tids, &mut next_uuid)?;
+            plane.line(&line, &mut line_buf, sink, &mut tids, &mut next_uuid)?;
         }
     }
     violations(
@@ -198,38 +199,12 @@ fn violations<S: Sink + ?Sized>(
     Ok(())
 }
 
-/// Thread ids per process: a host line's own thread id when it fits and is
-/// free, else a fresh one.
+/// The timed events of one line: their slices, and the parsed events the
+/// slices point at (each event is parsed once).
 #[derive(Default)]
-struct Tids {
-    used: HashSet<(i32, i32)>,
-    next: HashMap<i32, i32>,
-    sort: HashMap<i32, i32>,
-}
-
-impl Tids {
-    const SYNTHETIC: i32 = 1 << 30;
-
-    fn take(&mut self, pid: i32, wanted: Option<i64>) -> i32 {
-        if let Some(tid) = wanted.and_then(|t| i32::try_from(t).ok())
-            && tid > 0
-            && tid < Self::SYNTHETIC
-            && self.used.insert((pid, tid))
-        {
-            return tid;
-        }
-        let next = self.next.entry(pid).or_insert(Self::SYNTHETIC);
-        while !self.used.insert((pid, *next)) {
-            *next += 1;
-        }
-        *next
-    }
-
-    fn sort_index(&mut self, pid: i32) -> i32 {
-        let s = self.sort.entry(pid).or_insert(0);
-        *s += 1;
-        *s - 1
-    }
+struct LineBuf<'a> {
+    slices: Vec<Slice>,
+    events: Vec<EventView<'a>>,
 }
 
 struct PlaneWalk<'w, 'a> {
@@ -250,19 +225,24 @@ impl<'a> PlaneWalk<'_, 'a> {
     fn line<S: Sink + ?Sized>(
         &mut self,
         line: &LineView<'a>,
-        slices: &mut Vec<Slice>,
+        buf: &mut LineBuf<'a>,
         sink: &mut S,
         tids: &mut Tids,
         next_uuid: &mut impl FnMut() -> u64,
     ) -> Result<()> {
-        self.collect(line, slices)?;
-        if slices.is_empty() {
+        self.collect(line, buf)?;
+        if buf.slices.is_empty() {
             return Ok(());
         }
-        sort_slices(slices);
+        sort_slices(&mut buf.slices);
+        let buf = &*buf;
+        let slices = &buf.slices[..];
         let (assignment, count) = assign_tracks(slices);
         let base = self.track_name(line);
-        for (k, members) in group_by_track(&assignment, count).into_iter().enumerate() {
+        // Most lines nest on one track: then its members are all the slices.
+        let groups = (count > 1).then(|| group_by_track(&assignment, count));
+        for k in 0..count as usize {
+            let first = groups.as_ref().map_or(0, |g| g[k][0]);
             let thread = k == 0 && self.entry.role == Role::Host;
             let pid = self.process.pid;
             let track = Track {
@@ -282,12 +262,15 @@ impl<'a> PlaneWalk<'_, 'a> {
                 },
                 sort_index: tids.sort_index(pid),
                 category: self.entry.role.category(),
-                first_ns: slices[members[0]].begin_ns,
+                first_ns: slices[first].begin_ns,
             };
             sink.track(&track)?;
             self.summary.tracks += 1;
             self.summary.extra_tracks += u64::from(k > 0);
-            self.track(line, slices, members, sink)?;
+            match &groups {
+                None => self.track(line, buf, 0..buf.slices.len(), sink)?,
+                Some(g) => self.track(line, buf, g[k].iter().copied(), sink)?,
+            }
         }
         Ok(())
     }
@@ -306,10 +289,11 @@ impl<'a> PlaneWalk<'_, 'a> {
     }
 
     /// The timed events of `line` as slices; aggregated ones are counted.
-    fn collect(&mut self, line: &LineView<'a>, slices: &mut Vec<Slice>) -> Result<()> {
-        slices.clear();
-        let base = self.input.bytes.as_ptr() as usize;
+    fn collect(&mut self, line: &LineView<'a>, buf: &mut LineBuf<'a>) -> Result<()> {
+        buf.slices.clear();
+        buf.events.clear();
         let line_ns = self.entry.t_sess + line.timestamp_ns as i128;
+        let line_ns64 = i64::try_from(line_ns).ok();
         for (k, event) in line.events().enumerate() {
             let event = event.map_err(|e| self.wire(e))?;
             if matches!(event.data, Some(EventData::NumOccurrences(_))) {
@@ -325,38 +309,64 @@ impl<'a> PlaneWalk<'_, 'a> {
                     duration_ps: event.duration_ps,
                 });
             }
-            let begin_ps = line_ns * 1000 + event.offset_ps() as i128;
-            let end_ps = begin_ps + event.duration_ps as i128;
-            let ns = |ps: i128| {
-                i64::try_from(ps.div_euclid(1000))
-                    .ok()
-                    .filter(|&n| n >= 0)
-                    .ok_or_else(|| Error::TimeOutOfRange {
-                        path: self.input.path.to_path_buf(),
-                        plane: self.entry.plane.name.to_owned(),
-                        line: line.name.to_owned(),
-                        event: k as u64,
-                        time_ps: ps,
-                    })
-            };
-            let encoded = event.encoded();
-            slices.push(Slice {
-                begin_ns: ns(begin_ps)?,
-                end_ns: ns(end_ps)?,
-                at: (encoded.as_ptr() as usize - base) as u64,
-                len: encoded.len() as u32,
+            // floor((line_ns * 1000 + ps) / 1000) = line_ns + floor(ps / 1000):
+            // in i64 unless something overflows.
+            let offset = event.offset_ps();
+            let fast = line_ns64.and_then(|l| {
+                let end_ps = offset.checked_add(event.duration_ps)?;
+                let begin = l.checked_add(offset.div_euclid(1000))?;
+                let end = l.checked_add(end_ps.div_euclid(1000))?;
+                (begin >= 0).then_some((begin, end))
             });
+            let (begin_ns, end_ns) = match fast {
+                Some(times) => times,
+                None => self.times_wide(line, k, line_ns, &event)?,
+            };
+            buf.slices.push(Slice {
+                begin_ns,
+                end_ns,
+                event: buf.events.len() as u32,
+            });
+            buf.events.push(event);
         }
         Ok(())
+    }
+
+    /// An event's begin and end in ns, computed in i128: for times the i64
+    /// path cannot hold, which end in an error unless they fit after all.
+    #[cold]
+    fn times_wide(
+        &self,
+        line: &LineView<'a>,
+        k: usize,
+        line_ns: i128,
+        event: &EventView<'a>,
+    ) -> Result<(i64, i64)> {
+        let begin_ps = line_ns * 1000 + event.offset_ps() as i128;
+        let end_ps = begin_ps + event.duration_ps as i128;
+        let ns = |ps: i128| {
+            i64::try_from(ps.div_euclid(1000))
+                .ok()
+                .filter(|&n| n >= 0)
+                .ok_or_else(|| Error::TimeOutOfRange {
+                    path: self.input.path.to_path_buf(),
+                    plane: self.entry.plane.name.to_owned(),
+                    line: line.name.to_owned(),
+                    event: k as u64,
+                    time_ps: ps,
+                })
+        };
+        Ok((ns(begin_ps)?, ns(end_ps)?))
     }
 
     fn track<S: Sink + ?Sized>(
         &mut self,
         line: &LineView<'a>,
-        slices: &[Slice],
-        members: Vec<usize>,
+        buf: &LineBuf<'a>,
+        members: impl IntoIterator<Item = usize>,
         sink: &mut S,
     ) -> Result<()> {
+        let slices = &buf.slices[..];
         let mut args: Vec<Arg<'a>> = Vec::new();
         let mut flows: Vec<FlowRef> = Vec::new();
         let line_ns = self.entry.t_sess + line.timestamp_ns as i128;
@@ -364,9 +374,7 @@ impl<'a> PlaneWalk<'_, 'a> {
             Step::End(i) => sink.end(slices[i].end_ns),
             Step::Begin(i) => {
                 let s = slices[i];
-                let at = s.at as usize;
-                let bytes = &self.input.bytes[at..at + s.len as usize];
-                let event = EventView::parse(bytes, at).map_err(|e| self.wire(e))?;
+                let event = buf.events[s.event as usize];
                 self.event_args(&event, &mut args)?;
                 flows.clear();
                 self.event_flows(&event, line_ns, &args, &mut flows);

@@ -66,6 +66,41 @@ pub fn interned(buf: &mut Vec<u8>, field: u32, iid: u64, name: &[u8]) {
     bytes(buf, NAME, name);
 }
 
+/// Start a length-delimited field whose length is not known yet: its key
+/// and one byte for the length, patched by [`close`]. Returns the mark to
+/// give [`close`].
+#[inline]
+pub fn open(buf: &mut Vec<u8>, field: u32) -> usize {
+    key(buf, field, LENGTH_DELIMITED);
+    buf.push(0);
+    buf.len() - 1
+}
+
+/// End the field [`open`] started at `mark`: write its length, moving the
+/// field's bytes when the length needs more than one byte (fields opened
+/// inside it must be closed first).
+#[inline]
+pub fn close(buf: &mut Vec<u8>, mark: usize) {
+    let len = buf.len() - mark - 1;
+    if len < 0x80 {
+        buf[mark] = len as u8;
+        return;
+    }
+    let mut varint = [0u8; 10];
+    let mut n = 0;
+    let mut v = len as u64;
+    while v >= 0x80 {
+        varint[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    varint[n] = v as u8;
+    n += 1;
+    buf.resize(buf.len() + n - 1, 0);
+    buf.copy_within(mark + 1..mark + 1 + len, mark + n);
+    buf[mark..mark + n].copy_from_slice(&varint[..n]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +125,38 @@ mod tests {
         let entry = EventName::decode(&buf[2..]).unwrap();
         assert_eq!(entry.iid, Some(300));
         assert_eq!(entry.name.as_deref(), Some("all-reduce"));
+    }
+
+    #[test]
+    fn open_and_close_give_the_same_bytes_as_bytes() {
+        for len in [0usize, 1, 127, 128, 300, 16_383, 16_384, 70_000] {
+            let body: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let mut theirs = vec![9u8];
+            bytes(&mut theirs, 60, &body);
+            let mut ours = vec![9u8];
+            let mark = open(&mut ours, 60);
+            ours.extend_from_slice(&body);
+            close(&mut ours, mark);
+            assert_eq!(ours, theirs, "{len}");
+        }
+    }
+
+    #[test]
+    fn nested_fields_longer_than_a_byte_close_inside_out() {
+        let inner_body = vec![7u8; 200];
+        let mut theirs = Vec::new();
+        let mut inner = Vec::new();
+        bytes(&mut inner, 4, &inner_body);
+        varint(&mut inner, 9, 1);
+        bytes(&mut theirs, 11, &inner);
+
+        let mut ours = Vec::new();
+        let outer = open(&mut ours, 11);
+        let mark = open(&mut ours, 4);
+        ours.extend_from_slice(&inner_body);
+        close(&mut ours, mark);
+        varint(&mut ours, 9, 1);
+        close(&mut ours, outer);
+        assert_eq!(ours, theirs);
     }
 }

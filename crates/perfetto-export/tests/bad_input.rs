@@ -8,6 +8,10 @@ use prost::Message;
 use xplane_proto::{XEvent, XLine, XPlane, XSpace, x_event};
 
 fn space(duration_ps: i64) -> Vec<u8> {
+    space_at(0, duration_ps)
+}
+
+fn space_at(offset_ps: i64, duration_ps: i64) -> Vec<u8> {
     XSpace {
         planes: vec![XPlane {
             name: "/host:CPU".into(),
@@ -16,7 +20,7 @@ fn space(duration_ps: i64) -> Vec<u8> {
                 timestamp_ns: 10,
                 events: vec![XEvent {
                     metadata_id: 1,
-                    data: Some(x_event::Data::OffsetPs(0)),
+                    data: Some(x_event::Data::OffsetPs(offset_ps)),
                     duration_ps,
                     stats: vec![],
                 }],
@@ -60,6 +64,28 @@ fn a_negative_duration_names_the_event() {
         err.to_string()
             .contains("node4.xplane.pb: plane \"/host:CPU\", line \"main\", event 0"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_time_before_the_epoch_names_the_event() {
+    // The line begins at 10 ns; the event 20 ns before it.
+    let bytes = space_at(-20_000, 5);
+    let err = export(
+        &[input(&bytes, NodeSource::Given(NodeId(4)))],
+        &mut PerfettoWriter::new(Vec::new()),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TimeOutOfRange {
+                event: 0,
+                time_ps: -10_000,
+                ..
+            }
+        ),
+        "{err:?}"
     );
 }
 

@@ -142,6 +142,50 @@ fn overlapping_events_go_to_extra_tracks_of_the_same_process() {
 }
 
 #[test]
+fn times_beyond_i64_picoseconds_are_exact_and_lines_out_of_order_are_sorted() {
+    // offset + duration overflows i64 ps, and a line whose base is far out
+    // has absolute ps beyond i64: both take the wide path and must still
+    // come back exact to the ns. The events are stored out of time order.
+    let line = |id: i64, timestamp_ns: i64, events: Vec<XEvent>| XLine {
+        id,
+        name: format!("thread {id}"),
+        timestamp_ns,
+        events,
+        ..Default::default()
+    };
+    let space = XSpace {
+        planes: vec![XPlane {
+            name: "/host:CPU".into(),
+            lines: vec![
+                line(
+                    1,
+                    10,
+                    vec![
+                        event(1, i64::MAX - 5, 1_000_000),
+                        event(1, 2_000_123, 7_777),
+                        event(1, 1_000_000, 5_000_000),
+                    ],
+                ),
+                line(2, 9_300_000_000_000_000, vec![event(1, 999_999, 1)]),
+            ],
+            event_metadata: [(
+                1,
+                XEventMetadata {
+                    id: 1,
+                    name: "step".into(),
+                    ..Default::default()
+                },
+            )]
+            .into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let (summary, _) = common::round_trip(&[(0, space.encode_to_vec())]);
+    assert_eq!((summary.slices, summary.extra_tracks), (4, 0));
+}
+
+#[test]
 fn gzip_perfetto_output_is_the_trace_compressed() {
     use std::io::Read;
     let files = rank_files(&fixture_dir("n2_shardmap_psum_50steps"));

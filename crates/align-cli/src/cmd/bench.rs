@@ -1,5 +1,5 @@
 //! `align-cli bench`: throughput and peak memory of every stage (read,
-//! align, merge, validate, export, report) on a
+//! align, merge, validate, export deflated and with plain packets, report) on a
 //! synthetic run, each against the read floor measured in the same run.
 //!
 //! Each stage runs in a child process (`bench --stage ...`) so its peak
@@ -51,20 +51,32 @@ pub struct Stage {
     pub peak_rss_mib: f64,
     /// CPU time of the process (user + system, every thread), s.
     pub cpu_seconds: f64,
+    /// CPU time of the stage's own thread (user + system), s: the part of
+    /// the work that needs one core in turn, without the thread pool's.
+    #[serde(default)]
+    pub thread_cpu_seconds: f64,
 }
 
 /// CPU time of this process so far (user + system, every thread), s.
 fn cpu_seconds() -> f64 {
-    // Fields 14 and 15 of /proc/self/stat, after the parenthesised name.
-    let ticks = std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = &s[s.rfind(')')? + 2..];
-            let mut fields = rest.split_whitespace().skip(11);
-            let user: u64 = fields.next()?.parse().ok()?;
-            let system: u64 = fields.next()?.parse().ok()?;
-            Some(user + system)
-        });
+    stat_cpu_seconds("/proc/self/stat")
+}
+
+/// CPU time of the calling thread so far (user + system), s.
+fn thread_cpu_seconds() -> f64 {
+    stat_cpu_seconds("/proc/thread-self/stat")
+}
+
+/// User + system time of a `/proc/.../stat` file, s.
+fn stat_cpu_seconds(path: &str) -> f64 {
+    // Fields 14 and 15, after the parenthesised name.
+    let ticks = std::fs::read_to_string(path).ok().and_then(|s| {
+        let rest = &s[s.rfind(')')? + 2..];
+        let mut fields = rest.split_whitespace().skip(11);
+        let user: u64 = fields.next()?.parse().ok()?;
+        let system: u64 = fields.next()?.parse().ok()?;
+        Some(user + system)
+    });
     // The kernel's USER_HZ is 100 on every Linux configuration in use.
     ticks.map_or(f64::NAN, |t| t as f64 / 100.0)
 }
@@ -115,6 +127,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     };
     let start = Instant::now();
     let cpu_start = cpu_seconds();
+    let thread_start = thread_cpu_seconds();
     let (events, bytes) = match stage {
         "read" => (count_events(&traces)?, file_bytes(&traces)),
         "align" => {
@@ -140,15 +153,21 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
                 file_bytes(std::slice::from_ref(&combined)),
             )
         }
-        "export" => {
+        "export" | "export-plain" => {
             let bytes = xplane_proto::FileBytes::open(&combined)?;
             let input = perfetto_export::Input {
                 bytes: &bytes,
                 path: &combined,
                 node: collective_check::NodeSource::PlaneStat,
             };
-            let out = dir.join("combined.pftrace");
-            let summary = perfetto_export::export_file(&[input], &out)?;
+            let mut options = perfetto_export::Options::default();
+            let out = if stage == "export" {
+                dir.join("combined.pftrace")
+            } else {
+                options.packets = perfetto_export::Packets::Plain;
+                dir.join("combined-plain.pftrace")
+            };
+            let summary = perfetto_export::export_file_with(&[input], &out, &options)?;
             (summary.slices, file_bytes(std::slice::from_ref(&combined)))
         }
         "report" => {
@@ -165,6 +184,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
         bytes,
         peak_rss_mib: peak_rss_mib(),
         cpu_seconds: cpu_seconds() - cpu_start,
+        thread_cpu_seconds: thread_cpu_seconds() - thread_start,
     })
 }
 
@@ -210,7 +230,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     // One XSpace cannot exceed 2 GiB: larger runs cannot be merged into one file.
     let mergeable = total <= xplane_proto::MAX_FILE_BYTES;
     let names: &[&str] = if mergeable {
-        &["read", "align", "merge", "validate", "export", "report"]
+        &[
+            "read",
+            "align",
+            "merge",
+            "validate",
+            "export",
+            "export-plain",
+            "report",
+        ]
     } else {
         &["read", "align", "report"]
     };
@@ -256,16 +284,17 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         largest as f64 / (1 << 20) as f64
     );
     println!(
-        "{:<9} {:>8} {:>8} {:>12} {:>9} {:>14} {:>10}",
-        "stage", "s", "CPU s", "M events/s", "MB/s", "peak RSS MiB", "vs floor"
+        "{:<12} {:>8} {:>8} {:>11} {:>12} {:>9} {:>14} {:>10}",
+        "stage", "s", "CPU s", "thread CPU", "M events/s", "MB/s", "peak RSS MiB", "vs floor"
     );
     for s in &stages {
         let rate = s.events as f64 / s.seconds;
         println!(
-            "{:<9} {:>8.2} {:>8.2} {:>12.2} {:>9.0} {:>14.0} {:>9.0}%",
+            "{:<12} {:>8.2} {:>8.2} {:>11.2} {:>12.2} {:>9.0} {:>14.0} {:>9.0}%",
             s.stage,
             s.seconds,
             s.cpu_seconds,
+            s.thread_cpu_seconds,
             rate / 1e6,
             s.bytes as f64 / s.seconds / 1e6,
             s.peak_rss_mib,
@@ -297,5 +326,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         100.0 * pftrace as f64 / merged as f64,
         pftrace as f64 / stages[4].events as f64
     );
+    let plain_path = dir.join("combined-plain.pftrace");
+    let plain = std::fs::metadata(&plain_path).map_or(0, |m| m.len());
+    println!(
+        "export-plain (--plain-packets): {} bytes ({:.0}% of the merged XSpace), {:.1} bytes per slice",
+        plain,
+        100.0 * plain as f64 / merged as f64,
+        plain as f64 / stages[5].events as f64
+    );
+    // Only its size is reported: the deflated trace above is the one kept.
+    std::fs::remove_file(&plain_path).ok();
     Ok(())
 }

@@ -1,0 +1,196 @@
+//! One packet sequence of the Perfetto writer: its incremental state (the
+//! last timestamp, the names interned so far) and its event packets, each
+//! encoded in place at the end of the output buffer, nested lengths patched
+//! when a field closes ([`wire::open`], [`wire::close`]): no packet is built
+//! apart and copied.
+//!
+//! An event packet holds the ns since the sequence's previous packet, the
+//! sequence id and flags, the `TrackEvent`, and, after it, the
+//! `InternedData` of the names it uses for the first time on the sequence
+//! (readers look fields up by number, so their order does not matter).
+
+use xplane_proto::PlaneIndex;
+
+use crate::args::{ArgValue, hex, ref_text, stat_name};
+use crate::fields::{annotation, event, interned, packet, trace};
+use crate::intern::IdTable;
+use crate::sink::{InstantInfo, SliceInfo};
+use crate::wire;
+
+/// The incremental state of the current sequence.
+#[derive(Default)]
+pub(crate) struct Sequence {
+    /// `trusted_packet_sequence_id`.
+    pub id: u32,
+    /// The time of the sequence's previous packet, ns.
+    last_ns: u64,
+    names: IdTable,
+    arg_names: IdTable,
+    strings: IdTable,
+    /// The `InternedData` of the packet being written.
+    interned: Vec<u8>,
+}
+
+impl Sequence {
+    /// Sequence `id`, before its first packet.
+    pub fn new(id: u32) -> Self {
+        Sequence {
+            id,
+            ..Sequence::default()
+        }
+    }
+
+    /// Start sequence `id` at `first_ns`, with nothing interned.
+    pub fn reset(&mut self, id: u32, first_ns: u64) {
+        self.id = id;
+        self.last_ns = first_ns;
+        self.names.clear();
+        self.arg_names.clear();
+        self.strings.clear();
+    }
+
+    /// Open a `Trace.packet` at `ns` and write its head; returns the mark
+    /// [`Sequence::close_packet`] needs.
+    #[inline]
+    fn open_packet(&mut self, p: &mut Vec<u8>, ns: i64) -> usize {
+        let ns = ns as u64;
+        debug_assert!(
+            ns >= self.last_ns,
+            "packets of a sequence are in time order"
+        );
+        let mark = wire::open(p, trace::PACKET);
+        wire::varint(p, packet::TIMESTAMP, ns - self.last_ns);
+        self.last_ns = ns;
+        wire::varint(p, packet::SEQUENCE_ID, u64::from(self.id));
+        wire::varint(
+            p,
+            packet::SEQUENCE_FLAGS,
+            packet::SEQ_NEEDS_INCREMENTAL_STATE,
+        );
+        mark
+    }
+
+    /// Append the packet's new interned names, if any, and close it.
+    #[inline]
+    fn close_packet(&mut self, p: &mut Vec<u8>, mark: usize) {
+        if !self.interned.is_empty() {
+            wire::bytes(p, packet::INTERNED_DATA, &self.interned);
+            self.interned.clear();
+        }
+        wire::close(p, mark);
+    }
+
+    /// A `TYPE_SLICE_BEGIN` packet: the name, stats and flows of `s`.
+    #[inline]
+    pub fn begin(&mut self, p: &mut Vec<u8>, s: &SliceInfo<'_, '_>) {
+        let packet = self.open_packet(p, s.begin_ns);
+        let (iid, new) = self.names.get(s.name_id);
+        if new {
+            wire::interned(
+                &mut self.interned,
+                interned::EVENT_NAMES,
+                iid,
+                s.name().as_bytes(),
+            );
+        }
+        let track_event = wire::open(p, packet::TRACK_EVENT);
+        wire::varint(p, event::TYPE, event::SLICE_BEGIN);
+        wire::varint(p, event::NAME_IID, iid);
+        for a in s.args {
+            self.annotation(p, a.name_id, &a.value, s.names);
+        }
+        for f in s.flows {
+            wire::fixed64(p, event::FLOW_IDS, f.id);
+        }
+        wire::close(p, track_event);
+        self.close_packet(p, packet);
+    }
+
+    /// A `TYPE_SLICE_END` packet at `end_ns`.
+    #[inline]
+    pub fn end(&mut self, p: &mut Vec<u8>, end_ns: i64) {
+        let packet = self.open_packet(p, end_ns);
+        let track_event = wire::open(p, packet::TRACK_EVENT);
+        wire::varint(p, event::TYPE, event::SLICE_END);
+        wire::close(p, track_event);
+        self.close_packet(p, packet);
+    }
+
+    /// A `TYPE_COUNTER` packet: `value` from `ns` on.
+    pub fn counter(&mut self, p: &mut Vec<u8>, ns: i64, value: i64) {
+        let packet = self.open_packet(p, ns);
+        let track_event = wire::open(p, packet::TRACK_EVENT);
+        wire::varint(p, event::TYPE, event::COUNTER);
+        wire::varint(p, event::COUNTER_VALUE, value as u64);
+        wire::close(p, track_event);
+        self.close_packet(p, packet);
+    }
+
+    /// A `TYPE_INSTANT` packet, its name and arguments written out (not
+    /// interned: instants are few).
+    pub fn instant(&mut self, p: &mut Vec<u8>, i: &InstantInfo) {
+        let packet = self.open_packet(p, i.ns);
+        let track_event = wire::open(p, packet::TRACK_EVENT);
+        wire::varint(p, event::TYPE, event::INSTANT);
+        wire::bytes(p, event::NAME, i.name.as_bytes());
+        for (name, value) in &i.args {
+            let a = wire::open(p, event::DEBUG_ANNOTATIONS);
+            wire::bytes(p, annotation::NAME, name.as_bytes());
+            match value {
+                ArgValue::Double(v) => wire::double(p, annotation::DOUBLE_VALUE, *v),
+                ArgValue::Str(s) => wire::bytes(p, annotation::STRING_VALUE, s.as_bytes()),
+                ArgValue::Int(v) => wire::varint(p, annotation::INT_VALUE, *v as u64),
+                ArgValue::Uint(v) => wire::varint(p, annotation::UINT_VALUE, *v),
+                _ => {}
+            }
+            wire::close(p, a);
+        }
+        wire::close(p, track_event);
+        self.close_packet(p, packet);
+    }
+
+    /// One stat as a `DebugAnnotation` of the open `TrackEvent`: its name
+    /// interned by the plane's stat id, an interned string (`ref_value`)
+    /// by its id.
+    #[inline]
+    fn annotation(
+        &mut self,
+        p: &mut Vec<u8>,
+        name_id: i64,
+        value: &ArgValue<'_>,
+        names: &PlaneIndex<'_>,
+    ) {
+        let (iid, new) = self.arg_names.get(name_id);
+        if new {
+            wire::interned(
+                &mut self.interned,
+                interned::DEBUG_ANNOTATION_NAMES,
+                iid,
+                stat_name(names, name_id).as_bytes(),
+            );
+        }
+        let a = wire::open(p, event::DEBUG_ANNOTATIONS);
+        wire::varint(p, annotation::NAME_IID, iid);
+        match value {
+            ArgValue::Int(v) => wire::varint(p, annotation::INT_VALUE, *v as u64),
+            ArgValue::Uint(v) => wire::varint(p, annotation::UINT_VALUE, *v),
+            ArgValue::Double(v) => wire::double(p, annotation::DOUBLE_VALUE, *v),
+            ArgValue::Str(s) => wire::bytes(p, annotation::STRING_VALUE, s.as_bytes()),
+            ArgValue::Bytes(b) => wire::bytes(p, annotation::STRING_VALUE, hex(b).as_bytes()),
+            ArgValue::Ref(id) => {
+                let (siid, new) = self.strings.get(*id as i64);
+                if new {
+                    wire::interned(
+                        &mut self.interned,
+                        interned::DEBUG_ANNOTATION_STRING_VALUES,
+                        siid,
+                        ref_text(names, *id).as_bytes(),
+                    );
+                }
+                wire::varint(p, annotation::STRING_VALUE_IID, siid);
+            }
+            ArgValue::Empty => {}
+        }
+        wire::close(p, a);
+    }
+}
