@@ -65,8 +65,9 @@ fn merge_reports_and_overrides_contradicting_probes() {
     let run = dir.path().join("run");
     corrupt_probes(&run, 1, -300_000.0);
     let out = dir.path().join("m.xplane.pb");
+    // Asked only to report, the merge keeps the probes and says so.
     cli()
-        .args(["merge", "--run-dir"])
+        .args(["merge", "--cross-check", "report", "--run-dir"])
         .arg(&run)
         .arg("-o")
         .arg(&out)
@@ -76,8 +77,19 @@ fn merge_reports_and_overrides_contradicting_probes() {
             "warning: node 1: the probe correction is",
         ))
         .stdout(predicate::str::contains("collectives DISAGREE"));
+    // By default the contradicted node is aligned from its collectives.
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "from collectives (probes contradict the collectives)",
+        ));
     let assert = cli()
-        .args(["merge", "--json", "--cross-check", "override", "--run-dir"])
+        .args(["merge", "--json", "--run-dir"])
         .arg(&run)
         .arg("-o")
         .arg(&out)

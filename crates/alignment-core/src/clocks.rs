@@ -182,6 +182,25 @@ impl NodeClocks {
     }
 }
 
+impl NodeClocks {
+    /// Fail with [`AlignError::TraceOfAnotherNode`] when the trace `view`
+    /// of `input` carries the tracer start `S_w` that `offsets` lists for
+    /// another node (the check [`NodeClocks::for_trace`] makes), for a node
+    /// aligned otherwise than by these offsets.
+    pub fn check_identity(
+        input: &NodeInput,
+        view: &SpaceView<'_>,
+        offsets: &OffsetsFile,
+    ) -> Result<()> {
+        let session_start_ns = match input.session_start_ns {
+            Some(t) => t,
+            None => xplane_proto::session_start_ns_view(view)
+                .map_err(|e| AlignError::wire(&input.trace, view, e))?,
+        };
+        check_trace_is_node(input, view, offsets, session_start_ns)
+    }
+}
+
 /// `P_i` through a node's snapshot pairs, when it has any.
 fn snapshot_map(
     node_id: u32,

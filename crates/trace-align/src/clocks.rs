@@ -140,12 +140,17 @@ impl ClockEvidence {
                 estimate,
                 from_collectives,
             } => match from_collectives.contains(&input.node_id) {
-                true => NodeClocks::with_offset(
-                    input,
-                    view,
-                    estimated(estimate, input.node_id),
-                    options,
-                ),
+                true => {
+                    // A node aligned from its collectives (its probes
+                    // contradicted them) is still checked to be itself.
+                    NodeClocks::check_identity(input, view, offsets)?;
+                    NodeClocks::with_offset(
+                        input,
+                        view,
+                        estimated(estimate, input.node_id),
+                        options,
+                    )
+                }
                 false => NodeClocks::for_trace(input, view, offsets, options),
             },
         }

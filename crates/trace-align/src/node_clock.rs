@@ -17,11 +17,13 @@ pub enum CrossCheck {
     /// Check every node's probe correction against its collectives and
     /// report a contradiction ([`ClockWarning::ProbeConflict`]); keep the
     /// probes.
-    #[default]
     Report,
     /// As `Report`, and a node whose probe correction contradicts its
     /// collectives gets its correction from the collectives instead,
-    /// fitted against the nodes whose probes agree.
+    /// fitted against the nodes whose probes agree. The default: a probe
+    /// offset off by tens of µs (a sign or loop-closure error of the probe
+    /// graph) would otherwise stay in the output.
+    #[default]
     Override,
 }
 

@@ -84,7 +84,7 @@ pub struct ClockArgs {
     pub clock_source: ClockSourceArg,
     /// With auto: check the probe offsets against the collectives (report),
     /// also replace contradicted nodes' probes (override), or not (off).
-    #[arg(long, value_enum, default_value_t = CrossCheckArg::Report)]
+    #[arg(long, value_enum, default_value_t = CrossCheckArg::Override)]
     pub cross_check: CrossCheckArg,
     /// How corrections are estimated from the collectives (see
     /// `docs/collective-clock.md`: centre for CPU runs whose collectives end
