@@ -101,7 +101,8 @@ pub use view::{
 pub use walk::{Malformed, Place, PlanePart, Totals};
 pub use wire::{Message, WireError, WireErrorKind};
 pub use writer::{
-    XSpaceFile, XSpaceWriter, encode_event_retimed, encode_event_retimed_field, encode_field,
+    EarlyWriteback, XSpaceFile, XSpaceWriter, encode_event_retimed, encode_event_retimed_field,
+    encode_field,
 };
 
 /// Re-exported so callers can encode and decode without naming prost's version.

@@ -285,7 +285,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 pub struct XSpaceFile {
     path: PathBuf,
     tmp: safe_temp::TempFile,
-    writer: XSpaceWriter<BufWriter<File>>,
+    writer: XSpaceWriter<BufWriter<EarlyWriteback>>,
 }
 
 impl XSpaceFile {
@@ -300,12 +300,15 @@ impl XSpaceFile {
         Ok(XSpaceFile {
             path,
             tmp,
-            writer: XSpaceWriter::new(BufWriter::with_capacity(WRITE_CHUNK, file)),
+            writer: XSpaceWriter::new(BufWriter::with_capacity(
+                WRITE_CHUNK,
+                EarlyWriteback::new(file),
+            )),
         })
     }
 
     /// The streaming writer.
-    pub fn writer(&mut self) -> &mut XSpaceWriter<BufWriter<File>> {
+    pub fn writer(&mut self) -> &mut XSpaceWriter<BufWriter<EarlyWriteback>> {
         &mut self.writer
     }
 
@@ -324,7 +327,8 @@ impl XSpaceFile {
         let file = writer
             .finish(hostnames, errors, warnings)?
             .into_inner()
-            .map_err(|e| io(e.into_error()))?;
+            .map_err(|e| io(e.into_error()))?
+            .file;
         file.sync_all().map_err(io)?;
         drop(file);
         let gz = path
@@ -340,6 +344,81 @@ impl XSpaceFile {
         } else {
             crate::file::persist(tmp, &path)
         }
+    }
+}
+
+/// A file that asks the kernel to start writing back each [`WRITEBACK_STEP`]
+/// bytes as soon as they are written (`sync_file_range(…, WRITE)`, Linux),
+/// so that the disk works while the rest is produced and the final `fsync`
+/// waits only for the tail: on a 215 MB merge the `fsync` after the last
+/// byte took ~150 ms of wall time alone. Only a hint: the `fsync` that
+/// follows is what makes the data durable and reports any error.
+pub struct EarlyWriteback {
+    file: File,
+    /// The file position.
+    pos: u64,
+    /// The end of the bytes written so far: only appends start writeback
+    /// (seeking back to patch a length re-dirties pages the `fsync` covers).
+    written: u64,
+    /// Writeback asked for up to here.
+    kicked: u64,
+}
+
+/// Bytes between two writeback requests.
+const WRITEBACK_STEP: u64 = 8 << 20;
+
+impl EarlyWriteback {
+    fn new(file: File) -> Self {
+        EarlyWriteback {
+            file,
+            pos: 0,
+            written: 0,
+            kicked: 0,
+        }
+    }
+
+    fn kick(&mut self) {
+        if self.written < self.kicked + WRITEBACK_STEP {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd as _;
+            // SAFETY: a plain syscall on a file descriptor this struct owns,
+            // with a byte range; it reads no memory of ours.
+            unsafe {
+                libc::sync_file_range(
+                    self.file.as_raw_fd(),
+                    self.kicked as libc::off64_t,
+                    (self.written - self.kicked) as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                );
+            }
+        }
+        self.kicked = self.written;
+    }
+}
+
+impl Write for EarlyWriteback {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.pos += n as u64;
+        if self.pos > self.written {
+            self.written = self.pos;
+            self.kick();
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Seek for EarlyWriteback {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.pos = self.file.seek(pos)?;
+        Ok(self.pos)
     }
 }
 
