@@ -244,15 +244,14 @@ impl Joint {
     /// own end), on the joint estimate of the others.
     fn decide_drifts(&mut self, models: &mut [Model], options: &Options) -> bool {
         let mut points: Vec<Vec<(f64, f64)>> = vec![Vec::new(); self.unknowns.len()];
+        let mut sorted: Vec<f64> = Vec::new();
         for k in 0..self.starts.len() - 1 {
             let ends = &self.ends[self.starts[k]..self.starts[k + 1]];
-            let (mut sw, mut swg) = (0.0, 0.0);
-            for e in ends {
-                sw += e.w;
-                swg += e.w * self.global(e, models);
-            }
+            sorted.clear();
+            sorted.extend(ends.iter().map(|e| self.global(e, models)));
+            sorted.sort_by(f64::total_cmp);
             for e in ends.iter().filter(|e| e.unknown != NONE) {
-                let others = (swg - e.w * self.global(e, models)) / (sw - e.w);
+                let others = median_without(&sorted, self.global(e, models));
                 points[e.unknown as usize].push((e.t, others - e.e));
             }
         }
@@ -416,6 +415,14 @@ impl Joint {
         }
         x
     }
+}
+
+/// The median of `sorted` (ascending) without one element equal to `own`.
+fn median_without(sorted: &[f64], own: f64) -> f64 {
+    let skip = sorted.partition_point(|&v| v < own);
+    let at = |q: usize| sorted[if q >= skip { q + 1 } else { q }];
+    let n = sorted.len() - 1;
+    (at((n - 1) / 2) + at(n / 2)) / 2.0
 }
 
 #[cfg(test)]
