@@ -69,28 +69,28 @@ impl Inputs {
     }
 }
 
-/// The offset at the centre and the drift `estimator` picks for `seg`, or
-/// `None` when it has nothing to go on. `anchor` is the combined
+/// The offset at the centre and the drift `estimator` picks for `seg` in
+/// `region` (that of `inputs`), or `None` when it has nothing to go on. `anchor` is the combined
 /// estimator's starting point (the converged regression of the segment);
 /// without one it runs the regression here.
 pub(crate) fn fit(
     estimator: Estimator,
     inputs: &Inputs,
+    region: &Region,
     seg: &Segment,
     anchor: Option<(f64, f64)>,
     options: &Options,
 ) -> Option<(f64, f64)> {
     let drift_ok = seg.hi - seg.lo >= options.min_drift_span_ns as f64;
-    let region = inputs.region();
     match estimator {
         // `Auto` is resolved to a fixed estimator before the solver runs.
-        Estimator::Centre | Estimator::Auto => centre(&region, drift_ok, options),
+        Estimator::Centre | Estimator::Auto => centre(region, drift_ok, options),
         Estimator::Regression => {
-            regression(&inputs.ends, options).or_else(|| centre(&region, drift_ok, options))
+            regression(&inputs.ends, options).or_else(|| centre(region, drift_ok, options))
         }
         Estimator::Combined => match anchor.or_else(|| regression(&inputs.ends, options)) {
-            Some(r) => Some(inside(&region, r, options).unwrap_or((seg.a, seg.b))),
-            None => centre(&region, drift_ok, options),
+            Some(r) => Some(inside(region, r, options).unwrap_or((seg.a, seg.b))),
+            None => centre(region, drift_ok, options),
         },
     }
 }
@@ -167,13 +167,20 @@ mod tests {
         let o = Options::default();
         let s = seg(0.0, 200.0);
         assert_eq!(
-            fit(Estimator::Regression, &inputs, &s, None, &o),
+            fit(
+                Estimator::Regression,
+                &inputs,
+                &inputs.region(),
+                &s,
+                None,
+                &o
+            ),
             Some((30.0, 0.0))
         );
-        let (a, b) = fit(Estimator::Combined, &inputs, &s, None, &o).unwrap();
+        let (a, b) = fit(Estimator::Combined, &inputs, &inputs.region(), &s, None, &o).unwrap();
         assert!((a - (20.0 - MARGIN_NS)).abs() < 1e-9 && b == 0.0, "{a} {b}");
         assert_eq!(
-            fit(Estimator::Centre, &inputs, &s, None, &o),
+            fit(Estimator::Centre, &inputs, &inputs.region(), &s, None, &o),
             Some((15.0, 0.0))
         );
     }
@@ -188,13 +195,29 @@ mod tests {
             ends: vec![],
         };
         let o = Options::default();
-        let (_, b) = fit(Estimator::Centre, &inputs, &seg(0.0, 2e6), None, &o).unwrap();
+        let (_, b) = fit(
+            Estimator::Centre,
+            &inputs,
+            &inputs.region(),
+            &seg(0.0, 2e6),
+            None,
+            &o,
+        )
+        .unwrap();
         assert_eq!(b, 0.0);
         let long = Options {
             min_drift_span_ns: 1_000,
             ..o
         };
-        let (_, b) = fit(Estimator::Centre, &inputs, &seg(0.0, 2e6), None, &long).unwrap();
+        let (_, b) = fit(
+            Estimator::Centre,
+            &inputs,
+            &inputs.region(),
+            &seg(0.0, 2e6),
+            None,
+            &long,
+        )
+        .unwrap();
         assert!((b - 1e-4).abs() < 1e-7, "{b}");
     }
 }

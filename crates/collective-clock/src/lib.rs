@@ -68,6 +68,7 @@ mod error;
 mod estimate;
 mod evidence;
 mod fit;
+mod joint;
 mod model;
 mod options;
 mod presplit;

@@ -1,14 +1,21 @@
-//! The global fit: every node against the current estimate of the others,
-//! sweep after sweep until nothing moves; then segments split where a
-//! node's constraints have no common solution.
+//! The global fit. The ends regression is solved for every node at once
+//! ([`Joint`]); from there, sweeps refit every node against the current
+//! estimate of the others until it is centred in its feasible region;
+//! segments are split where a node's constraints have no common solution;
+//! then the chosen estimator's result is taken (the regression, again
+//! jointly when segments were split) or refined (the combined fit).
 //!
 //! The segmentation is found with the centre estimator (it is the one that
-//! sees infeasibility), then the chosen estimator is run on those segments.
+//! sees infeasibility). Starting the sweeps from the joint regression
+//! rather than from nothing keeps their number independent of the number
+//! of nodes: a common shift of many nodes, which sweeps correct only by
+//! `1 − O(1/nodes)` per sweep, is already right.
 
 use std::collections::BTreeSet;
 
 use crate::caches::Caches;
-use crate::fit::{Inputs, fit};
+use crate::fit::{Inputs, centre, fit};
+use crate::joint::Joint;
 use crate::model::{Model, Segment};
 use crate::options::{Estimator, Options};
 use crate::presplit::presplit;
@@ -22,6 +29,11 @@ const CONVERGED_NS: f64 = 1.0;
 const WIDE_INSTANCE: usize = 16;
 /// Sweeps of a stage before an oscillation is damped.
 const UNDAMPED_SWEEPS: usize = 100;
+/// The centre has settled when no segment moved by more than this
+/// fraction of its minimum slack in a sweep: the centre of a region is
+/// defined no better than that, while reaching the last ns would take a
+/// number of sweeps growing with the nodes.
+const CENTRED: f64 = 0.01;
 /// A minimum slack below this (ns) is an empty region (well beyond what
 /// the sweeps' convergence leaves).
 const INFEASIBLE_NS: f64 = -1.0;
@@ -45,6 +57,16 @@ pub(crate) struct Solver<'p> {
     pub converged: bool,
     /// Segments split off.
     pub splits: usize,
+    /// Per node and segment: fitted by the joint regression (it has ends
+    /// shared with other nodes).
+    pub fitted: Vec<Vec<bool>>,
+}
+
+/// The joint regression's models, and which segments it fitted.
+#[derive(Clone, Debug)]
+struct Regression {
+    models: Vec<Model>,
+    fitted: Vec<Vec<bool>>,
 }
 
 impl<'p> Solver<'p> {
@@ -67,12 +89,17 @@ impl<'p> Solver<'p> {
             sweeps: 0,
             converged: true,
             splits: 0,
+            fitted: Vec::new(),
         }
     }
 
-    /// Segment with the centre estimator, then fit with the chosen one.
+    /// The joint regression, the centre from there (segments split where
+    /// it finds no common solution), then the chosen estimator.
     pub(crate) fn run(&mut self) {
+        let regression = self.regression();
+        self.start_from(&regression);
         self.converge(Estimator::Centre);
+        let splits = self.splits;
         'split: while self.splits < self.options.max_splits {
             for (node, seg) in self.infeasible_segments() {
                 if self.split(node, seg) {
@@ -83,39 +110,105 @@ impl<'p> Solver<'p> {
             }
             break;
         }
-        match self.options.estimator {
-            Estimator::Regression => self.converge(Estimator::Regression),
-            Estimator::Combined => {
-                // The regression's own fixed point is each node's anchor;
-                // from the (feasible) centre, each node moves towards its
-                // anchor as far as its region allows, so feasibility holds
-                // at every step.
-                let centre = self.models.clone();
-                self.converge(Estimator::Regression);
-                self.anchors = Some(std::mem::replace(&mut self.models, centre));
-                self.caches.refresh(self.p, &self.models, &self.known);
-                self.converge(Estimator::Combined);
-            }
-            _ => {}
+        if self.options.estimator == Estimator::Centre {
+            self.caches.refresh(self.p, &self.models, &self.known);
+            return;
+        }
+        let centre = self.models.clone();
+        if self.splits > splits {
+            // Segments changed: the regression again, from the centre.
+            self.models = self.regression().models;
+        } else {
+            self.models = regression.models;
+            self.fitted = regression.fitted;
+        }
+        self.caches.refresh(self.p, &self.models, &self.known);
+        self.fill();
+        if self.options.estimator == Estimator::Combined {
+            // The regression is each node's anchor; from the (feasible)
+            // centre, each node moves towards its anchor as far as its
+            // region allows, so feasibility holds at every step.
+            self.anchors = Some(std::mem::replace(&mut self.models, centre));
+            self.caches.refresh(self.p, &self.models, &self.known);
+            self.converge(Estimator::Combined);
         }
         self.caches.refresh(self.p, &self.models, &self.known);
     }
 
-    /// Sweep until no correction moves by more than [`CONVERGED_NS`]. The
-    /// regression, a smooth averaging, is over-relaxed to speed it up; after
-    /// [`UNDAMPED_SWEEPS`], a sweep that does not shrink the change damps
-    /// the next ones (an oscillation).
+    /// The joint regression of the ends on the current segments, from the
+    /// current models (their segments without ends unchanged).
+    fn regression(&mut self) -> Regression {
+        let mut joint = Joint::new(self.p, &self.models, &self.excluded);
+        let mut models = self.models.clone();
+        joint.solve(&mut models, &self.options);
+        self.fitted = joint.fitted(&models);
+        Regression {
+            fitted: self.fitted.clone(),
+            models,
+        }
+    }
+
+    /// Start the sweeps from `regression`: the nodes it fitted entirely
+    /// are known, the others are fitted in the first sweep.
+    fn start_from(&mut self, regression: &Regression) {
+        self.models = regression.models.clone();
+        // The centre keeps a constant offset on short segments unless
+        // the constraints demand drift: start them without.
+        let short = self.options.min_drift_span_ns as f64;
+        for seg in self.models.iter_mut().flat_map(|m| &mut m.segments) {
+            if seg.hi - seg.lo < short {
+                seg.b = 0.0;
+            }
+        }
+        for (i, fitted) in regression.fitted.iter().enumerate() {
+            if !fitted.is_empty() && fitted.iter().all(|&f| f) {
+                self.known[i] = true;
+            }
+        }
+    }
+
+    /// Centre the segments the regression could not fit (no ends shared
+    /// with another node) against the others' current estimates, nearest to
+    /// the reference first.
+    fn fill(&mut self) {
+        for &node in &self.p.order {
+            if self.p.held[node] || self.fitted[node].iter().all(|&f| f) {
+                continue;
+            }
+            for k in 0..self.models[node].segments.len() {
+                if self.fitted[node][k] {
+                    continue;
+                }
+                let seg = self.models[node].segments[k];
+                let inputs = Inputs::gather(
+                    self.p,
+                    &self.caches,
+                    &self.excluded,
+                    node,
+                    seg.first..seg.end,
+                    seg.x0(),
+                );
+                let drift_ok = seg.hi - seg.lo >= self.options.min_drift_span_ns as f64;
+                if let Some((a, b)) = centre(&inputs.region(), drift_ok, &self.options) {
+                    self.models[node].segments[k] = Segment { a, b, ..seg };
+                }
+            }
+            self.caches
+                .refresh_node(self.p, &self.models, &self.known, node, usize::MAX);
+        }
+    }
+
+    /// Sweep until no correction moves by more than [`CONVERGED_NS`], or,
+    /// for the centre, by more than [`CENTRED`] of its minimum slack.
+    /// After [`UNDAMPED_SWEEPS`], a sweep that does not shrink the change
+    /// damps the next ones (an oscillation).
     fn converge(&mut self, estimator: Estimator) {
-        let mut omega = if estimator == Estimator::Regression {
-            1.5
-        } else {
-            1.0
-        };
+        let mut omega = 1.0;
         let mut previous = f64::INFINITY;
         for n in 0..self.options.max_sweeps {
             self.sweeps += 1;
-            let change = self.sweep(estimator, omega);
-            if change < CONVERGED_NS {
+            let (change, relative) = self.sweep(estimator, omega);
+            if change < CONVERGED_NS || (estimator == Estimator::Centre && relative < CENTRED) {
                 return;
             }
             if n >= UNDAMPED_SWEEPS && change > 0.9 * previous && omega > 1.0 / 64.0 {
@@ -129,12 +222,14 @@ impl<'p> Solver<'p> {
     /// Refit every node, nearest to the reference first, against the
     /// current estimate of the others (updated as each node is refitted;
     /// in the first sweep only nodes already fitted count). Returns the
-    /// largest move of a segment's end points.
-    fn sweep(&mut self, estimator: Estimator, omega: f64) -> f64 {
+    /// largest move of a segment's end points, and the largest as a
+    /// fraction of the segment's minimum slack.
+    fn sweep(&mut self, estimator: Estimator, omega: f64) -> (f64, f64) {
         if self.sweeps == 1 {
             self.caches.refresh(self.p, &self.models, &self.known);
         }
         let mut change: f64 = 0.0;
+        let mut relative: f64 = 0.0;
         for &node in &self.p.order {
             if self.p.held[node] {
                 continue;
@@ -154,7 +249,9 @@ impl<'p> Solver<'p> {
                     let s = m[node].segments[k];
                     (s.a, s.b)
                 });
-                let Some((a, b)) = fit(estimator, &inputs, &seg, anchor, &self.options) else {
+                let region = inputs.region();
+                let Some((a, b)) = fit(estimator, &inputs, &region, &seg, anchor, &self.options)
+                else {
                     continue;
                 };
                 let w = if first { 1.0 } else { omega };
@@ -164,9 +261,11 @@ impl<'p> Solver<'p> {
                     ..seg
                 };
                 if !first {
-                    change = change
-                        .max((new.at(seg.lo) - seg.at(seg.lo)).abs())
+                    let moved = (new.at(seg.lo) - seg.at(seg.lo))
+                        .abs()
                         .max((new.at(seg.hi) - seg.at(seg.hi)).abs());
+                    change = change.max(moved);
+                    relative = relative.max(moved / region.slack(new.b).max(CONVERGED_NS));
                 }
                 self.models[node].segments[k] = new;
             }
@@ -184,9 +283,9 @@ impl<'p> Solver<'p> {
         self.caches
             .refresh_wide(self.p, &self.models, &self.known, WIDE_INSTANCE);
         if self.sweeps == 1 {
-            return f64::INFINITY;
+            return (f64::INFINITY, f64::INFINITY);
         }
-        change
+        (change, relative)
     }
 
     /// The node segments whose regions are empty, emptiest first.
