@@ -8,7 +8,6 @@ use collective_check::NodeId;
 use crate::choice::EstimatorChoice;
 use crate::error::{Error, Result};
 use crate::evidence::Evidence;
-use crate::fit::Inputs;
 use crate::model::Segment;
 use crate::options::{Estimator, Options};
 use crate::problem::Problem;
@@ -265,14 +264,7 @@ fn segment_report(
 /// the segment's constraints, whatever model the estimator picked; and the
 /// feasible offsets at the middle (`None` where unbounded or empty).
 fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> (Uncertainty, Option<[i64; 2]>) {
-    let inputs = Inputs::gather(
-        solver.p,
-        &solver.caches,
-        &solver.excluded,
-        i,
-        seg.first..seg.end,
-        seg.x0(),
-    );
+    let inputs = solver.segment_inputs(i, seg);
     let region = inputs.region();
     if !region.is_two_sided() {
         return (Uncertainty::default(), None);

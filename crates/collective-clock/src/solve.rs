@@ -180,14 +180,7 @@ impl<'p> Solver<'p> {
                     continue;
                 }
                 let seg = self.models[node].segments[k];
-                let inputs = Inputs::gather(
-                    self.p,
-                    &self.caches,
-                    &self.excluded,
-                    node,
-                    seg.first..seg.end,
-                    seg.x0(),
-                );
+                let inputs = self.segment_inputs(node, &seg);
                 let drift_ok = seg.hi - seg.lo >= self.options.min_drift_span_ns as f64;
                 if let Some((a, b)) = centre(&inputs.region(), drift_ok, &self.options) {
                     self.models[node].segments[k] = Segment { a, b, ..seg };
@@ -196,6 +189,18 @@ impl<'p> Solver<'p> {
             self.caches
                 .refresh_node(self.p, &self.models, &self.known, node, usize::MAX);
         }
+    }
+
+    /// The inputs of `node`'s segment `seg` against the current estimate.
+    pub(crate) fn segment_inputs(&self, node: usize, seg: &Segment) -> Inputs {
+        Inputs::gather(
+            self.p,
+            &self.caches,
+            &self.excluded,
+            node,
+            seg.first..seg.end,
+            seg.x0(),
+        )
     }
 
     /// Sweep until no correction moves by more than [`CONVERGED_NS`], or,
@@ -237,14 +242,7 @@ impl<'p> Solver<'p> {
             let first = !self.known[node];
             for k in 0..self.models[node].segments.len() {
                 let seg = self.models[node].segments[k];
-                let inputs = Inputs::gather(
-                    self.p,
-                    &self.caches,
-                    &self.excluded,
-                    node,
-                    seg.first..seg.end,
-                    seg.x0(),
-                );
+                let inputs = self.segment_inputs(node, &seg);
                 let anchor = self.anchors.as_ref().map(|m| {
                     let s = m[node].segments[k];
                     (s.a, s.b)
@@ -294,14 +292,7 @@ impl<'p> Solver<'p> {
         let mut found: Vec<(f64, usize, usize)> = Vec::new();
         for (node, model) in self.models.iter().enumerate() {
             for (k, seg) in model.segments.iter().enumerate() {
-                let inputs = Inputs::gather(
-                    self.p,
-                    &self.caches,
-                    &self.excluded,
-                    node,
-                    seg.first..seg.end,
-                    seg.x0(),
-                );
+                let inputs = self.segment_inputs(node, seg);
                 let (_, slack) = inputs.region().best_drift(-bmax, bmax);
                 if slack < INFEASIBLE_NS {
                     found.push((slack, node, k));
