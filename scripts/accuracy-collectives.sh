@@ -8,12 +8,8 @@
 # SEEDS defaults to "1 2 3 4 5"; ESTIMATOR=auto|centre|regression|combined (default
 # auto) is passed to `merge --estimator`. Prints a Markdown table.
 set -euo pipefail
-seeds=${1:-"1 2 3 4 5"}
-shift || true
-cli=${ALIGN_CLI:-target/release/align-cli}
-[ -x "$cli" ] || cargo build --release -q -p align-cli
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=seeded-runs.sh
+source "$(dirname "$0")/seeded-runs.sh"
 echo "| seed | p50 (ns) | p99 (ns) | max (ns) | violations after |"
 echo "|---:|---:|---:|---:|---:|"
 for seed in $seeds; do

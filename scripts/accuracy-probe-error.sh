@@ -10,12 +10,8 @@
 # `--config one-round.json` for a sparse run (docs/accuracy.md). SEEDS
 # defaults to "1 2 3 4 5". Prints a Markdown table.
 set -euo pipefail
-seeds=${1:-"1 2 3 4 5"}
-shift || true
-cli=${ALIGN_CLI:-target/release/align-cli}
-[ -x "$cli" ] || cargo build --release -q -p align-cli
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=seeded-runs.sh
+source "$(dirname "$0")/seeded-runs.sh"
 echo "| seed | cross-check | violations after | worst p99 (ns) | told |"
 echo "|---:|---|---:|---:|---|"
 for seed in $seeds; do

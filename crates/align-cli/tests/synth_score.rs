@@ -2,7 +2,7 @@
 //! with overrides, scored unaligned (off by the clock offsets) and with bad input.
 
 mod common;
-use common::cli;
+use common::{cli, score_json};
 
 use predicates::prelude::*;
 
@@ -35,16 +35,11 @@ fn synth_then_score_unaligned() {
     ] {
         assert!(run.join(name).exists(), "{name}");
     }
-    let out = cli()
-        .args(["score", "--json", "--truth"])
-        .arg(run.join("truth.bin"))
-        .args((0..3).map(|i| run.join(format!("node{i}.xplane.pb"))))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let report = score_json(
+        &run.join("truth.bin"),
+        &[],
+        (0..3).map(|i| run.join(format!("node{i}.xplane.pb"))),
+    );
     assert_eq!(report["events_scored"], written["events"]);
     assert!(report["collective_violations"].is_u64());
     let device = &report["kinds"][0];
@@ -207,16 +202,7 @@ fn wrong_probe_offsets_are_flagged_and_overridden() {
         .assert()
         .success();
     let worst_p99 = |merged: &std::path::Path| -> f64 {
-        let out = cli()
-            .args(["score", "--json", "--truth"])
-            .arg(run.join("truth.bin"))
-            .arg(merged)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let report = score_json(&run.join("truth.bin"), &[], [merged.to_path_buf()]);
         let kinds = report["kinds"].as_array().unwrap();
         assert_eq!(kinds.len(), 3, "device, host runtime, host wall");
         kinds
@@ -289,13 +275,7 @@ fn merge_names_a_trace_read_without_session_start() {
             .success();
         let merged: serde_json::Value =
             serde_json::from_slice(&assert.get_output().stdout).unwrap();
-        let score = cli()
-            .args(["score", "--json", "--no-check", "--truth"])
-            .arg(run.join("truth.bin"))
-            .arg(&out)
-            .assert()
-            .success();
-        let report: serde_json::Value = serde_json::from_slice(&score.get_output().stdout).unwrap();
+        let report = score_json(&run.join("truth.bin"), &["--no-check"], [out]);
         (
             report["kinds"][0]["start"]["p99_abs_ns"].as_f64().unwrap(),
             merged,

@@ -21,3 +21,24 @@ pub fn demo_dir() -> tempfile::TempDir {
         .stdout("");
     dir
 }
+
+/// `align-cli score --json --truth TRUTH [extra] TRACES…`, which must
+/// succeed, parsed.
+#[allow(dead_code)] // not every test file scores
+pub fn score_json(
+    truth: &std::path::Path,
+    extra: &[&str],
+    traces: impl IntoIterator<Item = std::path::PathBuf>,
+) -> serde_json::Value {
+    let out = cli()
+        .args(["score", "--json", "--truth"])
+        .arg(truth)
+        .args(extra)
+        .args(traces)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
