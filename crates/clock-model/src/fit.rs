@@ -35,7 +35,7 @@ use crate::time::{DurationPs, Global, Host};
 
 /// Largest anchor span and offset change (ps) the fit accepts: beyond
 /// 2^53 ps (104 days) the `f64` deltas would no longer be exact.
-pub(crate) const MAX_DELTA: i128 = 1 << 53;
+const MAX_DELTA: i128 = 1 << 53;
 
 /// A knot must lower the residual sum by this many squared noise floors:
 /// exact anchors get no knots for their picosecond rounding.
@@ -188,25 +188,44 @@ fn samples_of(list: &[OffsetAnchor], node: u32) -> Result<Vec<Sample>, ClockErro
     let (x0, o0) = (first.host.as_ps(), first.offset.as_ps());
     list.iter()
         .map(|a| {
-            let (dx, dv) = (a.host.as_ps() - x0, a.offset.as_ps() - o0);
-            if dx >= MAX_DELTA || dv.abs() >= MAX_DELTA {
-                return Err(ClockError::FitRange {
+            delta_sample(a.host.as_ps() - x0, a.offset.as_ps() - o0).map_err(|over| {
+                ClockError::FitRange {
                     node,
                     round_id: a.round_id,
-                    quantity: if dx >= MAX_DELTA {
-                        "host time since the first anchor"
-                    } else {
-                        "offset change since the first anchor"
+                    quantity: match over {
+                        Over::Position => "host time since the first anchor",
+                        Over::Value => "offset change since the first anchor",
                     },
-                });
-            }
-            Ok(Sample {
-                u: dx as f64 * 1e-12,
-                v: dv as f64,
-                w: 1.0,
+                }
             })
         })
         .collect()
+}
+
+/// Which delta of a sample exceeds [`MAX_DELTA`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// The position (time since the first sample).
+    Position,
+    /// The value (change since the first sample).
+    Value,
+}
+
+/// The sample at `du` ps past the first, its value `dv` ps from the
+/// first's: seconds and ps in `f64`, weight 1; an error when either delta
+/// reaches [`MAX_DELTA`], beyond which `f64` is no longer exact.
+pub(crate) fn delta_sample(du: i128, dv: i128) -> Result<Sample, Over> {
+    if du >= MAX_DELTA {
+        return Err(Over::Position);
+    }
+    if dv.abs() >= MAX_DELTA {
+        return Err(Over::Value);
+    }
+    Ok(Sample {
+        u: du as f64 * 1e-12,
+        v: dv as f64,
+        w: 1.0,
+    })
 }
 
 /// The residual RMS over the degrees of freedom (when there are any) and

@@ -15,7 +15,7 @@
 //! than the last two pairs.
 
 use crate::error::ClockError;
-use crate::fit::{self, MAX_DELTA};
+use crate::fit::{self, Over, delta_sample};
 use crate::map::PiecewiseLinear;
 use crate::mapped::Extrapolation;
 use crate::noise::{NOISE_FLOOR_PS, divided_rms};
@@ -111,21 +111,14 @@ fn samples_of(pairs: &[SnapshotPair]) -> Result<Vec<Sample>, ClockError> {
         .iter()
         .enumerate()
         .map(|(index, p)| {
-            let (du, dv) = (p.tracer.as_ps() - r0, p.offset_ps() - o0);
-            if du >= MAX_DELTA || dv.abs() >= MAX_DELTA {
-                return Err(ClockError::SnapshotFitRange {
+            delta_sample(p.tracer.as_ps() - r0, p.offset_ps() - o0).map_err(|over| {
+                ClockError::SnapshotFitRange {
                     index,
-                    quantity: if du >= MAX_DELTA {
-                        "tracer time since the first pair"
-                    } else {
-                        "host − tracer change since the first pair"
+                    quantity: match over {
+                        Over::Position => "tracer time since the first pair",
+                        Over::Value => "host − tracer change since the first pair",
                     },
-                });
-            }
-            Ok(Sample {
-                u: du as f64 * 1e-12,
-                v: dv as f64,
-                w: 1.0,
+                }
             })
         })
         .collect()

@@ -7,6 +7,7 @@ use clock_model::{
     SnapshotReason, TracerTime,
 };
 use proptest::prelude::*;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 
 /// An epoch-scale host time and a boot-scale tracer time, ps.
 const H0: i128 = 1_765_432_100_000_000_000_000;
@@ -28,31 +29,32 @@ fn line(r: i128, ppm: i128) -> i128 {
 
 /// `n` tracer times `spacing_ms` apart (± a ms of jitter from `seed`).
 fn tracer_times(n: usize, spacing_ms: i128, seed: u64) -> Vec<i128> {
-    let mut rng = Rng(seed);
+    let mut rng = Noise::new(seed);
     (0..n as i128)
         .map(|k| R0 + k * spacing_ms * 1_000_000_000 + rng.below(1_000_000_000) as i128)
         .collect()
 }
 
-/// SplitMix64 with a Box–Muller normal: the noise of these tests.
-struct Rng(u64);
+/// Proptest's ChaCha generator seeded from `seed`, with a Box–Muller
+/// normal: the noise of these tests.
+struct Noise(TestRng);
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+impl Noise {
+    fn new(seed: u64) -> Self {
+        let bytes: Vec<u8> = (0..4).flat_map(|_| seed.to_le_bytes()).collect();
+        Noise(TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
     }
 
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.next_u64() % n
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.0.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     fn normal(&mut self) -> f64 {
-        let u1 = ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        let u2 = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let (u1, u2) = (1.0 - self.unit(), self.unit());
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 }
@@ -145,7 +147,7 @@ proptest! {
         hold in any::<bool>(),
     ) {
         let rs = tracer_times(n, spacing_ms, seed);
-        let mut rng = Rng(seed ^ 0x5eed);
+        let mut rng = Noise::new(seed ^ 0x5eed);
         let sigma_ps = sigma_ns * 1000.0;
         let pairs = exact_pairs(&rs, |r| line(r, ppm) + (rng.normal() * sigma_ps) as i128);
         let e = SnapshotMap::estimate(&pairs, SnapshotModel::Auto, policy(hold)).unwrap();
@@ -185,7 +187,7 @@ proptest! {
         hold in any::<bool>(),
     ) {
         let rs = tracer_times(n, spacing_ms, seed);
-        let mut rng = Rng(seed);
+        let mut rng = Noise::new(seed);
         let pairs = exact_pairs(&rs, |r| line(r, 20) + (rng.normal().abs() * sigma_ns * 1000.0) as i128);
         let e = SnapshotMap::estimate(&pairs, model, policy(hold)).unwrap();
         prop_assert_ne!(e.choice.model, SnapshotModel::Auto);
@@ -229,7 +231,7 @@ fn wandering_pairs_stay_exact(n: i128, phase: f64) {
 #[test]
 fn a_one_sided_read_gap_leaves_its_mean() {
     let rs: Vec<i128> = (0..40).map(|k| R0 + k * 4 * SECOND).collect();
-    let mut rng = Rng(3);
+    let mut rng = Noise::new(3);
     let gap_ps = 2_000_000.0;
     let pairs = exact_pairs(&rs, |r| line(r, 7) + (rng.normal().abs() * gap_ps) as i128);
     let e = SnapshotMap::estimate(&pairs, SnapshotModel::Auto, Extrapolation::Extrapolate).unwrap();

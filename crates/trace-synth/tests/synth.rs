@@ -462,12 +462,8 @@ fn probe_errors_change_only_the_offsets_of_their_node() {
     });
     // The truth is the run's own (the header names the run, whose id
     // hashes the configuration).
-    let records = |dir: &tempfile::TempDir| {
-        std::fs::read(dir.path().join("truth.bin")).unwrap()[trace_synth::TRUTH_HEADER_BYTES..]
-            .to_vec()
-    };
     assert!(
-        records(&right_dir) == records(&wrong_dir),
+        truth_records(&right_dir) == truth_records(&wrong_dir),
         "same true times"
     );
     let (a, b) = (
@@ -506,6 +502,12 @@ fn probe_errors_change_only_the_offsets_of_their_node() {
     assert!(err.to_string().contains("probe_errors"), "{err}");
 }
 
+/// The true times of a run in `dir` (its truth file without the header,
+/// which names the run).
+fn truth_records(dir: &tempfile::TempDir) -> Vec<u8> {
+    std::fs::read(dir.path().join("truth.bin")).unwrap()[trace_synth::TRUTH_HEADER_BYTES..].to_vec()
+}
+
 /// The snapshot pairs of `run`, node by node.
 fn snapshot_pairs(run: &SynthRun) -> Vec<Vec<xplane_proto::SnapshotPair>> {
     run.nodes
@@ -527,12 +529,8 @@ fn snapshot_noise_reads_the_host_clock_late_and_keeps_the_truth() {
         snapshot_noise_ns: noise_ns,
         ..small()
     });
-    let records = |dir: &tempfile::TempDir| {
-        std::fs::read(dir.path().join("truth.bin")).unwrap()[trace_synth::TRUTH_HEADER_BYTES..]
-            .to_vec()
-    };
     assert!(
-        records(&exact_dir) == records(&noisy_dir),
+        truth_records(&exact_dir) == truth_records(&noisy_dir),
         "same true times"
     );
     let mut gaps = Vec::new();
