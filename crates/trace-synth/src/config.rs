@@ -132,6 +132,9 @@ pub struct SynthConfig {
     /// of each recorded pair is read a delay `N·|z₁| + N/10·z₂` (`z`
     /// standard normal) after its tracer clock: one-sided, mean 0.8 N,
     /// σ 0.6 N, plus a small jitter either way; the truth stays true.
+    /// Left out of the written configuration when 0, so an exact run keeps
+    /// the run id (a hash of that configuration) it had before the field.
+    #[serde(skip_serializing_if = "is_zero")]
     pub snapshot_noise_ns: f64,
     /// Probe window length, ms.
     pub probe_window_ms: f64,
@@ -196,6 +199,10 @@ impl Default for SynthConfig {
             probe_errors: Vec::new(),
         }
     }
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn check(ok: bool, field: &'static str, reason: impl FnOnce() -> String) -> Result<(), SynthError> {
