@@ -7,8 +7,8 @@
 //! `v` = the pair's `host − tracer` minus the first pair's (ps); isolated
 //! outliers left out; one line unless its residuals follow a trend or are
 //! far above the noise, and a knot only where it lowers the residual sum
-//! by 25 times the second differences' σ²; the fitted values at the ends and knots become
-//! the integer anchors of a [`PiecewiseLinear`]. A pair's read gap (the
+//! by 25 times the second differences' σ²; the fitted values at the ends
+//! and knots become the integer anchors of a [`PiecewiseLinear`]. A pair's read gap (the
 //! host clock is read a moment after the tracer clock) then moves the map
 //! by its share of the average instead of by itself, and the end segments
 //! that the map continues beyond the pairs follow the fitted line rather
@@ -44,8 +44,6 @@ pub(crate) struct SnapshotFit {
     points: Vec<(i128, i128)>,
     pub(crate) knots: usize,
     pub(crate) outliers: usize,
-    /// The pairs' noise σ that decided the knots, ps.
-    pub(crate) noise_ps: Option<f64>,
     /// One standard error of the fitted map, ps.
     pub(crate) error_ps: Option<f64>,
 }
@@ -62,7 +60,6 @@ impl SnapshotFit {
                 .collect(),
             knots: 0,
             outliers: 0,
-            noise_ps: None,
             error_ps: None,
         };
         if pairs.len() <= 2 {
@@ -76,7 +73,6 @@ impl SnapshotFit {
         let (_, error) = fit::curve_uncertainty(&samples, &curve, sigma);
         fit.knots = curve.nodes.len() - 2;
         fit.outliers = samples.iter().filter(|s| s.w == 0.0).count();
-        fit.noise_ps = Some(sigma);
         fit.error_ps = error;
         let o0 = pairs[0].offset_ps();
         fit.points = curve
