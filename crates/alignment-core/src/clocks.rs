@@ -3,7 +3,7 @@
 
 use clock_model::{
     Global, GlobalTime, Host, HostTime, Mapped, ModelChoice, OffsetAnchors, OffsetMap, OffsetModel,
-    PiecewiseLinear, SnapshotMap,
+    PiecewiseLinear, SnapshotChoice, SnapshotMap,
 };
 
 use xplane_proto::SpaceView;
@@ -21,6 +21,8 @@ pub struct NodeClocks {
     pub node_id: u32,
     /// `P_i`, when the node has snapshot pairs.
     pub snapshot: Option<SnapshotMap>,
+    /// The snapshot model `P_i` uses and why; `None` without pairs.
+    pub snapshot_choice: Option<SnapshotChoice>,
     /// The pairs behind `P_i`.
     pub snapshots: Option<Snapshots>,
     /// `O_i : H_i → H_0`, onto the clock of the node the offsets are measured
@@ -132,10 +134,11 @@ impl NodeClocks {
             } else {
                 Some(reference_inverse(offsets, &rows, options)?)
             };
-        let snapshot = snapshot_map(node_id, snapshots.as_ref(), options)?;
+        let (snapshot, snapshot_choice) = snapshot_map(node_id, snapshots.as_ref(), options)?;
         Ok(NodeClocks {
             node_id,
             snapshot,
+            snapshot_choice,
             snapshots,
             offset,
             to_reference,
@@ -201,24 +204,28 @@ impl NodeClocks {
     }
 }
 
-/// `P_i` through a node's snapshot pairs, when it has any.
+/// `P_i` through a node's snapshot pairs under the snapshot model, and the
+/// model's choice, when the node has pairs.
 fn snapshot_map(
     node_id: u32,
     snapshots: Option<&Snapshots>,
     options: &AlignOptions,
-) -> Result<Option<SnapshotMap>> {
+) -> Result<(Option<SnapshotMap>, Option<SnapshotChoice>)> {
     let Some(s) = snapshots.filter(|s| !s.pairs().is_empty()) else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    let pairs: Vec<(u64, u64)> = s.pairs().iter().map(|p| (p.tracer_ns, p.sys_ns)).collect();
-    SnapshotMap::from_ns_pairs(&pairs, options.snapshot_extrapolation)
-        .map(Some)
-        .map_err(|source| AlignError::Clock {
-            path: s.source().to_path_buf(),
-            node: node_id,
-            what: "snapshot map",
-            source: Box::new(source),
-        })
+    let estimate = SnapshotMap::estimate(
+        s.pairs(),
+        options.snapshot_model,
+        options.snapshot_extrapolation,
+    )
+    .map_err(|source| AlignError::Clock {
+        path: s.source().to_path_buf(),
+        node: node_id,
+        what: "snapshot map",
+        source: Box::new(source),
+    })?;
+    Ok((Some(estimate.map), Some(estimate.choice)))
 }
 
 impl NodeClocks {
@@ -246,7 +253,7 @@ impl NodeClocks {
             Some(p) => Some(Snapshots::read(p)?),
             None => Snapshots::from_trace(&input.trace, view, session_start_ns)?,
         };
-        let snapshot = snapshot_map(input.node_id, snapshots.as_ref(), options)?;
+        let (snapshot, snapshot_choice) = snapshot_map(input.node_id, snapshots.as_ref(), options)?;
         let start_walltime_ns = match input.start_walltime_ns {
             Some(sw) => Some(sw),
             None => snapshot_line_start_ns(view, session_start_ns).map_err(wire)?,
@@ -262,6 +269,7 @@ impl NodeClocks {
         let clocks = NodeClocks {
             node_id: input.node_id,
             snapshot,
+            snapshot_choice,
             snapshots,
             offset,
             to_reference: None,

@@ -151,7 +151,7 @@ pub struct SnapshotReport {
     /// How many.
     pub count: usize,
     /// First and last host time, epoch ns.
-    pub sys_range_ns: Option<(u64, u64)>,
+    pub sys_range_ns: Option<(i128, i128)>,
 }
 
 /// The offset model a node got, why, and the correction's uncertainty.
@@ -211,6 +211,67 @@ impl From<&clock_model::ModelChoice> for OffsetModelReport {
             error_ns: u.map(|u| u.error_ns),
             noise_ns: u.and_then(|u| u.noise_ns),
             residual_rms_ns: u.and_then(|u| u.residual_rms_ns),
+        }
+    }
+}
+
+/// The snapshot model a node got, why, and how noisy its pairs are.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotModelReport {
+    /// The model used: `exact` or `fit` (never `auto`).
+    pub model: clock_model::SnapshotModel,
+    /// Why: `forced`, `few_pairs`, `exact_pairs`, `noisy_pairs`.
+    pub reason: clock_model::SnapshotReason,
+    /// Pairs used.
+    pub pairs: usize,
+    /// The pairs' noise σ once a smooth curve is taken out, ns (five pairs
+    /// or more).
+    pub noise_ns: Option<u64>,
+    /// Inner knots of the fit.
+    pub knots: usize,
+    /// Pairs left out of the fit as isolated outliers.
+    pub outliers: usize,
+    /// One standard error of the fitted map inside the pairs' range, ns
+    /// (the fit only).
+    pub error_ns: Option<u64>,
+}
+
+impl SnapshotModelReport {
+    /// `model (reason), noise N ns[, error ± N ns]` in words, for one-line
+    /// summaries.
+    pub fn brief(&self) -> String {
+        let mut s = format!(
+            "{} ({}), noise {}",
+            snake_case(&format!("{:?}", self.model)),
+            snake_case(&format!("{:?}", self.reason)).replace('_', " "),
+            self.noise_ns
+                .map_or("unknown".to_string(), |n| format!("{n} ns"))
+        );
+        if let Some(e) = self.error_ns {
+            s += &format!(", error ± {e} ns");
+        }
+        s
+    }
+
+    /// True when the map is not simply the exact one `auto` builds from
+    /// exact pairs: a fit, or a model forced by the caller. Worth a word
+    /// in a short summary.
+    pub fn is_notable(&self) -> bool {
+        self.model != clock_model::SnapshotModel::Exact
+            || self.reason == clock_model::SnapshotReason::Forced
+    }
+}
+
+impl From<&clock_model::SnapshotChoice> for SnapshotModelReport {
+    fn from(c: &clock_model::SnapshotChoice) -> Self {
+        SnapshotModelReport {
+            model: c.model,
+            reason: c.reason,
+            pairs: c.pairs,
+            noise_ns: c.noise_ns,
+            knots: c.knots,
+            outliers: c.outliers,
+            error_ns: c.error_ns,
         }
     }
 }
@@ -324,6 +385,9 @@ pub struct NodeDiagnostics {
     pub passed_through: bool,
     /// The snapshot pairs, when used.
     pub snapshots: Option<SnapshotReport>,
+    /// The snapshot model chosen, why, and the pairs' noise (`None`
+    /// without pairs).
+    pub snapshot_model: Option<SnapshotModelReport>,
     /// Offset anchors used.
     pub anchors_used: Vec<AnchorReport>,
     /// Offsets rows skipped.
@@ -403,6 +467,15 @@ impl NodeDiagnostics {
             self.anchors_used.len(),
             self.anchors_skipped.len()
         ));
+        if let Some(m) = &self.snapshot_model {
+            s.push_str(&format!(
+                "\n  snapshot model {}: {} pairs, {} knots, {} outliers",
+                m.brief(),
+                m.pairs,
+                m.knots,
+                m.outliers
+            ));
+        }
         if let Some(m) = &self.offset_model {
             s.push_str(&format!(
                 "\n  offset model {}: {} anchors over {} rounds, longest gap {} rounds, {} knots, {} outliers",

@@ -119,9 +119,9 @@ pub enum AlignError {
         /// Which clock: `sys` or `tracer`.
         clock: &'static str,
         /// The previous pair's value, ns.
-        before_ns: u64,
+        before_ns: i128,
         /// This pair's value, ns.
-        after_ns: u64,
+        after_ns: i128,
     },
     /// A snapshot event without its tracer time.
     #[error(

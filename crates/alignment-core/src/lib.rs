@@ -87,12 +87,14 @@ mod snapshots;
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{
     AnchorReport, CorrectionRange, Extrapolations, Fallback, LineCounts, LineReport,
-    NodeDiagnostics, OffsetModelReport, SkippedReport, SnapshotReport,
+    NodeDiagnostics, OffsetModelReport, SkippedReport, SnapshotModelReport, SnapshotReport,
 };
 pub use error::{AlignError, LineField, Result, TracerInput};
 pub use line::LineClock;
 pub use node::{AlignNode, NodeAligner, NodeInput};
 pub use offsets::{NodeStart, OffsetsFile};
-pub use options::{AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, TracerLines};
+pub use options::{
+    AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, SnapshotModel, TracerLines,
+};
 pub use output::{PlaneOutput, PlaneSource, PlaneWritten};
 pub use snapshots::{SnapshotPair, Snapshots};

@@ -765,8 +765,9 @@ fn initial_diagnostics(
                 .pairs()
                 .first()
                 .zip(s.pairs().last())
-                .map(|(a, b)| (a.sys_ns, b.sys_ns)),
+                .map(|(a, b)| (a.sys_ns(), b.sys_ns())),
         }),
+        snapshot_model: clocks.snapshot_choice.as_ref().map(Into::into),
         anchors_used,
         anchors_skipped,
         warnings,

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-pub use clock_model::{Extrapolation, OffsetModel};
+pub use clock_model::{Extrapolation, OffsetModel, SnapshotModel};
 
 /// Where aligned device-plane events are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -84,6 +84,10 @@ pub struct AlignOptions {
     pub reference_node: u32,
     /// Outside the snapshot pairs: extrapolate the end segment or hold the end offset.
     pub snapshot_extrapolation: Extrapolation,
+    /// How the snapshot map is built: chosen per node from the pairs
+    /// (`auto`, default: through every pair when they are exact, a
+    /// least-squares fit when their read gap makes them noisy), or forced.
+    pub snapshot_model: SnapshotModel,
     /// Outside the offset anchors: extrapolate the end segment or hold the end offset.
     pub offset_extrapolation: Extrapolation,
     /// How offsets are modelled: chosen per node from the anchors (`auto`,
@@ -110,6 +114,7 @@ impl Default for AlignOptions {
         AlignOptions {
             reference_node: 0,
             snapshot_extrapolation: Extrapolation::Extrapolate,
+            snapshot_model: SnapshotModel::Auto,
             offset_extrapolation: Extrapolation::Extrapolate,
             offset_model: OffsetModel::Auto,
             tracer_lines: TracerLines::Auto,

@@ -5,19 +5,21 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+pub use clock_model::SnapshotPair;
+use clock_model::{HostTime, TracerTime};
 use prost::Message as _;
 use serde::Deserialize;
 use xplane_proto::{PlaneIndex, SNAPSHOT_PLANE, SpaceView, StatValue};
 
 use crate::error::{AlignError, Result};
 
-/// One pair read back to back: host REALTIME and the tracer clock, absolute ns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct SnapshotPair {
-    /// Host REALTIME, epoch ns.
-    pub sys_ns: u64,
-    /// Tracer clock (CLOCK_BOOTTIME on ROCm), ns.
-    pub tracer_ns: u64,
+/// A pair as stored: whole ns on the tracer clock (CLOCK_BOOTTIME on
+/// ROCm) and on host REALTIME (epoch ns).
+fn stored_pair(tracer_ns: u64, sys_ns: u64) -> SnapshotPair {
+    SnapshotPair {
+        tracer: TracerTime::from_unsigned_ns(tracer_ns),
+        host: HostTime::from_unsigned_ns(sys_ns),
+    }
 }
 
 /// A node's snapshot pairs, in recorded order, with where they came from.
@@ -36,10 +38,10 @@ impl Snapshots {
         let source = source.into();
         for (i, w) in pairs.windows(2).enumerate() {
             let (a, b) = (w[0], w[1]);
-            let which = if b.sys_ns < a.sys_ns {
-                Some(("sys", a.sys_ns, b.sys_ns))
-            } else if b.tracer_ns < a.tracer_ns {
-                Some(("tracer", a.tracer_ns, b.tracer_ns))
+            let which = if b.host < a.host {
+                Some(("sys", a.sys_ns(), b.sys_ns()))
+            } else if b.tracer < a.tracer {
+                Some(("tracer", a.tracer_ns(), b.tracer_ns()))
             } else {
                 None
             };
@@ -114,10 +116,7 @@ impl Snapshots {
                         event: i,
                         sys_ns: sys,
                     })?;
-                    pairs.push(SnapshotPair {
-                        sys_ns: sys,
-                        tracer_ns: tracer,
-                    });
+                    pairs.push(stored_pair(tracer, sys));
                 }
             }
             return Self::new(format!("{} ({SNAPSHOT_PLANE})", path.display()), pairs).map(Some);
@@ -152,10 +151,7 @@ impl Snapshots {
         let pairs = message
             .pairs
             .iter()
-            .map(|p| SnapshotPair {
-                sys_ns: p.sys_clock_ns,
-                tracer_ns: p.tracer_clock_ns,
-            })
+            .map(|p| stored_pair(p.tracer_clock_ns, p.sys_clock_ns))
             .collect();
         Self::new(path, pairs)
     }
@@ -180,10 +176,7 @@ impl Snapshots {
                 expected: "{\"sys_ns\": U, \"tracer_ns\": U}",
                 source,
             })?;
-            pairs.push(SnapshotPair {
-                sys_ns: line.sys_ns,
-                tracer_ns: line.tracer_ns,
-            });
+            pairs.push(stored_pair(line.tracer_ns, line.sys_ns));
         }
         Self::new(path, pairs)
     }
@@ -197,19 +190,7 @@ mod tests {
     fn jsonl_accepts_rocm_ns_and_names_bad_lines() {
         let text = "{\"sys_ns\": 10, \"tracer_ns\": 100}\n\n{\"sys_ns\": 20, \"rocm_ns\": 110}\n";
         let s = Snapshots::parse_jsonl(text.as_bytes(), Path::new("s.jsonl")).unwrap();
-        assert_eq!(
-            s.pairs(),
-            &[
-                SnapshotPair {
-                    sys_ns: 10,
-                    tracer_ns: 100
-                },
-                SnapshotPair {
-                    sys_ns: 20,
-                    tracer_ns: 110
-                }
-            ]
-        );
+        assert_eq!(s.pairs(), &[stored_pair(100, 10), stored_pair(110, 20)]);
         let err = Snapshots::parse_jsonl(
             &b"{\"sys_ns\": 1, \"tracer_ns\": 2}\n{\"sys_ns\": 3}\n"[..],
             Path::new("s.jsonl"),
@@ -243,10 +224,7 @@ mod tests {
         std::fs::write(&path, message.encode_to_vec()).unwrap();
         assert_eq!(
             Snapshots::read(&path).unwrap().pairs(),
-            &[SnapshotPair {
-                sys_ns: 7,
-                tracer_ns: 9
-            }]
+            &[stored_pair(9, 7)]
         );
         std::fs::write(&path, b"\xff\xff\xff").unwrap();
         let err = Snapshots::read(&path).unwrap_err().to_string();

@@ -259,3 +259,61 @@ fn the_offset_model_is_chosen_per_node_and_reported() {
         ("interpolate", "forced")
     );
 }
+
+fn worst_p99(report: &ScoreReport) -> f64 {
+    report
+        .kinds
+        .iter()
+        .flat_map(|k| [k.start.p99_abs_ns, k.end.p99_abs_ns])
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn noisy_snapshot_pairs_are_fitted_and_reported() {
+    // Exact offsets; every pair's host clock read ~2 µs late (mean 1.6 µs),
+    // a pair every 500 ms (~30 per node).
+    let gap_ns = 2_000.0;
+    let config = SynthConfig {
+        snapshot_noise_ns: gap_ns,
+        snapshot_period_ms: 500.0,
+        snapshot_first_delay_ms: 250.0,
+        ..noiseless()
+    };
+    let exact = AlignOptions {
+        snapshot_model: alignment_core::SnapshotModel::Exact,
+        ..Default::default()
+    };
+    let (fitted, diagnostics) = align_run_with_diagnostics(&config, &AlignOptions::default());
+    let (exact, exact_diagnostics) = align_run_with_diagnostics(&config, &exact);
+    for d in &diagnostics {
+        let m = d.snapshot_model.as_ref().unwrap();
+        assert_eq!(
+            m.model,
+            alignment_core::SnapshotModel::Fit,
+            "{}",
+            d.summary()
+        );
+        assert_eq!(m.reason, clock_model::SnapshotReason::NoisyPairs);
+        // σ of the gap is 0.6 N.
+        let noise = m.noise_ns.unwrap() as f64;
+        assert!(
+            (0.2 * gap_ns..1.2 * gap_ns).contains(&noise),
+            "{}",
+            d.summary()
+        );
+        assert!(m.error_ns.is_some() && d.summary().contains("snapshot model fit (noisy pairs)"));
+    }
+    for d in &exact_diagnostics {
+        let m = d.snapshot_model.as_ref().unwrap();
+        assert_eq!(m.reason, clock_model::SnapshotReason::Forced);
+    }
+    // The fit leaves the gap's mean (0.8 N, which no pair reveals) and
+    // little of its spread; connecting the dots keeps all of it.
+    assert!(worst_p99(&fitted) <= 1.3 * gap_ns, "{}", fitted.table());
+    assert!(
+        worst_p99(&fitted) < 0.75 * worst_p99(&exact),
+        "fit:\n{}\nexact:\n{}",
+        fitted.table(),
+        exact.table()
+    );
+}

@@ -5,7 +5,7 @@ use std::hint::black_box;
 
 use clock_model::{
     Compose, Extrapolation, Global, GlobalTime, Host, HostTime, PiecewiseLinear, SnapshotMap,
-    TracerTime,
+    SnapshotPair, TracerTime,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -28,13 +28,13 @@ fn rng(seed: u64) -> impl FnMut() -> u64 {
 
 fn snapshot(n: usize) -> SnapshotMap {
     let mut r = rng(7);
-    let pairs: Vec<(TracerTime, HostTime)> = (0..n as i128)
+    let pairs: Vec<SnapshotPair> = (0..n as i128)
         .map(|k| {
             let jitter = (r() % 2_000_000) as i128;
-            (
-                TracerTime::from_ps(BOOT_PS + k * STEP_PS),
-                HostTime::from_ps(EPOCH_PS + k * (STEP_PS + 40_000_000) + jitter),
-            )
+            SnapshotPair {
+                tracer: TracerTime::from_ps(BOOT_PS + k * STEP_PS),
+                host: HostTime::from_ps(EPOCH_PS + k * (STEP_PS + 40_000_000) + jitter),
+            }
         })
         .collect();
     SnapshotMap::new(&pairs, Extrapolation::Extrapolate).unwrap()

@@ -181,4 +181,24 @@ pub enum ClockError {
         /// The fitted point whose global time is below the previous one's.
         host_ps: i128,
     },
+    /// The snapshot fit cannot represent the pairs in `f64` deltas.
+    #[error(
+        "snapshot pair {index}: {quantity} exceeds 2^53 ps, beyond what the snapshot fit handles"
+    )]
+    SnapshotFitRange {
+        /// Index of the pair (after exact repeats were dropped).
+        index: usize,
+        /// What is too large.
+        quantity: &'static str,
+    },
+    /// The snapshot fit's normal equations are singular.
+    #[error("the snapshot fit is singular")]
+    SnapshotFitSingular,
+    /// The fitted snapshot map does not increase strictly, so it has no
+    /// inverse (the pairs' host times barely advance against their noise).
+    #[error("the fitted snapshot map does not increase after tracer time {tracer_ps} ps")]
+    SnapshotFitNotIncreasing {
+        /// The fitted point whose host time is not above the previous one's.
+        tracer_ps: i128,
+    },
 }

@@ -28,7 +28,7 @@
 use crate::error::ClockError;
 use crate::map::PiecewiseLinear;
 use crate::mapped::Extrapolation;
-use crate::noise::{self, divided_sigma};
+use crate::noise;
 use crate::offset_rows::{OffsetAnchor, OffsetAnchors};
 use crate::spline::{self, Curve, Sample};
 use crate::time::{DurationPs, Global, Host};
@@ -40,9 +40,6 @@ const MAX_DELTA: i128 = 1 << 53;
 /// A knot must lower the residual sum by this many squared noise floors:
 /// exact anchors get no knots for their picosecond rounding.
 const MIN_DROP: f64 = 16.0;
-
-/// Anchors from which the noise is read from fourth differences.
-const ORDER4_FROM: usize = 9;
 
 /// A node's least-squares offset fit (see the module docs).
 ///
@@ -91,7 +88,8 @@ impl OffsetFit {
             // Exact through one or two anchors: nothing to average.
             return Ok(fit);
         }
-        let (curve, sigma) = fit_curve(&mut samples).ok_or(ClockError::FitSingular { node })?;
+        let (curve, sigma) =
+            fit_curve(&mut samples, 0.0).ok_or(ClockError::FitSingular { node })?;
         let round = |k: &usize| list[*k].round_id;
         fit.outliers = (0..list.len())
             .filter(|&k| samples[k].w == 0.0)
@@ -122,15 +120,10 @@ impl OffsetFit {
     }
 
     fn set_uncertainty(&mut self, samples: &[Sample], curve: &Curve, sigma: f64) {
-        let used = samples.iter().filter(|s| s.w > 0.0).count();
-        let params = curve.nodes.len();
-        let rms = (used > params).then(|| (curve.rss / (used - params) as f64).sqrt());
-        let scale = sigma.max(rms.unwrap_or(0.0));
-        let worst = spline::node_variances(samples, &curve.nodes)
-            .and_then(|v| v.into_iter().reduce(f64::max));
+        let (rms, error) = curve_uncertainty(samples, curve, sigma);
         self.noise_ps = Some(sigma);
         self.residual_rms_ps = rms;
-        self.error_ps = worst.map(|v| scale * v.sqrt());
+        self.error_ps = error;
     }
 
     /// The node.
@@ -195,37 +188,76 @@ fn samples_of(list: &[OffsetAnchor], node: u32) -> Result<Vec<Sample>, ClockErro
     let (x0, o0) = (first.host.as_ps(), first.offset.as_ps());
     list.iter()
         .map(|a| {
-            let (dx, dv) = (a.host.as_ps() - x0, a.offset.as_ps() - o0);
-            if dx >= MAX_DELTA || dv.abs() >= MAX_DELTA {
-                return Err(ClockError::FitRange {
+            delta_sample(a.host.as_ps() - x0, a.offset.as_ps() - o0).map_err(|over| {
+                ClockError::FitRange {
                     node,
                     round_id: a.round_id,
-                    quantity: if dx >= MAX_DELTA {
-                        "host time since the first anchor"
-                    } else {
-                        "offset change since the first anchor"
+                    quantity: match over {
+                        Over::Position => "host time since the first anchor",
+                        Over::Value => "offset change since the first anchor",
                     },
-                });
-            }
-            Ok(Sample {
-                u: dx as f64 * 1e-12,
-                v: dv as f64,
-                w: 1.0,
+                }
             })
         })
         .collect()
 }
 
+/// Which delta of a sample exceeds [`MAX_DELTA`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// The position (time since the first sample).
+    Position,
+    /// The value (change since the first sample).
+    Value,
+}
+
+/// The sample at `du` ps past the first, its value `dv` ps from the
+/// first's: seconds and ps in `f64`, weight 1; an error when either delta
+/// reaches [`MAX_DELTA`], beyond which `f64` is no longer exact.
+pub(crate) fn delta_sample(du: i128, dv: i128) -> Result<Sample, Over> {
+    if du >= MAX_DELTA {
+        return Err(Over::Position);
+    }
+    if dv.abs() >= MAX_DELTA {
+        return Err(Over::Value);
+    }
+    Ok(Sample {
+        u: du as f64 * 1e-12,
+        v: dv as f64,
+        w: 1.0,
+    })
+}
+
+/// The residual RMS over the degrees of freedom (when there are any) and
+/// one standard error of the fitted curve, the largest over its nodes: the
+/// noise `sigma` (or the residual RMS, if larger) through the fit's
+/// covariance. Both ps.
+pub(crate) fn curve_uncertainty(
+    samples: &[Sample],
+    curve: &Curve,
+    sigma: f64,
+) -> (Option<f64>, Option<f64>) {
+    let used = samples.iter().filter(|s| s.w > 0.0).count();
+    let params = curve.nodes.len();
+    let rms = (used > params).then(|| (curve.rss / (used - params) as f64).sqrt());
+    let scale = sigma.max(rms.unwrap_or(0.0));
+    let worst =
+        spline::node_variances(samples, &curve.nodes).and_then(|v| v.into_iter().reduce(f64::max));
+    (rms, worst.map(|v| scale * v.sqrt()))
+}
+
 /// Leaves out outliers (weight 0), reads the noise and chooses the knots
-/// (steps 2 and 3 of the module docs). Returns the curve and the noise σ.
-fn fit_curve(samples: &mut [Sample]) -> Option<(Curve, f64)> {
+/// (steps 2 and 3 of the module docs); a knot must lower the residual sum
+/// by [`MIN_DROP`] squared noise floors and by `knot_drop` (ps²). Returns
+/// the curve and the noise σ.
+pub(crate) fn fit_curve(samples: &mut [Sample], knot_drop: f64) -> Option<(Curve, f64)> {
     let u: Vec<f64> = samples.iter().map(|s| s.u).collect();
     let v: Vec<f64> = samples.iter().map(|s| s.v).collect();
     for (s, f) in samples.iter_mut().zip(noise::outliers(&u, &v)) {
         s.w = if f { 0.0 } else { 1.0 };
     }
     let sigma = knot_noise(samples);
-    let min_drop = MIN_DROP * noise::NOISE_FLOOR_PS * noise::NOISE_FLOOR_PS;
+    let min_drop = (MIN_DROP * noise::NOISE_FLOOR_PS * noise::NOISE_FLOOR_PS).max(knot_drop);
     if let Some(curve) = spline::choose_nodes(samples, min_drop, sigma) {
         return Some((curve, sigma));
     }
@@ -241,10 +273,9 @@ fn knot_noise(samples: &[Sample]) -> f64 {
         .filter(|s| s.w > 0.0)
         .map(|s| (s.u, s.v))
         .unzip();
-    let order = if u.len() >= ORDER4_FROM { 4 } else { 2 };
-    divided_sigma(&u, &v, order).unwrap_or(noise::NOISE_FLOOR_PS)
+    noise::fit_noise(&u, &v).unwrap_or(noise::NOISE_FLOOR_PS)
 }
 
-fn ceil_ps(ps: f64) -> DurationPs {
+pub(crate) fn ceil_ps(ps: f64) -> DurationPs {
     DurationPs::from_ps(ps.ceil() as i128)
 }

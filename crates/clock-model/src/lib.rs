@@ -14,7 +14,11 @@
 //!   on which [`Side`] it extrapolated. [`Cursor`] answers sorted queries in
 //!   amortised O(1), binary search answers the rest, identically.
 //! - [`SnapshotMap`] is `P_i : Tracer → Host` with its inverse (the
-//!   re-bisect on the host side); [`OffsetMap`] is `O_i : Host → Global`
+//!   re-bisect on the host side), built from typed [`SnapshotPair`]s under
+//!   a [`SnapshotModel`]: through every pair, or a least-squares fit when
+//!   the pairs are noisy (the read gap between the two clocks), or `Auto`,
+//!   which decides from the pairs ([`SnapshotMap::estimate`] also returns
+//!   the [`SnapshotChoice`]); [`OffsetMap`] is `O_i : Host → Global`
 //!   under an [`OffsetModel`]: the least-squares [`OffsetFit`] (knots where
 //!   the residuals demand them), interpolation, or the [`DriftMap`], or
 //!   `Auto`, which picks per node from the anchors; [`OffsetMap::estimate`]
@@ -31,12 +35,16 @@
 //! ```
 //! use clock_model::{
 //!     Compose, Extrapolation, HostTime, OffsetAnchors, OffsetMap, OffsetModel, OffsetRow,
-//!     RowWindow, Side, SnapshotMap, TracerTime,
+//!     RowWindow, Side, SnapshotMap, SnapshotPair, TracerTime,
 //! };
 //!
 //! // Tracer clock runs 100 ppm slow against the host clock.
-//! let p = SnapshotMap::from_ns_pairs(
-//!     &[(1_000_000_000, 5_000_000_000), (2_000_000_000, 6_000_100_000)],
+//! let pair = |tracer_ns, sys_ns| SnapshotPair {
+//!     tracer: TracerTime::from_unsigned_ns(tracer_ns),
+//!     host: HostTime::from_unsigned_ns(sys_ns),
+//! };
+//! let p = SnapshotMap::new(
+//!     &[pair(1_000_000_000, 5_000_000_000), pair(2_000_000_000, 6_000_100_000)],
 //!     Extrapolation::Extrapolate,
 //! )?;
 //! // Node 1 is 750 ns ahead of node 0 in both rounds (own windows).
@@ -85,9 +93,12 @@ mod mapped;
 mod noise;
 mod offset_map;
 mod offset_rows;
+mod pair;
 mod search;
 mod segment;
 mod snapshot;
+mod snapshot_choice;
+mod snapshot_fit;
 mod spline;
 mod time;
 mod wide;
@@ -105,5 +116,9 @@ pub use offset_rows::{
     AnchorSource, OffsetAnchor, OffsetAnchors, OffsetRow, OffsetWarning, RowWindow, SkipReason,
     SkippedRow,
 };
-pub use snapshot::SnapshotMap;
+pub use pair::SnapshotPair;
+pub use snapshot::{SnapshotEstimate, SnapshotMap};
+pub use snapshot_choice::{
+    MIN_NOISE_PAIRS, NOISY_PAIRS_NS, SnapshotChoice, SnapshotModel, SnapshotReason,
+};
 pub use time::{Domain, DurationPs, Global, GlobalTime, Host, HostTime, Time, Tracer, TracerTime};

@@ -16,6 +16,40 @@ pub(crate) const NOISE_FLOOR_PS: f64 = 1.0;
 /// Standardised prediction error beyond which an anchor is an outlier.
 const OUTLIER_Z: f64 = 6.0;
 
+/// Samples from which the noise that decides knots is read from fourth
+/// differences (below: second).
+pub(crate) const ORDER4_FROM: usize = 9;
+
+/// Highest order [`smooth_noise`] tries.
+const SMOOTH_MAX_ORDER: usize = 8;
+
+/// Fewest differences an order needs to take part in [`smooth_noise`]:
+/// the median of fewer says little.
+const SMOOTH_MIN_DIFFERENCES: usize = 3;
+
+/// The noise σ (ps) that decides where a fit needs knots: from fourth
+/// differences from [`ORDER4_FROM`] samples on, else second; `None` with
+/// fewer than three samples.
+pub(crate) fn fit_noise(u: &[f64], v: &[f64]) -> Option<f64> {
+    let order = if u.len() >= ORDER4_FROM { 4 } else { 2 };
+    divided_sigma(u, v, order)
+}
+
+/// The noise σ (ps) left once a smooth curve is taken out: the smallest of
+/// the RMS estimates ([`divided_rms`]) of orders 2 to 8 that have at
+/// least three differences. A higher order cancels more of a smooth but
+/// curved clock relation (a clock that wanders between samples) and none
+/// of independent read noise, so the smallest estimate is the one least
+/// inflated by the curve; the RMS, unlike the median, counts an outlier
+/// too, and reads low less often from few samples. `None` with fewer than
+/// five samples.
+pub(crate) fn smooth_noise(u: &[f64], v: &[f64]) -> Option<f64> {
+    (2..=SMOOTH_MAX_ORDER)
+        .filter(|&order| u.len() >= order + SMOOTH_MIN_DIFFERENCES)
+        .filter_map(|order| divided_rms(u, v, order))
+        .reduce(f64::min)
+}
+
 /// Robust σ (ps) of the values `v` at positions `u` from divided
 /// differences of `order`; `None` with fewer than `order + 1` anchors.
 /// Never below [`NOISE_FLOOR_PS`].
@@ -26,6 +60,18 @@ pub(crate) fn divided_sigma(u: &[f64], v: &[f64], order: usize) -> Option<f64> {
     }
     let z: Vec<f64> = differences(u, v, order);
     Some(robust_sigma(z))
+}
+
+/// The root mean square of the normalised divided differences of `order`
+/// (ps): less robust than [`divided_sigma`] (an outlier raises it) but
+/// steadier from few anchors. `None` with fewer than `order + 1`.
+pub(crate) fn divided_rms(u: &[f64], v: &[f64], order: usize) -> Option<f64> {
+    let n = u.len().min(v.len());
+    if n < order + 1 {
+        return None;
+    }
+    let z = differences(u, v, order);
+    Some((z.iter().map(|z| z * z).sum::<f64>() / z.len() as f64).sqrt())
 }
 
 /// The normalised divided differences of `order` over each run of
@@ -153,6 +199,25 @@ mod tests {
         assert_eq!(divided_sigma(&u, &cubic, 4), Some(NOISE_FLOOR_PS));
         assert!(divided_sigma(&u, &cubic, 2).unwrap() > 1e3);
         assert_eq!(divided_sigma(&u[..4], &line[..4], 4), None);
+    }
+
+    #[test]
+    fn smooth_noise_sees_through_a_wandering_clock() {
+        // 2 µs of wander over 30 s, sampled every 4 s: second differences
+        // see hundreds of ns, the higher orders almost nothing.
+        let u: Vec<f64> = (0..12).map(|k| k as f64 * 4.0).collect();
+        let wander: Vec<f64> = u
+            .iter()
+            .map(|u| 2e6 * (std::f64::consts::TAU * u / 30.0 + 0.3).sin())
+            .collect();
+        assert!(divided_sigma(&u, &wander, 2).unwrap() > 1e5);
+        assert!(smooth_noise(&u, &wander).unwrap() < 2e4);
+        assert_eq!(smooth_noise(&u[..4], &wander[..4]), None);
+        // Alternating ±100 ns noise is seen at every order.
+        let noisy: Vec<f64> = (0..12)
+            .map(|k| if k % 2 == 0 { 1e5 } else { -1e5 })
+            .collect();
+        assert!(smooth_noise(&u, &noisy).unwrap() > 5e4);
     }
 
     #[test]

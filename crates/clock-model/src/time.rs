@@ -83,6 +83,13 @@ impl<D: Domain> Time<D> {
         Self::from_ps(ns as i128 * 1000)
     }
 
+    /// The instant `ns` nanoseconds after the epoch, as clocks are stored
+    /// in traces and snapshot files (exact for every `u64`).
+    #[inline]
+    pub const fn from_unsigned_ns(ns: u64) -> Self {
+        Self::from_ps(ns as i128 * 1000)
+    }
+
     /// Picoseconds since the epoch.
     #[inline]
     pub const fn as_ps(self) -> i128 {

@@ -4,7 +4,7 @@
 mod common;
 
 use clock_model::{
-    Compose, Extrapolation, HostTime, PiecewiseLinear, Side, SnapshotMap, TracerTime,
+    Compose, Extrapolation, HostTime, PiecewiseLinear, Side, SnapshotMap, SnapshotPair, TracerTime,
 };
 use common::{Ratio, exact_eval};
 use proptest::prelude::*;
@@ -157,9 +157,9 @@ proptest! {
         hold in any::<bool>(),
         raw in prop::collection::vec(any::<i128>(), 60),
     ) {
-        let pairs: Vec<(TracerTime, HostTime)> = pts
+        let pairs: Vec<SnapshotPair> = pts
             .iter()
-            .map(|&(x, y)| (TracerTime::from_ps(x), HostTime::from_ps(y)))
+            .map(|&(x, y)| SnapshotPair { tracer: TracerTime::from_ps(x), host: HostTime::from_ps(y) })
             .collect();
         let p = SnapshotMap::new(&pairs, policy(hold)).unwrap();
         let mut q = queries(&pts, &raw);
@@ -189,7 +189,7 @@ proptest! {
             .map(|&(x, y)| (p_pts[0].1 + shift + x, p_pts[0].1 + shift + y - offset))
             .collect();
         let p = SnapshotMap::new(
-            &p_pts.iter().map(|&(x, y)| (TracerTime::from_ps(x), HostTime::from_ps(y))).collect::<Vec<_>>(),
+            &p_pts.iter().map(|&(x, y)| SnapshotPair { tracer: TracerTime::from_ps(x), host: HostTime::from_ps(y) }).collect::<Vec<_>>(),
             policy(hold),
         ).unwrap();
         let o = PiecewiseLinear::<clock_model::Host, clock_model::Global>::new(
@@ -263,7 +263,8 @@ fn construction_errors_name_the_anchor() {
             y: 5
         }
     );
-    assert!(SnapshotMap::new(&[(t(0), h(5)), (t(10), h(5))], e).is_err());
+    let pair = |tracer, host| SnapshotPair { tracer, host };
+    assert!(SnapshotMap::new(&[pair(t(0), h(5)), pair(t(10), h(5))], e).is_err());
 }
 
 #[test]

@@ -128,6 +128,14 @@ pub struct SynthConfig {
     pub snapshot_period_ms: f64,
     /// First snapshot pair after the tracer start, ms.
     pub snapshot_first_delay_ms: f64,
+    /// Read gap of the snapshot pairs, ns (0: exact pairs). The host clock
+    /// of each recorded pair is read a delay `N·|z₁| + N/10·z₂` (`z`
+    /// standard normal) after its tracer clock: one-sided, mean 0.8 N,
+    /// σ 0.6 N, plus a small jitter either way; the truth stays true.
+    /// Left out of the written configuration when 0, so an exact run keeps
+    /// the run id (a hash of that configuration) it had before the field.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub snapshot_noise_ns: f64,
     /// Probe window length, ms.
     pub probe_window_ms: f64,
     /// Extra processing time per window, ms: `[min, max]`.
@@ -178,6 +186,7 @@ impl Default for SynthConfig {
             collective_end_spread_us: 20.0,
             snapshot_period_ms: 4000.0,
             snapshot_first_delay_ms: 2000.0,
+            snapshot_noise_ns: 0.0,
             probe_window_ms: 4000.0,
             probe_processing_ms: [50.0, 300.0],
             probe_lead_ms: 2000.0,
@@ -190,6 +199,10 @@ impl Default for SynthConfig {
             probe_errors: Vec::new(),
         }
     }
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn check(ok: bool, field: &'static str, reason: impl FnOnce() -> String) -> Result<(), SynthError> {
@@ -263,6 +276,7 @@ impl SynthConfig {
             (self.collective_min_gap_us, "collective_min_gap_us"),
             (self.collective_end_spread_us, "collective_end_spread_us"),
             (self.snapshot_first_delay_ms, "snapshot_first_delay_ms"),
+            (self.snapshot_noise_ns, "snapshot_noise_ns"),
             (self.probe_lead_ms, "probe_lead_ms"),
             (self.offset_noise_ns, "offset_noise_ns"),
             (self.drift_noise_ppm, "drift_noise_ppm"),
@@ -305,6 +319,16 @@ impl SynthConfig {
             self.snapshot_period_ms.is_finite() && self.snapshot_period_ms >= 1.0,
             "snapshot_period_ms",
             || format!("{} is below 1 ms", self.snapshot_period_ms),
+        )?;
+        check(
+            self.snapshot_noise_ns * 1e-6 <= self.snapshot_period_ms / 1000.0,
+            "snapshot_noise_ns",
+            || {
+                format!(
+                    "{} ns is above a thousandth of snapshot_period_ms ({} ms): pairs could go backwards",
+                    self.snapshot_noise_ns, self.snapshot_period_ms
+                )
+            },
         )?;
         check(
             self.probe_window_ms.is_finite() && self.probe_window_ms >= 1.0,

@@ -13,8 +13,10 @@ use xplane_proto::{
 
 use crate::SynthError;
 use crate::clock::{NodeClock, TruePs};
+use crate::config::SynthConfig;
 use crate::ids::{EventId, SYNTH_EVENT_ID_STAT};
 use crate::plan::{GpuStep, Op, Plan, Span};
+use crate::rng::{Rng, Tag};
 use crate::truth::TruthWriter;
 
 /// Name of the uint64 stat of a snapshot event: the tracer clock, absolute ns.
@@ -380,7 +382,7 @@ pub(crate) fn write_node(
     }
 
     // Snapshot plane and the SnapshotPairs file.
-    let pairs = snapshot_pairs(plan, &clock, times.tracer);
+    let pairs = snapshot_pairs(plan, node, &clock, times.tracer);
     {
         let mut meta = Meta::default();
         let rocm = meta.stat(ROCM_NS_STAT);
@@ -432,17 +434,36 @@ pub(crate) fn write_node(
 
 /// Snapshot pairs of a node: every period from `first_delay` after the
 /// tracer start, while before the session stop (no final sample at stop).
-fn snapshot_pairs(plan: &Plan, clock: &NodeClock, tracer_start: TruePs) -> Vec<SnapshotPair> {
+/// The host clock is read [`read_gap_ps`] after the tracer clock.
+fn snapshot_pairs(
+    plan: &Plan,
+    node: u32,
+    clock: &NodeClock,
+    tracer_start: TruePs,
+) -> Vec<SnapshotPair> {
     let cfg = &plan.config;
     let period = (cfg.snapshot_period_ms * 1e9).round() as i128;
     let mut t = tracer_start.plus((cfg.snapshot_first_delay_ms * 1e9).round() as i128);
     let mut out = Vec::new();
     while t < plan.stop {
+        let gap = read_gap_ps(cfg, node, out.len() as u64);
         out.push(SnapshotPair {
-            sys_clock_ns: clock.host_ns(t) as u64,
+            sys_clock_ns: clock.host_ns(t.plus(gap)) as u64,
             tracer_clock_ns: clock.tracer_ns(t) as u64,
         });
         t = t.plus(period);
     }
     out
+}
+
+/// How long after the tracer clock the host clock of `node`'s pair `k` is
+/// read, ps: `N·|z₁| + N/10·z₂` for `N = snapshot_noise_ns`, no draw (and
+/// 0) when `N` is 0, so exact runs stay byte-identical.
+fn read_gap_ps(cfg: &SynthConfig, node: u32, k: u64) -> i128 {
+    if cfg.snapshot_noise_ns == 0.0 {
+        return 0;
+    }
+    let mut r = Rng::keyed(cfg.seed, Tag::SnapshotRead, u64::from(node), k, 0);
+    let (z1, z2) = (r.normal(), r.normal());
+    (cfg.snapshot_noise_ns * 1000.0 * (z1.abs() + 0.1 * z2)).round() as i128
 }

@@ -22,6 +22,7 @@ pub(crate) enum Tag {
     Probe = 8,
     HostWall = 9,
     RunId = 10,
+    SnapshotRead = 11,
 }
 
 /// SplitMix64 generator.

@@ -462,12 +462,8 @@ fn probe_errors_change_only_the_offsets_of_their_node() {
     });
     // The truth is the run's own (the header names the run, whose id
     // hashes the configuration).
-    let records = |dir: &tempfile::TempDir| {
-        std::fs::read(dir.path().join("truth.bin")).unwrap()[trace_synth::TRUTH_HEADER_BYTES..]
-            .to_vec()
-    };
     assert!(
-        records(&right_dir) == records(&wrong_dir),
+        truth_records(&right_dir) == truth_records(&wrong_dir),
         "same true times"
     );
     let (a, b) = (
@@ -504,6 +500,63 @@ fn probe_errors_change_only_the_offsets_of_their_node() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("probe_errors"), "{err}");
+}
+
+/// The true times of a run in `dir` (its truth file without the header,
+/// which names the run).
+fn truth_records(dir: &tempfile::TempDir) -> Vec<u8> {
+    std::fs::read(dir.path().join("truth.bin")).unwrap()[trace_synth::TRUTH_HEADER_BYTES..].to_vec()
+}
+
+/// The snapshot pairs of `run`, node by node.
+fn snapshot_pairs(run: &SynthRun) -> Vec<Vec<xplane_proto::SnapshotPair>> {
+    run.nodes
+        .iter()
+        .map(|node| {
+            let bytes = std::fs::read(&node.snapshots_path).unwrap();
+            let m: xplane_proto::SnapshotPairs =
+                xplane_proto::prost::Message::decode(&*bytes).unwrap();
+            m.pairs
+        })
+        .collect()
+}
+
+#[test]
+fn snapshot_noise_reads_the_host_clock_late_and_keeps_the_truth() {
+    let noise_ns = 2_000.0;
+    let (exact_dir, exact) = run(&small());
+    let (noisy_dir, noisy) = run(&SynthConfig {
+        snapshot_noise_ns: noise_ns,
+        ..small()
+    });
+    assert!(
+        truth_records(&exact_dir) == truth_records(&noisy_dir),
+        "same true times"
+    );
+    let mut gaps = Vec::new();
+    for (a, b) in snapshot_pairs(&exact).iter().zip(&snapshot_pairs(&noisy)) {
+        assert_eq!(a.len(), b.len());
+        for (a, b) in a.iter().zip(b) {
+            assert_eq!(a.tracer_clock_ns, b.tracer_clock_ns);
+            gaps.push(b.sys_clock_ns as f64 - a.sys_clock_ns as f64);
+        }
+    }
+    assert!(gaps.len() >= 9, "{} pairs", gaps.len());
+    // One-sided: only the jitter (σ N/10) can take a gap below zero.
+    assert!(gaps.iter().all(|&g| g > -0.5 * noise_ns), "{gaps:?}");
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    assert!(
+        (0.4 * noise_ns..1.2 * noise_ns).contains(&mean),
+        "mean gap {mean} ns"
+    );
+    let err = SynthConfig {
+        snapshot_noise_ns: 1e6,
+        snapshot_period_ms: 100.0,
+        ..small()
+    }
+    .validate()
+    .unwrap_err();
+    assert!(err.to_string().contains("snapshot_noise_ns"), "{err}");
 }
 
 #[test]

@@ -101,6 +101,9 @@ pub fn summary(outcome: &MergeOutcome) -> String {
             (None, Some(c)) => format!("  {c}"),
             (None, None) => String::new(),
         };
+        if let Some(m) = d.snapshot_model.as_ref().filter(|m| m.is_notable()) {
+            model += &format!("; snapshot model {}", m.brief());
+        }
         if let Some(b) = super::clock::brief(&outcome.node_clocks, d.node_id) {
             model += &format!("; {b}");
         }

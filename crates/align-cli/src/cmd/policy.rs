@@ -1,6 +1,8 @@
 //! Alignment policy flags shared by `align`, `merge` and `demo`.
 
-use alignment_core::{AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, TracerLines};
+use alignment_core::{
+    AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, SnapshotModel, TracerLines,
+};
 use clap::ValueEnum;
 
 /// Outside the anchored range.
@@ -34,6 +36,18 @@ pub enum OffsetModelArg {
     Drift,
 }
 
+/// How the snapshot map is built from the pairs.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SnapshotModelArg {
+    /// Per node from the pairs: through every pair when they are exact, a
+    /// least-squares fit when their read gap makes them noisy.
+    Auto,
+    /// Piecewise-linear through every pair.
+    Exact,
+    /// Least-squares piecewise-linear fit, knots where the residuals demand.
+    Fit,
+}
+
 /// Where device events go.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum DeviceTimelineArg {
@@ -52,6 +66,9 @@ pub struct PolicyArgs {
     /// Outside the snapshot pairs.
     #[arg(long, value_enum, default_value = "extrapolate")]
     pub snapshot_extrapolation: ExtrapolationArg,
+    /// How the snapshot map is built: per node from the pairs (auto), or forced.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub snapshot_model: SnapshotModelArg,
     /// Outside the offset anchors.
     #[arg(long, value_enum, default_value = "extrapolate")]
     pub offset_extrapolation: ExtrapolationArg,
@@ -82,6 +99,11 @@ impl PolicyArgs {
         AlignOptions {
             reference_node: self.reference,
             snapshot_extrapolation: self.snapshot_extrapolation.into(),
+            snapshot_model: match self.snapshot_model {
+                SnapshotModelArg::Auto => SnapshotModel::Auto,
+                SnapshotModelArg::Exact => SnapshotModel::Exact,
+                SnapshotModelArg::Fit => SnapshotModel::Fit,
+            },
             offset_extrapolation: self.offset_extrapolation.into(),
             offset_model: match self.offset_model {
                 OffsetModelArg::Auto => OffsetModel::Auto,

@@ -40,6 +40,11 @@ pub struct Args {
     /// (replaces the configuration's `probe_errors`).
     #[arg(long, value_name = "NODE:NS|NODE:negate", value_parser = parse_probe_error)]
     pub probe_error: Vec<ProbeError>,
+    /// Read gap of the snapshot pairs, ns: each pair's host clock is read
+    /// about this long after its tracer clock (one-sided, random; overrides
+    /// the configuration; 0: exact pairs).
+    #[arg(long, value_name = "NS")]
+    pub snapshot_noise_ns: Option<f64>,
     /// Print what was written as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -138,6 +143,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     }
     if let Some(v) = args.straggler {
         config.straggler = Some(v);
+    }
+    if let Some(v) = args.snapshot_noise_ns {
+        config.snapshot_noise_ns = v;
     }
     if !args.probe_error.is_empty() {
         config.probe_errors = args.probe_error.clone();
