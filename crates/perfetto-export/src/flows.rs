@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use collective_check::{Extraction, Options, Report, check, extract_bytes};
+use collective_check::{Extraction, Options, Report, check, extract_collectives};
 
 use crate::error::Result;
 use crate::sink::{FlowRef, FlowStep};
@@ -141,7 +141,7 @@ impl CollectiveFlows {
     pub fn find(inputs: &[Input<'_>]) -> Result<Self> {
         let mut ex = Extraction::new();
         for input in inputs {
-            extract_bytes(
+            extract_collectives(
                 input.bytes,
                 input.path,
                 input.node,
