@@ -48,6 +48,12 @@ pub struct Options {
     /// Violations no larger than this are not counted (default 0: any
     /// `end_i < max_j begin_j` counts; touching, `end == begin`, never does).
     pub tolerance_ns: f64,
+    /// Read only what the collectives need (default: every event): a plane
+    /// on which no event can be a collective (no event name that
+    /// classifies, no `hlo_op` stat) is not read past its metadata, so its
+    /// events are neither counted in [`ExtractStats::events_scanned`] nor
+    /// checked. The occurrences, and so the report, are the same.
+    pub collectives_only: bool,
 }
 
 /// Which planes' occurrences a node contributes.
@@ -93,32 +99,7 @@ pub fn extract_bytes(
     options: &Options,
     out: &mut Extraction,
 ) -> Result<()> {
-    scan_bytes(bytes, path, node, options, out, None, Reading::Whole).map(drop)
-}
-
-/// [`extract_bytes`], reading only what the collectives need: a plane on
-/// which no event can be a collective (no event name that classifies, no
-/// `hlo_op` stat) is not read past its metadata, so its events are neither
-/// counted in [`ExtractStats::events_scanned`] nor checked. The occurrences,
-/// and so the report of [`check`](crate::check), are those of
-/// [`extract_bytes`].
-pub fn extract_collectives(
-    bytes: &[u8],
-    path: &Path,
-    node: NodeSource,
-    options: &Options,
-    out: &mut Extraction,
-) -> Result<()> {
-    scan_bytes(bytes, path, node, options, out, None, Reading::Collectives).map(drop)
-}
-
-/// How much of a trace a scan reads.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Reading {
-    /// Every event, counted (what `validate` reports).
-    Whole,
-    /// Only the planes that can hold collectives.
-    Collectives,
+    scan_bytes(bytes, path, node, options, out, None).map(drop)
 }
 
 /// Moves the times of a trace's events while its collectives are read, so
@@ -142,15 +123,7 @@ pub fn extract_bytes_retimed(
     after: &mut Extraction,
 ) -> Result<()> {
     let mut mine = Extraction::new();
-    let times = scan_bytes(
-        bytes,
-        path,
-        node,
-        options,
-        &mut mine,
-        Some(retime),
-        Reading::Whole,
-    )?;
+    let times = scan_bytes(bytes, path, node, options, &mut mine, Some(retime))?;
     let mut moved = mine.clone();
     for (o, (begin, end)) in moved.occurrences_mut().iter_mut().zip(times) {
         o.begin = begin;
@@ -170,7 +143,6 @@ fn scan_bytes(
     options: &Options,
     out: &mut Extraction,
     retime: Option<&dyn Retime>,
-    reading: Reading,
 ) -> Result<Vec<(TimePs, TimePs)>> {
     let space = SpaceView::new(bytes);
     // Malformed bytes are reported as the checker reports them, wherever
@@ -181,7 +153,6 @@ fn scan_bytes(
         pending: Vec::new(),
         retime,
         times: Vec::new(),
-        reading,
     };
     for plane in space.planes() {
         let plane = plane.map_err(wire)?;
@@ -301,8 +272,6 @@ struct Scanner<'r> {
     retime: Option<&'r dyn Retime>,
     /// The moved `(begin, end)` of every occurrence pushed, with `retime`.
     times: Vec<(TimePs, TimePs)>,
-    /// Whether planes without collectives are read.
-    reading: Reading,
 }
 
 /// What a plane is to the validator.
@@ -396,7 +365,7 @@ impl Scanner<'_> {
         }
         if classes.is_empty() && ids.hlo_op.is_none() {
             // Nothing on this plane can be a collective: count and move on.
-            if self.reading == Reading::Collectives {
+            if options.collectives_only {
                 return Ok(());
             }
             let mut n = 0;

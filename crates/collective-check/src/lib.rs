@@ -67,8 +67,7 @@ pub use classify::{
 };
 pub use error::{Error, Result};
 pub use extract::{
-    NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed,
-    extract_collectives, extract_file,
+    NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
 };
 pub use input::{check_files, check_merged, node_id_from_path};
 pub use kineto::{

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use collective_check::{
     CollectiveKind, Extraction, MatchKey, NodeId, NodeSource, Occurrence, Options, Participant,
-    PlaneChoice, TimePs, WarningKind, check, extract_bytes, extract_collectives,
+    PlaneChoice, TimePs, WarningKind, check, extract_bytes,
 };
 use common::*;
 use xplane_proto::prost::Message;
@@ -342,7 +342,9 @@ fn reading_only_the_collectives_skips_planes_without_any_and_finds_the_same() {
         let node = NodeSource::Given(NodeId(node));
         let o = Options::default();
         extract_bytes(&bytes, Path::new(&path), node, &o, &mut whole).unwrap();
-        extract_collectives(&bytes, Path::new(&path), node, &o, &mut collectives).unwrap();
+        let mut only = Options::default();
+        only.collectives_only = true;
+        extract_bytes(&bytes, Path::new(&path), node, &only, &mut collectives).unwrap();
     }
     assert_eq!(whole.occurrences(), collectives.occurrences());
     assert_eq!(whole.occurrences().len(), 2);

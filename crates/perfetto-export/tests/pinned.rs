@@ -3,10 +3,11 @@
 //! its length and FNV-1a hash; when a change of the format is meant, the
 //! new values are printed by the failing assertion.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use collective_check::{NodeId, NodeSource};
-use perfetto_export::{Input, Options, Packets, export_file_with};
+use perfetto_export::{Options, Packets, export_file_with};
 use trace_synth::{SynthConfig, synthesize};
 
 /// 64-bit FNV-1a.
@@ -27,14 +28,7 @@ fn node_files(paths: &[PathBuf]) -> Vec<(i64, Vec<u8>)> {
 
 /// `(length, hash)` of each output: plain packets, deflated bundles, Chrome JSON.
 fn outputs(files: &[(i64, Vec<u8>)]) -> [(usize, u64); 3] {
-    let inputs: Vec<Input<'_>> = files
-        .iter()
-        .map(|(n, b)| Input {
-            bytes: b,
-            path: Path::new("mem.xplane.pb"),
-            node: NodeSource::Given(NodeId(*n)),
-        })
-        .collect();
+    let inputs = common::inputs_of(files);
     let dir = tempfile::tempdir().unwrap();
     let mut plain = Options::default();
     plain.packets = Packets::Plain;
