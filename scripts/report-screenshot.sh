@@ -11,11 +11,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$root/docs/report.png}"
-chromium="${CHROMIUM:-$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)}"
-if [[ -z "$chromium" ]]; then
-  echo "no Chromium found: install it (Debian: apt-get install -y chromium) or set CHROMIUM" >&2
-  exit 2
-fi
+# shellcheck source=scripts/chromium.sh
+source "$root/scripts/chromium.sh"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cargo build -q --release --manifest-path "$root/Cargo.toml" -p align-cli

@@ -48,6 +48,12 @@ pub struct Options {
     /// Violations no larger than this are not counted (default 0: any
     /// `end_i < max_j begin_j` counts; touching, `end == begin`, never does).
     pub tolerance_ns: f64,
+    /// Read only what the collectives need (default: every event): a plane
+    /// on which no event can be a collective (no event name that
+    /// classifies, no `hlo_op` stat) is not read past its metadata, so its
+    /// events are neither counted in [`ExtractStats::events_scanned`] nor
+    /// checked. The occurrences, and so the report, are the same.
+    pub collectives_only: bool,
 }
 
 /// Which planes' occurrences a node contributes.
@@ -359,6 +365,9 @@ impl Scanner<'_> {
         }
         if classes.is_empty() && ids.hlo_op.is_none() {
             // Nothing on this plane can be a collective: count and move on.
+            if options.collectives_only {
+                return Ok(());
+            }
             let mut n = 0;
             for line in plane.lines() {
                 for event in line?.events() {

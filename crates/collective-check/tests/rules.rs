@@ -307,3 +307,56 @@ fn malformed_bytes_name_the_file() {
     .to_string();
     assert!(err.contains("bad.xplane.pb"), "{err}");
 }
+
+#[test]
+fn reading_only_the_collectives_skips_planes_without_any_and_finds_the_same() {
+    // A host plane of launches (nothing there can be a collective) and a
+    // device plane of kernels named by `hlo_op`, one a collective.
+    let host = [
+        ("hipLaunchKernel", None, 0, 500, None),
+        ("hipLaunchKernel", None, 1_000, 500, None),
+        ("hipMemcpyAsync", None, 2_000, 500, None),
+    ];
+    let device = [
+        ("loop_fusion_0", Some("fusion.0"), 0, 1_000, Some(1)),
+        (
+            "ncclDevKernel_Generic",
+            Some("all-reduce.1"),
+            2_000,
+            1_000,
+            Some(1),
+        ),
+        ("loop_fusion_1", Some("fusion.1"), 4_000, 1_000, Some(1)),
+    ];
+    let (mut whole, mut collectives) = (Extraction::new(), Extraction::new());
+    for node in 0..2 {
+        let space = XSpace {
+            planes: vec![
+                plane_with("/host:CPU", &host),
+                plane_with("/device:GPU:0", &device),
+            ],
+            ..Default::default()
+        };
+        let bytes = space.encode_to_vec();
+        let path = format!("node{node}.xplane.pb");
+        let node = NodeSource::Given(NodeId(node));
+        let o = Options::default();
+        extract_bytes(&bytes, Path::new(&path), node, &o, &mut whole).unwrap();
+        let mut only = Options::default();
+        only.collectives_only = true;
+        extract_bytes(&bytes, Path::new(&path), node, &only, &mut collectives).unwrap();
+    }
+    assert_eq!(whole.occurrences(), collectives.occurrences());
+    assert_eq!(whole.occurrences().len(), 2);
+    assert_eq!(whole.nodes, collectives.nodes);
+    // Only the device planes' events were read.
+    assert_eq!(whole.stats.events_scanned, 12);
+    assert_eq!(collectives.stats.events_scanned, 6);
+    let (a, b) = (
+        check(&whole, &Options::default()),
+        check(&collectives, &Options::default()),
+    );
+    assert_eq!(a.instances, b.instances);
+    assert_eq!(a.violations.len(), b.violations.len());
+    assert_eq!(a.instances.len(), 1);
+}

@@ -78,18 +78,24 @@ impl PacketBuffer {
             }
             Some(bundler) => {
                 let capacity = self.open.capacity();
-                let raw = std::mem::replace(&mut self.open, Vec::with_capacity(capacity));
-                self.written += bundler.seal(raw, out)?;
+                self.written += bundler.seal(std::mem::take(&mut self.open), out)?;
+                self.open = bundler.buffer(capacity);
             }
         }
         Ok(())
     }
 }
 
+/// A compressed bundle, and the buffer it was compressed from (to be
+/// filled again: its pages are already the process's).
+type Done = (Vec<u8>, Vec<u8>);
+
 /// Compresses bundles on the pool and writes them in order.
 pub(crate) struct Bundler {
     level: flate2::Compression,
-    in_flight: VecDeque<Receiver<Vec<u8>>>,
+    in_flight: VecDeque<Receiver<Done>>,
+    /// Buffers of written bundles, emptied.
+    spare: Vec<Vec<u8>>,
 }
 
 impl Bundler {
@@ -97,7 +103,16 @@ impl Bundler {
         Bundler {
             level,
             in_flight: VecDeque::new(),
+            spare: Vec::new(),
         }
+    }
+
+    /// An empty buffer for the next bundle: one of a bundle already
+    /// written, else a new one of `capacity` bytes.
+    pub fn buffer(&mut self, capacity: usize) -> Vec<u8> {
+        self.spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(capacity))
     }
 
     /// Start compressing `raw` (whole packets with their preambles) and
@@ -112,9 +127,13 @@ impl Bundler {
             } else {
                 front.try_recv().ok()
             };
-            let Some(bytes) = ready else { break };
+            let Some((bytes, mut raw)) = ready else {
+                break;
+            };
             self.in_flight.pop_front();
             written += write(out, &bytes)?;
+            raw.clear();
+            self.spare.push(raw);
         }
         Ok(written)
     }
@@ -123,7 +142,7 @@ impl Bundler {
     pub fn finish<W: Write>(&mut self, out: &mut W) -> Result<u64> {
         let mut written = 0;
         while let Some(front) = self.in_flight.pop_front() {
-            written += write(out, &front.recv().map_err(lost)?)?;
+            written += write(out, &front.recv().map_err(lost)?.0)?;
         }
         Ok(written)
     }
@@ -137,7 +156,8 @@ impl Bundler {
         let compress = move || {
             // The receiver is dropped only when the writer failed; then the
             // bundle is not needed.
-            let _ = send.send(compressed_packet(&raw, level));
+            let bundle = compressed_packet(&raw, level);
+            let _ = send.send((bundle, raw));
         };
         match rayon::current_thread_index() {
             Some(_) => compress(),

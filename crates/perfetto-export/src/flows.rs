@@ -140,14 +140,11 @@ impl CollectiveFlows {
     /// validate` does, with default options).
     pub fn find(inputs: &[Input<'_>]) -> Result<Self> {
         let mut ex = Extraction::new();
+        let mut options = Options::default();
+        // Planes that cannot hold collectives are left to the walk.
+        options.collectives_only = true;
         for input in inputs {
-            extract_bytes(
-                input.bytes,
-                input.path,
-                input.node,
-                &Options::default(),
-                &mut ex,
-            )?;
+            extract_bytes(input.bytes, input.path, input.node, &options, &mut ex)?;
         }
         Ok(Self::from_report(&check(&ex, &Options::default())))
     }

@@ -5,6 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::inputs_of;
 use prost::Message;
 use trace_synth::{SynthConfig, synthesize};
 use xplane_proto::{XEvent, XEventMetadata, XLine, XPlane, XSpace, x_event};
@@ -27,18 +28,6 @@ fn rank_files(dir: &Path) -> Vec<(i64, Vec<u8>)> {
         .map(|p| {
             let node = collective_check::node_id_from_path(p).unwrap().0;
             (node, std::fs::read(p).unwrap())
-        })
-        .collect()
-}
-
-/// Inputs of in-memory per-node traces `(node id, bytes)`.
-fn inputs_of(files: &[(i64, Vec<u8>)]) -> Vec<perfetto_export::Input<'_>> {
-    files
-        .iter()
-        .map(|(n, b)| perfetto_export::Input {
-            bytes: b,
-            path: Path::new("mem.xplane.pb"),
-            node: collective_check::NodeSource::Given(collective_check::NodeId(*n)),
         })
         .collect()
 }

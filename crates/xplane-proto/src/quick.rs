@@ -8,6 +8,10 @@
 //! full reader, which gives the verdict and the error. So the quick check
 //! never accepts what the full reader refuses (a property test holds it to
 //! that), it only saves the full reader's work on well-formed data.
+//! [`stat`] reads a stat of the usual shape (an id and one numeric value)
+//! the same way, and gives what the full reader gives.
+
+use crate::view::StatValue;
 
 /// Key of `XEvent.stats` (field 4, length-delimited).
 const EVENT_STATS_KEY: u8 = 4 << 3 | 2;
@@ -69,6 +73,51 @@ fn stat_well_formed(stat: &[u8]) -> Option<()> {
     Some(())
 }
 
+/// A stat of the usual shape, `metadata_id` then one numeric value
+/// (`uint64_value`, `int64_value`, `ref_value` or `double_value`), one-byte
+/// keys and varints of at most 9 bytes: its id and value, exactly as the
+/// full reader gives them; `None` when the full reader must decide.
+#[inline(always)]
+pub(crate) fn stat(bytes: &[u8]) -> Option<(i64, StatValue<'_>)> {
+    if *bytes.first()? != METADATA_ID {
+        return None;
+    }
+    let (id, at) = short_varint(bytes, 1)?;
+    let key = *bytes.get(at)?;
+    let (value, end) = match key {
+        UINT64 | INT64 | REF => {
+            let (v, end) = short_varint(bytes, at + 1)?;
+            let value = match key {
+                UINT64 => StatValue::Uint64(v),
+                INT64 => StatValue::Int64(v as i64),
+                _ => StatValue::Ref(v),
+            };
+            (value, end)
+        }
+        DOUBLE => {
+            let raw = bytes.get(at + 1..at + 9)?;
+            let v = f64::from_bits(u64::from_le_bytes(raw.try_into().ok()?));
+            (StatValue::Double(v), at + 9)
+        }
+        _ => return None,
+    };
+    (end == bytes.len()).then_some((id as i64, value))
+}
+
+/// The varint at `at` when it has at most 9 bytes, and where it ends.
+#[inline(always)]
+fn short_varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for i in 0..9 {
+        let b = *bytes.get(at + i)?;
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Some((value, at + i + 1));
+        }
+    }
+    None
+}
+
 /// The end of the varint at `at`: at most 10 bytes, the tenth at most 1
 /// (as the full reader requires).
 #[inline]
@@ -100,7 +149,7 @@ fn length(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::{EventView, View};
+    use crate::view::{EventView, StatView, View};
     use crate::walk::count_stats_slowly;
     use crate::{XEvent, XStat, x_event, x_stat};
     use proptest::prelude::*;
@@ -196,6 +245,51 @@ mod tests {
             {
                 prop_assert_eq!(count_stats_slowly(&event), Ok(count));
             }
+        }
+
+        /// Whatever becomes of a stat's bytes, the quick read of a stat
+        /// gives what the full reader gives, or leaves it to the reader.
+        #[test]
+        fn a_stat_read_quickly_is_the_stat_the_reader_reads(
+            (id, kind, n, s) in (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,6}"),
+            changes in proptest::collection::vec(
+                (any::<proptest::sample::Index>(), any::<u8>()), 0..3),
+            cut in any::<proptest::sample::Index>(),
+        ) {
+            let mut bytes = stat(id, kind, n, &s).encode_to_vec();
+            for (at, byte) in changes {
+                if !bytes.is_empty() {
+                    let at = at.index(bytes.len());
+                    bytes[at] = byte;
+                }
+            }
+            if kind % 5 == 0 {
+                bytes.truncate(cut.index(bytes.len() + 1));
+            }
+            if let Some((metadata_id, value)) = super::stat(&bytes) {
+                let full = StatView::parse_slowly(&bytes, 0);
+                prop_assert_eq!(full, Ok(StatView { metadata_id, value: Some(value) }));
+            }
+        }
+    }
+
+    #[test]
+    fn numeric_stats_are_read_quickly() {
+        for (kind, n) in [(1, 3u64), (2, 1 << 62), (3, 1 << 40), (6, 127)] {
+            let bytes = stat(5, kind, n, "").encode_to_vec();
+            let quick = super::stat(&bytes).map(|(id, v)| StatView {
+                metadata_id: id,
+                value: Some(v),
+            });
+            assert_eq!(
+                quick,
+                Some(StatView::parse_slowly(&bytes, 0).unwrap()),
+                "kind {kind}"
+            );
+        }
+        // Strings and stats without a value go to the full reader.
+        for kind in [0, 4, 5, 7] {
+            assert_eq!(super::stat(&stat(5, kind, 1, "a").encode_to_vec()), None);
         }
     }
 }

@@ -579,6 +579,19 @@ impl<'a> View<'a> for StatView<'a> {
 
     #[inline]
     fn parse(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
+        match crate::quick::stat(bytes) {
+            Some((metadata_id, value)) => Ok(StatView {
+                metadata_id,
+                value: Some(value),
+            }),
+            None => Self::parse_slowly(bytes, base),
+        }
+    }
+}
+
+impl<'a> StatView<'a> {
+    /// The full reader of a stat (every field, every wire type checked).
+    pub(crate) fn parse_slowly(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
         let mut stat = StatView {
             metadata_id: 0,
             value: None,

@@ -385,19 +385,24 @@ pub fn expected(node: i64, space: &XSpace) -> Vec<Got> {
     out
 }
 
-/// Export per-node spaces to Perfetto, read the output back and check that
-/// every event is there exactly once with its ns, track, name, stats and
-/// flows, and that each collective flow passes through exactly its
-/// participants. Returns the summary and the output size.
-pub fn round_trip(nodes: &[(i64, Vec<u8>)]) -> (Summary, usize) {
-    let inputs: Vec<Input<'_>> = nodes
+/// Inputs of in-memory per-node traces `(node id, bytes)`.
+pub fn inputs_of(nodes: &[(i64, Vec<u8>)]) -> Vec<Input<'_>> {
+    nodes
         .iter()
         .map(|(n, b)| Input {
             bytes: b,
             path: Path::new("mem.xplane.pb"),
             node: NodeSource::Given(NodeId(*n)),
         })
-        .collect();
+        .collect()
+}
+
+/// Export per-node spaces to Perfetto, read the output back and check that
+/// every event is there exactly once with its ns, track, name, stats and
+/// flows, and that each collective flow passes through exactly its
+/// participants. Returns the summary and the output size.
+pub fn round_trip(nodes: &[(i64, Vec<u8>)]) -> (Summary, usize) {
+    let inputs = inputs_of(nodes);
     let mut out = Vec::new();
     let summary = export(&inputs, &mut PerfettoWriter::new(&mut out)).expect("export");
 
