@@ -25,6 +25,8 @@
 //!   the window rules, reporting [`SkippedRow`]s and [`OffsetWarning`]s.
 //! - [`ClockMap`] / [`MapCursor`] are the traits every map and cursor
 //!   implement; [`ClockError`] is the one error type.
+//! - [`ShiftHistogram`] counts how far a repair moved events and sums it up
+//!   as [`ShiftStats`] (count, p50, p99, max in integer ns).
 //!
 //! # Example
 //!
@@ -87,6 +89,7 @@ mod offset_map;
 mod offset_rows;
 mod search;
 mod segment;
+mod shift;
 mod snapshot;
 mod spline;
 mod time;
@@ -105,5 +108,6 @@ pub use offset_rows::{
     AnchorSource, OffsetAnchor, OffsetAnchors, OffsetRow, OffsetWarning, RowWindow, SkipReason,
     SkippedRow,
 };
+pub use shift::{ShiftHistogram, ShiftStats};
 pub use snapshot::SnapshotMap;
 pub use time::{Domain, DurationPs, Global, GlobalTime, Host, HostTime, Time, Tracer, TracerTime};
