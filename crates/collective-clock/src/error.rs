@@ -39,7 +39,9 @@ pub enum Error {
         reference: NodeId,
     },
     /// A repair bound outside `(0, 50] %`.
-    #[error("repair bound {percent} % is out of range: it must be at least 0.0001 % and at most 50 %")]
+    #[error(
+        "repair bound {percent} % is out of range: it must be at least 0.0001 % and at most 50 %"
+    )]
     RepairBound {
         /// The bound asked for, %.
         percent: f64,

@@ -194,7 +194,10 @@ pub fn repair(extraction: &Extraction, planes: PlaneChoice, bound: RepairBound) 
     for (index, g) in groups.iter().enumerate().filter(|(_, g)| checked(g)) {
         let left = late_ends(g, through);
         after += usize::from(!left.is_empty());
-        unrepaired.extend(left.into_iter().map(|late| late.unrepaired(index, g, extraction)));
+        unrepaired.extend(
+            left.into_iter()
+                .map(|late| late.unrepaired(index, g, extraction)),
+        );
     }
     unrepaired.truncate(MAX_LISTED_UNREPAIRED);
     Ok(Repair {

@@ -72,6 +72,8 @@ mod repair;
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 /// How corrections are estimated from the collectives ([`ClockPolicy::estimator`]).
 pub use collective_clock::Estimator;
+/// The bound of the repair ([`ClockPolicy::repair`]) and its report.
+pub use collective_clock::{RepairBound, RepairReport, Unrepaired, UnrepairedCause};
 pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
 pub use content::holds_events;
 pub use correction::CorrectionCurve;
@@ -87,6 +89,4 @@ pub use node_clock::{
     ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
 };
 pub use plan::Plan;
-/// The bound of the repair ([`ClockPolicy::repair`]) and its report.
-pub use collective_clock::{RepairBound, RepairReport, Unrepaired, UnrepairedCause};
 pub use repair::RepairOutcome;

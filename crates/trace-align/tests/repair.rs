@@ -108,13 +108,21 @@ fn the_repair_removes_the_violations_a_wrong_probe_leaves() {
         assert_eq!(ea.len(), eb.len(), "line {key_a:?} keeps every event");
         for (x, y) in ea.iter().zip(eb) {
             assert!(y.0 >= x.0 - 1, "line {key_a:?}: an event moved back");
-            assert!(within(x.1, y.1), "line {key_a:?}: duration {} -> {}", x.1, y.1);
+            assert!(
+                within(x.1, y.1),
+                "line {key_a:?}: duration {} -> {}",
+                x.1,
+                y.1
+            );
             changed += usize::from(x != y);
         }
         for (x, y) in ea.windows(2).zip(eb.windows(2)) {
             let (gap_a, gap_b) = (x[1].0 - x[0].0, y[1].0 - y[0].0);
             assert_eq!(gap_a.signum(), gap_b.signum(), "line {key_a:?}: order");
-            assert!(within(gap_a, gap_b), "line {key_a:?}: gap {gap_a} -> {gap_b}");
+            assert!(
+                within(gap_a, gap_b),
+                "line {key_a:?}: gap {gap_a} -> {gap_b}"
+            );
         }
     }
     assert!(changed > 0);
