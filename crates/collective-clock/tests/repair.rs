@@ -39,7 +39,10 @@ fn extraction(offsets: &[i64], times: &[Vec<(i64, i64)>]) -> Extraction {
     ex
 }
 
-fn run() -> impl Strategy<Value = (Vec<i64>, Vec<Vec<(i64, i64)>>, u32)> {
+/// Per instance, per node: (start jitter, duration), ns.
+type Times = Vec<Vec<(i64, i64)>>;
+
+fn run() -> impl Strategy<Value = (Vec<i64>, Times, u32)> {
     (2usize..6, 1usize..25).prop_flat_map(|(nodes, instances)| {
         (
             prop::collection::vec(-200_000i64..200_000, nodes),
