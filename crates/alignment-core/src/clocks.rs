@@ -41,6 +41,10 @@ pub struct NodeClocks {
     pub offset_choice: Option<ModelChoice>,
     /// True when the node had no usable offsets and is passed through unaligned.
     pub passed_through: bool,
+    /// `R_i : G → G`, the repair of the collectives left violated after
+    /// the clock correction (the controlled logical clock), applied last;
+    /// `None`: no repair.
+    pub repair: Option<PiecewiseLinear<Global, Global>>,
     /// `S_w`: REALTIME at tracer start, epoch ns.
     pub start_walltime_ns: Option<u64>,
     /// `S_g`: tracer clock at tracer start, ns.
@@ -145,6 +149,7 @@ impl NodeClocks {
             anchors,
             offset_choice,
             passed_through,
+            repair: None,
             start_walltime_ns,
             start_gpu_ns,
         })
@@ -276,6 +281,7 @@ impl NodeClocks {
             anchors: None,
             offset_choice: None,
             passed_through: false,
+            repair: None,
             start_walltime_ns,
             start_gpu_ns,
         };
@@ -346,11 +352,12 @@ impl NodeClocks {
     }
 
     /// A host time of this node on the global timeline (binary search; the
-    /// per-event path uses cursors). `outside` is set when either stage
-    /// extrapolated.
+    /// per-event path uses cursors), repaired when there is a repair.
+    /// `outside` is set when either clock stage extrapolated.
     pub fn host_to_global(&self, h: HostTime) -> Mapped<Global> {
         let g = self.offset.map(h);
-        onto_reference(g, |g| self.to_reference.as_ref().map(|m| m.map(g)))
+        let g = onto_reference(g, |g| self.to_reference.as_ref().map(|m| m.map(g)));
+        repaired(g, |g| self.repair.as_ref().map(|m| m.map(g).time))
     }
 
     /// A host time of this node, epoch ns, on the global timeline (epoch
@@ -409,5 +416,20 @@ pub(crate) fn onto_reference(
             time: r.time.relabel(),
             outside: g.outside.or(r.outside),
         },
+    }
+}
+
+/// Finish a global time `g` with the repair `R_i` when there is one
+/// (`repair` evaluates it, by search or by cursor). The repair is the
+/// identity outside the times it moves, and its own extrapolation is
+/// not the clocks': `outside` is `g`'s.
+#[inline]
+pub(crate) fn repaired(
+    g: Mapped<Global>,
+    repair: impl FnOnce(GlobalTime) -> Option<GlobalTime>,
+) -> Mapped<Global> {
+    match repair(g.time) {
+        None => g,
+        Some(time) => Mapped { time, ..g },
     }
 }

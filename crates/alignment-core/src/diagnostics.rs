@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
-use clock_model::{AnchorSource, OffsetWarning, SkipReason};
+use clock_model::{AnchorSource, OffsetWarning, ShiftHistogram, ShiftStats, SkipReason};
 use serde::Serialize;
 
 use crate::line::{LineClock, OFF_AFTER, OFF_BEFORE, SNAP_AFTER, SNAP_BEFORE};
 use crate::options::{AlignOptions, snake_case};
 
 /// Counts over a set of events (one line, or a whole node).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LineCounts {
     /// Events whose times were mapped.
     pub events: u64,
@@ -34,6 +34,8 @@ pub struct LineCounts {
     pub correction_max_ps: Option<i128>,
     /// Sum of the corrections of starts, ps.
     pub correction_sum_ps: i128,
+    /// How far the repair moved the starts it moved.
+    pub repaired: ShiftHistogram,
 }
 
 impl LineCounts {
@@ -65,6 +67,7 @@ impl LineCounts {
         self.correction_sum_ps += other.correction_sum_ps;
         self.correction_min_ps = min_of(self.correction_min_ps, other.correction_min_ps);
         self.correction_max_ps = max_of(self.correction_max_ps, other.correction_max_ps);
+        self.repaired.add(&other.repaired);
     }
 }
 
@@ -407,6 +410,13 @@ pub struct NodeDiagnostics {
     pub extrapolated: Extrapolations,
     /// Correction applied to starts.
     pub correction: Option<CorrectionRange>,
+    /// Events whose start the repair moved, and by how much (`None`: the
+    /// node has no repair map).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<ShiftStats>,
+    /// The shifts behind `repaired`, to add up over nodes.
+    #[serde(skip)]
+    pub repaired_shifts: ShiftHistogram,
     /// The policies in force.
     pub policies: AlignOptions,
     /// How each line was treated.
@@ -417,6 +427,10 @@ impl NodeDiagnostics {
     pub(crate) fn set_counts(&mut self, counts: &LineCounts) {
         self.events_corrected = counts.events;
         self.events_clamped = counts.clamped;
+        if self.repaired.is_some() {
+            self.repaired = Some(counts.repaired.stats());
+            self.repaired_shifts = counts.repaired.clone();
+        }
         self.extrapolated = Extrapolations {
             before_first_snapshot: counts.snapshot_before,
             after_last_snapshot: counts.snapshot_after,

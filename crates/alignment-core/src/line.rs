@@ -86,6 +86,10 @@ struct Mapper<'a> {
     offset: OffsetCursor<'a>,
     /// `O_r⁻¹` when the reference node is not node 0.
     to_reference: Option<Cursor<'a, Global, Host>>,
+    /// `R_i` when the node is repaired.
+    repair: Option<Cursor<'a, Global, Global>>,
+    /// How far `R_i` moved the last time mapped, ps.
+    repaired_ps: i128,
     /// `(S_w − S_g)` in ps: stored wall-axis time minus tracer time.
     tracer_shift_ps: i128,
 }
@@ -108,16 +112,23 @@ impl<'a> Mapper<'a> {
                 .map(|s| s.inverse_cursor()),
             offset: clocks.offset.cursor(),
             to_reference: clocks.to_reference.as_ref().map(|m| m.cursor()),
+            repair: clocks.repair.as_ref().map(|m| m.cursor()),
+            repaired_ps: 0,
             tracer_shift_ps: shift,
         }
     }
 
-    /// `O_i`, then `O_r⁻¹` when the reference is not node 0.
+    /// `O_i`, then `O_r⁻¹` when the reference is not node 0, then `R_i`
+    /// when the node is repaired.
     #[inline]
     fn onto_global(&mut self, h: HostTime) -> Mapped<Global> {
         let g = self.offset.map(h);
         let inverse = self.to_reference.as_mut();
-        crate::clocks::onto_reference(g, |g| inverse.map(|c| c.map(g)))
+        let g = crate::clocks::onto_reference(g, |g| inverse.map(|c| c.map(g)));
+        let repair = self.repair.as_mut();
+        let r = crate::clocks::repaired(g, |g| repair.map(|c| c.map(g).time));
+        self.repaired_ps = r.time.as_ps() - g.time.as_ps();
+        r
     }
 
     /// The output absolute time (ps) of a stored absolute time, with flags.
@@ -227,6 +238,7 @@ pub(crate) fn align_line(
         }
         let stored_end = stored_start + event.duration_ps as i128;
         let (start, start_flags) = starts.map(stored_start);
+        counts.repaired.note(starts.repaired_ps);
         let (end, end_flags) = ends.map(stored_end);
         counts.note_flags(start_flags | end_flags);
         let (start, end) = guard(prev, stored_start, start, end, &mut counts);

@@ -777,6 +777,8 @@ fn initial_diagnostics(
         events_clamped: 0,
         extrapolated: Default::default(),
         correction: None,
+        repaired: clocks.repair.as_ref().map(|_| Default::default()),
+        repaired_shifts: Default::default(),
         policies: options.clone(),
         lines: Vec::new(),
     }

@@ -29,6 +29,8 @@
 //!   the window rules, reporting [`SkippedRow`]s and [`OffsetWarning`]s.
 //! - [`ClockMap`] / [`MapCursor`] are the traits every map and cursor
 //!   implement; [`ClockError`] is the one error type.
+//! - [`ShiftHistogram`] counts how far a repair moved events and sums it up
+//!   as [`ShiftStats`] (count, p50, p99, max in integer ns).
 //!
 //! # Example
 //!
@@ -96,6 +98,7 @@ mod offset_rows;
 mod pair;
 mod search;
 mod segment;
+mod shift;
 mod snapshot;
 mod snapshot_choice;
 mod snapshot_fit;
@@ -117,6 +120,7 @@ pub use offset_rows::{
     SkippedRow,
 };
 pub use pair::SnapshotPair;
+pub use shift::{ShiftHistogram, ShiftStats};
 pub use snapshot::{SnapshotEstimate, SnapshotMap};
 pub use snapshot_choice::{
     MIN_NOISE_PAIRS, NOISY_PAIRS_NS, SnapshotChoice, SnapshotModel, SnapshotReason,

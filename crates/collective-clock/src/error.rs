@@ -38,6 +38,14 @@ pub enum Error {
         /// The reference node.
         reference: NodeId,
     },
+    /// A repair bound outside `(0, 50] %`.
+    #[error(
+        "repair bound {percent} % is out of range: it must be at least 0.0001 % and at most 50 %"
+    )]
+    RepairBound {
+        /// The bound asked for, %.
+        percent: f64,
+    },
     /// The fitted correction of a node is not a valid clock map.
     #[error("node {node}: the fitted correction is not a valid clock map: {source}")]
     Map {

@@ -30,6 +30,13 @@
 //!   and every violated constraint as a [`Conflict`] naming its instance.
 //! - [`Estimate::check_correction`] checks a correction given otherwise
 //!   (probe offsets) against a node's constraints: a [`CorrectionCheck`].
+//! - [`repair`] is the repair of last resort, after the fit: the
+//!   controlled logical clock moves an end that still lies before another
+//!   node's begin forward, amortised over the node's events before it and
+//!   carried over those after it within a [`RepairBound`] (1 % by
+//!   default), giving per node a monotone map `Global → Global` and a
+//!   [`RepairReport`] (instances repaired, shifts p50/p99/max, every
+//!   violation left as [`Unrepaired`]).
 //! - [`SyntheticRun`] simulates a run with known clocks ([`Truth`]).
 //!
 //! # Example
@@ -64,6 +71,7 @@
 mod caches;
 mod check;
 mod choice;
+mod displacement;
 mod error;
 mod estimate;
 mod evidence;
@@ -74,6 +82,7 @@ mod options;
 mod presplit;
 mod problem;
 mod region;
+mod repair;
 mod report;
 mod robust;
 mod solve;
@@ -85,6 +94,10 @@ pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};
 pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};
 pub use options::{Estimator, Options};
+pub use repair::{
+    MAX_LISTED_UNREPAIRED, NodeRepair, REPAIR_MARGIN_PS, Repair, RepairBound, RepairReport,
+    Unrepaired, UnrepairedCause, repair,
+};
 pub use report::{
     Conflict, EstimateReport, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport, Uncertainty,
 };

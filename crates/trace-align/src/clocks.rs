@@ -204,31 +204,43 @@ fn host_collectives(
     options: &AlignOptions,
     check: &collective_check::Options,
 ) -> Result<Extraction> {
-    let node = input.node_id;
     let bytes = open(&input.trace)?;
-    let view = bytes.view();
     let (clocks, session_start_ns) =
-        NodeClocks::with_offset(input, &view, OffsetMap::Identity, options)
-            .map_err(RunError::align(node))?;
+        NodeClocks::with_offset(input, &bytes.view(), OffsetMap::Identity, options)
+            .map_err(RunError::align(input.node_id))?;
+    retimed_collectives(input, &bytes, clocks, session_start_ns, options, check)
+}
+
+/// One node's collectives, each time mapped as the aligner with `clocks`
+/// maps it.
+pub(crate) fn retimed_collectives(
+    input: &NodeInput,
+    bytes: &xplane_proto::FileBytes,
+    clocks: NodeClocks,
+    session_start_ns: i128,
+    options: &AlignOptions,
+    check: &collective_check::Options,
+) -> Result<Extraction> {
+    let node = input.node_id;
     let aligner = NodeAligner::with_clocks(
         &input.trace,
-        view,
+        bytes.view(),
         clocks,
         session_start_ns,
         options,
         Some(session_start_ns),
     )
     .map_err(RunError::align(node))?;
-    let (mut recorded, mut on_host) = (Extraction::new(), Extraction::new());
+    let (mut recorded, mut retimed) = (Extraction::new(), Extraction::new());
     collective_check::extract_bytes_retimed(
-        &bytes,
+        bytes,
         &input.trace,
         NodeSource::Given(NodeId(node.into())),
         check,
         &AlignedTimes(&aligner),
         &mut recorded,
-        &mut on_host,
+        &mut retimed,
     )
     .map_err(|source| RunError::Collectives { node, source })?;
-    Ok(on_host)
+    Ok(retimed)
 }

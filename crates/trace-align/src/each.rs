@@ -38,6 +38,9 @@ pub struct AlignEachOutcome {
     pub clock_warnings: Vec<ClockWarning>,
     /// Per node, by node id.
     pub nodes: Vec<AlignedNode>,
+    /// What the repair of the collectives moved, when the plan repairs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repair: Option<crate::repair::RepairOutcome>,
     /// The collectives as recorded (when validated).
     pub before: Option<Report>,
     /// The collectives as aligned (when validated).
@@ -106,6 +109,7 @@ impl Plan {
             clock_reason: self.clock_reason,
             node_clocks: self.node_clocks.clone(),
             clock_warnings: self.clock_warnings.clone(),
+            repair: self.repair_outcome(nodes.iter().map(|n| &n.diagnostics)),
             nodes,
             before,
             after,

@@ -116,6 +116,9 @@ pub enum RunError {
     /// inconsistent constraints).
     #[error("estimating the clocks from the collectives")]
     Estimate(#[source] Box<collective_clock::Error>),
+    /// The repair of the collectives after the clock correction failed.
+    #[error("repairing the collectives left violated by the clock correction")]
+    Repair(#[source] Box<collective_clock::Error>),
     /// Aligning a node failed.
     #[error("aligning node {node}")]
     Align {

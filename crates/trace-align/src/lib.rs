@@ -13,6 +13,12 @@
 //!   probes against the collectives ([`CrossCheck`]); the choice per node
 //!   is a [`NodeClock`] in [`Plan::node_clocks`], contradictions are
 //!   [`ClockWarning`]s.
+//! - With [`ClockPolicy::repair`] (off by default), the plan also reads
+//!   every node's collectives through its correction and repairs the
+//!   violations left by the controlled logical clock: per node one more
+//!   monotone map, composed after the correction, that moves late ends
+//!   forward within a [`RepairBound`] ([`Plan::repair`]); the merge says
+//!   what it moved ([`RepairOutcome`]).
 //! - [`RunFiles::collective_clocks`] estimates every node's clock from the
 //!   collectives alone and compares it with the probes
 //!   ([`CollectiveClocks`]).
@@ -61,10 +67,13 @@ mod merge;
 mod node;
 mod node_clock;
 mod plan;
+mod repair;
 
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 /// How corrections are estimated from the collectives ([`ClockPolicy::estimator`]).
 pub use collective_clock::Estimator;
+/// The bound of the repair ([`ClockPolicy::repair`]) and its report.
+pub use collective_clock::{RepairBound, RepairReport, Unrepaired, UnrepairedCause};
 pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
 pub use content::holds_events;
 pub use correction::CorrectionCurve;
@@ -80,3 +89,4 @@ pub use node_clock::{
     ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
 };
 pub use plan::Plan;
+pub use repair::RepairOutcome;

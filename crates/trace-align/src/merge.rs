@@ -69,6 +69,9 @@ pub struct MergeOutcome {
     pub nodes: Vec<NodeDiagnostics>,
     /// Where every plane went.
     pub merge: MergeReport,
+    /// What the repair of the collectives moved, when the plan repairs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repair: Option<crate::repair::RepairOutcome>,
     /// The collectives as recorded (when validated).
     pub before: Option<Report>,
     /// The collectives as merged (when validated).
@@ -189,6 +192,7 @@ impl Plan {
             node_clocks: self.node_clocks.clone(),
             clock_warnings: self.clock_warnings.clone(),
             collective_clocks: self.clocks.estimate_report(),
+            repair: self.repair_outcome(&diagnostics),
             nodes: diagnostics,
             merge: report,
             before,

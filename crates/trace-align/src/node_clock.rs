@@ -38,6 +38,10 @@ pub struct ClockPolicy {
     /// How corrections are estimated from the collectives (the check
     /// included).
     pub estimator: collective_clock::Estimator,
+    /// Repair the collectives still violated after the correction, within
+    /// this bound (the controlled logical clock; `None`, the default: no
+    /// repair).
+    pub repair: Option<collective_clock::RepairBound>,
 }
 
 /// Why a node's correction comes from where it does.

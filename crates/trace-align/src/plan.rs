@@ -30,6 +30,10 @@ pub struct Plan {
     pub clock_warnings: Vec<ClockWarning>,
     /// The policies; `options.reference_node` is the global clock.
     pub options: AlignOptions,
+    /// The repair of the collectives left violated by the clock
+    /// correction, when asked for ([`ClockPolicy::repair`]): per node a
+    /// map composed after its correction, and the report.
+    pub repair: Option<Box<collective_clock::Repair>>,
 }
 
 impl RunFiles {
@@ -66,7 +70,20 @@ impl RunFiles {
     /// [`ClockWarning::ProbeConflict`], and with `Override` that node is
     /// aligned from the collectives too. The choices are in
     /// [`Plan::node_clocks`].
+    ///
+    /// With `policy.repair`, every node's collectives are then read through
+    /// its correction and the violations left are repaired
+    /// ([`Plan::repair`]).
     pub fn plan_clocks(&self, options: &AlignOptions, policy: &ClockPolicy) -> Result<Plan> {
+        let mut plan = self.plan_fitted(options, policy)?;
+        if let Some(bound) = policy.repair {
+            plan.repair = Some(Box::new(plan.plan_repair(bound)?));
+        }
+        Ok(plan)
+    }
+
+    /// The plan with the clock correction of `policy`, before any repair.
+    fn plan_fitted(&self, options: &AlignOptions, policy: &ClockPolicy) -> Result<Plan> {
         let source = policy.source;
         if self.nodes.is_empty() {
             return Err(RunError::NoTraces);
@@ -102,6 +119,7 @@ impl RunFiles {
                 node_clocks,
                 clock_warnings: Vec::new(),
                 options: options.clone(),
+                repair: None,
             })
         };
         match (source, &self.offsets) {
@@ -142,6 +160,7 @@ impl RunFiles {
                 node_clocks: chosen.node_clocks,
                 clock_warnings: chosen.warnings,
                 options: options.clone(),
+                repair: None,
             });
         }
         let node_clocks = nodes
@@ -163,6 +182,7 @@ impl RunFiles {
             node_clocks,
             clock_warnings: Vec::new(),
             options: options.clone(),
+            repair: None,
         })
     }
 

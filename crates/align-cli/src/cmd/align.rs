@@ -150,6 +150,9 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
             }
             println!("  wrote {}", node.output.display());
         }
+        if let Some(r) = &outcome.repair {
+            print!("{}", super::clock::repair_summary(r));
+        }
         if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {
             println!(
                 "collectives: {} instances; happens-before violations {} before -> {} after",
@@ -167,6 +170,7 @@ fn run_kineto(
     out_dir: &Path,
     global: &Global,
 ) -> anyhow::Result<()> {
+    args.clock.refuse_for_kineto()?;
     let reference = args.policy.options().reference_node;
     let estimator = args.clock.policy().estimator;
     let outcome = trace_align::align_kineto(&run.traces(), reference, estimator, out_dir)?;

@@ -1,7 +1,10 @@
 //! The clock-evidence flags shared by `align` and `merge`, and how the
 //! per-node choice is printed.
 
-use trace_align::{ClockPolicy, ClockSource, ClockWarning, CrossCheck, Estimator, NodeClock};
+use trace_align::{
+    ClockPolicy, ClockSource, ClockWarning, CrossCheck, Estimator, NodeClock, RepairBound,
+    RepairOutcome,
+};
 
 /// Where the clock corrections come from.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -91,6 +94,25 @@ pub struct ClockArgs {
     /// far apart, combined for GPU runs; auto chooses from the ends).
     #[arg(long, value_enum, default_value_t)]
     pub estimator: EstimatorArg,
+    /// Repair the collectives the clock correction leaves violated (the
+    /// controlled logical clock): move each late end forward past the
+    /// latest begin, amortised over the node's events before it (XSpace
+    /// runs).
+    #[arg(long)]
+    pub repair: bool,
+    /// With --repair: how much the gap between two events of a node may
+    /// stretch or shrink, percent (0.0001 to 50).
+    #[arg(long, value_name = "PERCENT", default_value = "1", value_parser = parse_bound)]
+    pub repair_bound: RepairBound,
+}
+
+/// `PERCENT` or `PERCENT%`.
+fn parse_bound(s: &str) -> Result<RepairBound, String> {
+    let number = s.trim().trim_end_matches('%').trim_end();
+    let percent: f64 = number
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage"))?;
+    RepairBound::from_percent(percent).map_err(|e| e.to_string())
 }
 
 impl ClockArgs {
@@ -100,8 +122,66 @@ impl ClockArgs {
             source: self.clock_source.into(),
             cross_check: self.cross_check.into(),
             estimator: self.estimator.into(),
+            repair: self.repair.then_some(self.repair_bound),
         }
     }
+
+    /// Fail when a flag asks for what a PyTorch run cannot do.
+    pub fn refuse_for_kineto(&self) -> anyhow::Result<()> {
+        if self.repair {
+            anyhow::bail!(
+                "--repair applies to XSpace runs; PyTorch (Kineto) runs are aligned from their \
+                 collectives without a repair"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Violations left by the repair printed at most (the rest in `--json`).
+const PRINTED_UNREPAIRED: usize = 5;
+
+/// What the repair did, in a few lines.
+pub fn repair_summary(r: &RepairOutcome) -> String {
+    let p = &r.plan;
+    let e = &r.events;
+    let mut s = format!(
+        "repair (bound {} %): {} of {} instances repaired; violations {} -> {}; {} events moved, \
+         p50 {} ns, p99 {} ns, max {} ns\n",
+        f64::from(p.bound_ppm.ppm()) / 1e4,
+        p.instances_repaired,
+        p.instances_checked,
+        p.violations_before,
+        p.violations_after,
+        e.moved,
+        e.p50_ns,
+        e.p99_ns,
+        e.max_ns
+    );
+    for u in p.unrepaired.iter().take(PRINTED_UNREPAIRED) {
+        s += &format!(
+            "warning: repair left instance {} ({}, {}) on node {}{}: end {} ns before the latest \
+             begin ({})\n",
+            u.instance,
+            u.op,
+            u.key,
+            u.node,
+            u.device.map_or(String::new(), |d| format!(" device {d}")),
+            u.by_ns,
+            match u.cause {
+                trace_align::UnrepairedCause::SameNode => "the latest begin is on the same node",
+                trace_align::UnrepairedCause::Bound => "the bound leaves too short a ramp",
+            }
+        );
+    }
+    let printed = p.unrepaired.len().min(PRINTED_UNREPAIRED);
+    if p.violations_after > printed {
+        s += &format!(
+            "warning: and {} more violation(s) left by the repair (listed in --json)\n",
+            p.violations_after - printed
+        );
+    }
+    s
 }
 
 /// Node `node`'s clock in brief, when it says more than "probes": where

@@ -124,6 +124,9 @@ pub fn summary(outcome: &MergeOutcome) -> String {
             s += &format!("{:>5}  warning: {f}\n", d.node_id);
         }
     }
+    if let Some(r) = &outcome.repair {
+        s += &super::clock::repair_summary(r);
+    }
     if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {
         s += &format!(
             "collectives: {} instances; happens-before violations {} before -> {} after\n",
@@ -160,6 +163,7 @@ pub fn enforce(outcome: &MergeOutcome, max_violations: usize) -> anyhow::Result<
 /// A PyTorch run: every rank onto the reference's clock from the
 /// collectives, merged into one Chrome-trace JSON.
 fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<()> {
+    args.clock.refuse_for_kineto()?;
     let name = args.output.to_string_lossy();
     if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
         bail!(
