@@ -50,8 +50,11 @@
 
 mod check;
 mod classify;
+mod comms;
 mod error;
 mod extract;
+mod gloo_groups;
+mod groups;
 mod input;
 mod kineto;
 mod matching;
@@ -65,10 +68,13 @@ pub use classify::{
     CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name,
     is_collective_candidate,
 };
-pub use error::{Error, Result};
+pub use comms::{CommsKey, CommsRecord, GroupRanks, KinetoRecords, RanksOrigin, int_list};
+pub use error::{CommsField, Error, RankValue, Result};
 pub use extract::{
     NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
 };
+pub use gloo_groups::GlooUnresolved;
+pub use groups::verify_kineto_groups;
 pub use input::{check_files, check_merged, node_id_from_path};
 pub use kineto::{
     GLOO_PREFIX, RECORD_PARAM_COMMS, check_kineto_files, extract_kineto, extract_kineto_file,
