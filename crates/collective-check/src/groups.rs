@@ -108,7 +108,7 @@ fn findings(ex: &Extraction) -> Findings {
                 if e.1.is_empty() {
                     e.1 = format!("{key} has no event of rank(s) {}", absent.join(", "));
                 }
-            } else if absent.is_empty() && members.iter().any(|r| r.uneven) {
+            } else if ranks.iter().all(|r| have.contains(r)) && members.iter().any(|r| r.uneven) {
                 totals(ex, key, members)?;
             }
             Ok(())
