@@ -77,7 +77,7 @@ pub(crate) fn assign(
             tid.clone(),
         )
     });
-    if sorted.len() % groups.len() != 0 {
+    if !sorted.len().is_multiple_of(groups.len()) {
         return GlooGroups::Unknown(Some(GlooUnresolved {
             node,
             groups: groups.iter().map(|g| g.pg_name.clone()).collect(),

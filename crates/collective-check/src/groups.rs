@@ -29,7 +29,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::comms::{CommsKey, CommsRecord, GroupRanks, RanksOrigin};
-use crate::error::{CommsField, Error, RankValue, Result};
+use crate::error::{
+    CommsField, Error, GroupRanksConflict, InstanceDisagreement, RankOutsideGroup, RankValue,
+    Result,
+};
 use crate::occurrence::Extraction;
 use crate::report::{Warning, WarningKind};
 use crate::units::NodeId;
@@ -160,13 +163,13 @@ fn group_table(ex: &Extraction, statements: &[GroupRanks]) -> Result<BTreeMap<St
             Some(first) => {
                 let set = |g: &GroupRanks| g.ranks.iter().copied().collect::<BTreeSet<i64>>();
                 if set(first) != set(s) {
-                    return Err(Error::GroupRanksDisagree {
+                    return Err(Error::GroupRanksDisagree(Box::new(GroupRanksConflict {
                         group: s.group.clone(),
                         first: source(ex, first),
                         first_ranks: first.ranks.clone(),
                         second: source(ex, s),
                         second_ranks: s.ranks.clone(),
-                    });
+                    })));
                 }
             }
         }
@@ -205,6 +208,9 @@ fn value(ex: &Extraction, r: &CommsRecord, value: String) -> RankValue {
     }
 }
 
+/// One arg of a record, as text.
+type Getter = fn(&CommsRecord) -> Option<String>;
+
 /// The members agree on name, group, dtype and (where comparable) counts;
 /// returns the instance's group.
 fn agreement<'a>(
@@ -215,7 +221,7 @@ fn agreement<'a>(
     let p2p = members[0].kind.is_point_to_point();
     let seq_p2p = p2p && matches!(key, CommsKey::Seq { .. });
     let uneven = members.iter().any(|r| r.uneven);
-    let fields: [(CommsField, bool, fn(&CommsRecord) -> Option<String>); 5] = [
+    let fields: [(CommsField, bool, Getter); 5] = [
         (CommsField::CollectiveName, !p2p, |r| {
             Some(r.collective.clone())
         }),
@@ -235,11 +241,11 @@ fn agreement<'a>(
         let present: Vec<(&CommsRecord, String)> =
             members.iter().filter_map(|r| Some((*r, get(r)?))).collect();
         if present.iter().any(|(_, v)| *v != present[0].1) {
-            return Err(Error::InstanceDisagrees {
+            return Err(Error::InstanceDisagrees(Box::new(InstanceDisagreement {
                 instance: key.clone(),
                 field,
                 values: distinct_by_rank(ex, &present),
-            });
+            })));
         }
     }
     Ok(members[0].group.as_deref())
@@ -264,14 +270,14 @@ fn membership(
     members: &[&CommsRecord],
 ) -> Result<()> {
     match members.iter().find(|r| !ranks.contains(&r.node.0)) {
-        Some(r) => Err(Error::RankNotInGroup {
+        Some(r) => Err(Error::RankNotInGroup(Box::new(RankOutsideGroup {
             instance: key.clone(),
             group: group.to_owned(),
             rank: r.node.0,
             file: file(ex, r.node),
             external_id: r.external_id,
             ranks: ranks.to_vec(),
-        }),
+        }))),
         None => Ok(()),
     }
 }
@@ -293,7 +299,7 @@ fn totals(ex: &Extraction, key: &CommsKey, members: &[&CommsRecord]) -> Result<(
     if sent == received {
         return Ok(());
     }
-    Err(Error::InstanceDisagrees {
+    Err(Error::InstanceDisagrees(Box::new(InstanceDisagreement {
         instance: key.clone(),
         field: CommsField::NelemsTotals,
         values: per_rank
@@ -307,5 +313,5 @@ fn totals(ex: &Extraction, key: &CommsKey, members: &[&CommsRecord]) -> Result<(
                 )
             })
             .collect(),
-    })
+    })))
 }

@@ -54,6 +54,7 @@ mod comms;
 mod error;
 mod extract;
 mod gloo_groups;
+mod group_error;
 mod groups;
 mod input;
 mod kineto;
@@ -69,7 +70,10 @@ pub use classify::{
     is_collective_candidate,
 };
 pub use comms::{CommsKey, CommsRecord, GroupRanks, KinetoRecords, RanksOrigin, int_list};
-pub use error::{CommsField, Error, RankValue, Result};
+pub use error::{
+    CommsField, Error, GroupRanksConflict, InstanceDisagreement, RankOutsideGroup, RankValue,
+    Result,
+};
 pub use extract::{
     NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
 };
