@@ -4,24 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
+mod gloo_fixture;
 mod nccl_json;
 
 use collective_check::*;
+use gloo_fixture::run;
 use kineto_trace::{EpochNs, TraceFile, retime_file};
 use nccl_json::{Coll, Group, RankTrace};
-
-fn run(name: &str) -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/kineto-gloo")
-        .join(name);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
-        .collect();
-    files.sort();
-    files
-}
 
 fn with_p2p() -> Options {
     let mut o = Options::default();

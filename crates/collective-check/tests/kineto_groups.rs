@@ -2,6 +2,7 @@
 //! their ranks' agreement (on traces written as torch writes them), and the
 //! recorded gloo run with two process groups matched per group.
 
+mod gloo_fixture;
 mod nccl_json;
 
 use std::path::{Path, PathBuf};
@@ -207,15 +208,7 @@ fn a_rank_missing_from_a_group_instance_is_a_warning() {
 }
 
 fn gloo_run() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/kineto-gloo/n4_gloo_2groups_20steps");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
-        .collect();
-    files.sort();
-    files
+    gloo_fixture::run("n4_gloo_2groups_20steps")
 }
 
 /// Per step: 9 collectives of the default group, then on ranks 1–3 an
