@@ -13,7 +13,11 @@
 //!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
 //! - [`extract_kineto`] / [`extract_kineto_file`] read PyTorch profiler
 //!   (Kineto) traces into the same model, one node per rank (NCCL/RCCL by
-//!   `Comms Id` or `Seq`, gloo by order); [`check_kineto_files`] checks a run.
+//!   `Comms Id` or `Seq`, gloo by order within the process group of its
+//!   worker thread); [`verify_kineto_groups`] checks the NCCL/RCCL instances
+//!   against their process groups ([`KinetoRecords`]) and fails on ranks that
+//!   disagree ([`InstanceDisagreement`], [`RankOutsideGroup`],
+//!   [`GroupRanksConflict`]); [`check_kineto_files`] does both for a run.
 //! - [`check_files`] and [`check_merged`] do both for files;
 //!   [`Report::write_json`], [`Report::write_csv`] and
 //!   [`Report::summary_text`] write it out.
