@@ -6,6 +6,11 @@ Each rank runs in its own process; every step runs several collective kinds
 point-to-point send/recv, under torch.profiler. Each rank writes
 `rank<R>.pt.trace.json.gz` into the output folder.
 
+With --subgroup, a second process group of ranks 1..world-1 (dist.new_group)
+runs an all_reduce of the same tensor as the default group's, an all_gather
+and a barrier every step as well: gloo annotations carry no group name, so
+the same op with the same shapes runs in two groups.
+
 With --skew, ranks 1..3 run under libfaketime (offset and rate per rank) and
 every rank records its true CLOCK_REALTIME beside the faked one, through the
 raw clock_gettime syscall that libfaketime does not intercept, into
@@ -14,6 +19,8 @@ raw clock_gettime syscall that libfaketime does not intercept, into
 bracket_ns their distance, at most 100 µs).
 
     python3 scripts/record-kineto.py --world-size 2 --steps 100 --out fixtures/kineto-gloo/2rank
+    python3 scripts/record-kineto.py --world-size 4 --steps 20 --subgroup \
+        --out fixtures/kineto-gloo/n4_gloo_2groups_20steps
     python3 scripts/record-kineto.py --world-size 4 --steps 200 --sleep-ms 20 --skew \
         --out fixtures/kineto-gloo/4rank-skew
 """
@@ -47,16 +54,27 @@ def launch(args):
                "--world-size", str(args.world_size)]
         if args.skew:
             cmd.append("--skew")
+        if args.subgroup:
+            cmd.append("--subgroup")
         procs.append(subprocess.Popen(cmd, env=env))
     codes = [p.wait() for p in procs]
     if any(codes):
         sys.exit(f"a rank failed: exit codes {codes}")
     meta = {"world_size": args.world_size, "steps": args.steps, "sleep_ms": args.sleep_ms,
+            "subgroup": list(range(1, args.world_size)) if args.subgroup else None,
             "skew": {str(r): SKEWS[r] for r in SKEWS if args.skew and r < args.world_size},
             "torch": __import__("torch").__version__}
     with open(os.path.join(args.out, "recording.json"), "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
+
+
+def subgroup_step(torch, dist, x, sub, size):
+    # The same all_reduce as the default group's (same shape), then others.
+    dist.all_reduce(x, group=sub)
+    gathered = [torch.empty_like(x) for _ in range(size)]
+    dist.all_gather(gathered, x, group=sub)
+    dist.barrier(group=sub)
 
 
 def step(torch, dist, rank, world, x, model):
@@ -94,6 +112,9 @@ def worker(args):
     if sampler:
         sampler.start()
     dist.init_process_group("gloo", rank=rank, world_size=world)
+    # Every rank creates the group (new_group is collective); ranks 1.. use it.
+    members = list(range(1, world))
+    sub = dist.new_group(ranks=members, backend="gloo") if args.subgroup else None
     x = torch.arange(256 * world, dtype=torch.float32) + rank
     torch.manual_seed(0)
     model = torch.nn.Linear(256, 16)
@@ -103,6 +124,8 @@ def worker(args):
     with prof:
         for _ in range(args.steps):
             step(torch, dist, rank, world, x, model)
+            if sub is not None and rank in members:
+                subgroup_step(torch, dist, x, sub, len(members))
             x.fill_(float(rank))
             if args.sleep_ms:
                 pause(args.sleep_ms / 1000)
@@ -126,6 +149,7 @@ def main():
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--sleep-ms", type=float, default=0.0)
     p.add_argument("--skew", action="store_true")
+    p.add_argument("--subgroup", action="store_true")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     worker(args) if args.worker else launch(args)

@@ -125,3 +125,61 @@ fn bad_input_names_the_file_and_place() {
             text.display()
         )));
 }
+
+#[path = "../../collective-check/tests/nccl_json/mod.rs"]
+mod nccl_json;
+
+/// Two ranks of an NCCL run with one all-reduce; rank 1's in `dtype`.
+fn nccl_pair(dir: &Path, dtype: &'static str) -> Vec<PathBuf> {
+    let group = nccl_json::Group::new("0", &[0, 1, 2]);
+    (0..2)
+        .map(|rank| {
+            let mut c = nccl_json::Coll::all_reduce(&group, 1, Some(u64::MAX - 1), 0);
+            if rank == 1 {
+                c.dtype = dtype;
+            }
+            let trace = nccl_json::RankTrace {
+                rank,
+                world: 3,
+                groups: vec![group.clone()],
+                colls: vec![c],
+            };
+            nccl_json::write(dir, &trace)
+        })
+        .collect()
+}
+
+#[test]
+fn nccl_ranks_that_disagree_exit_2_naming_instance_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = nccl_pair(dir.path(), "BFloat16");
+    cli()
+        .arg("validate")
+        .args(&files)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains(format!(
+            "Comms Id {}: the ranks disagree on `dtype`",
+            u64::MAX - 1
+        )))
+        .stderr(predicate::str::contains(format!(
+            "rank 1 ({}, External id 100): BFloat16",
+            files[1].display()
+        )))
+        .stderr(predicate::str::contains(files[0].display().to_string()));
+}
+
+#[test]
+fn a_group_rank_without_a_trace_is_printed_as_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = nccl_pair(dir.path(), "Float");
+    cli()
+        .arg("validate")
+        .args(&files)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "process group \"0\" has rank(s) 2 with no trace given",
+        ));
+}

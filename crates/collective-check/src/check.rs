@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::extract::Options;
+use crate::groups::group_warnings;
 use crate::matching::group;
 use crate::occurrence::Extraction;
 use crate::report::{
@@ -23,6 +24,7 @@ use crate::units::{DurationPs, NodeId, Participant};
 pub fn check(extraction: &Extraction, options: &Options) -> Report {
     let mut warnings: Vec<Warning> = Vec::new();
     let groups = group(extraction, options.planes, &mut warnings);
+    warnings.extend(group_warnings(extraction));
     let tolerance = DurationPs::from_ns_f64(options.tolerance_ns.max(0.0));
 
     let mut participants: BTreeSet<Participant> = BTreeSet::new();

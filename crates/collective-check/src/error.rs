@@ -2,6 +2,10 @@
 
 use std::path::PathBuf;
 
+pub use crate::group_error::{
+    CommsField, GroupRanksConflict, InstanceDisagreement, RankOutsideGroup, RankValue,
+};
+
 /// What went wrong while extracting or checking collectives.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -39,6 +43,15 @@ pub enum Error {
         /// The file.
         path: PathBuf,
     },
+    /// Two files give one process group different ranks.
+    #[error(transparent)]
+    GroupRanksDisagree(Box<GroupRanksConflict>),
+    /// A rank recorded a collective of a process group it is not a member of.
+    #[error(transparent)]
+    RankNotInGroup(Box<RankOutsideGroup>),
+    /// The ranks of one NCCL/RCCL instance disagree on what it was.
+    #[error(transparent)]
+    InstanceDisagrees(Box<InstanceDisagreement>),
     /// Writing a report failed.
     #[error("writing the {what} report")]
     Write {

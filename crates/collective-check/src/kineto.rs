@@ -28,13 +28,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kineto_trace::{Event, Id, Phase, Trace, TraceFile};
+use kineto_trace::{Event, Id, Phase, ProcessGroup, Trace, TraceFile};
 use serde::Deserialize;
 
 use crate::check::check;
 use crate::classify::CollectiveKind;
+use crate::comms::{CommsKey, CommsRecord, GroupRanks, RanksOrigin, int_list, lists_sizes};
 use crate::error::{Error, Result};
 use crate::extract::Options;
+use crate::gloo_groups::{self, GlooGroups, Thread};
+use crate::groups::verify_kineto_groups;
 use crate::occurrence::{Extraction, Occurrence};
 use crate::report::Report;
 use crate::units::{NodeId, Participant, TimePs};
@@ -61,6 +64,18 @@ struct CommsArgs {
     concrete_inputs: Option<Vec<String>>,
     #[serde(rename = "External id")]
     external_id: Option<u64>,
+    #[serde(rename = "dtype")]
+    dtype: Option<String>,
+    #[serde(rename = "In msg nelems")]
+    in_nelems: Option<u64>,
+    #[serde(rename = "Out msg nelems")]
+    out_nelems: Option<u64>,
+    #[serde(rename = "In split size")]
+    in_split: Option<serde_json::Value>,
+    #[serde(rename = "Out split size")]
+    out_split: Option<serde_json::Value>,
+    #[serde(rename = "Process Group Ranks")]
+    group_ranks: Option<serde_json::Value>,
 }
 
 /// The kind of a collective by its NCCL `Collective name` or gloo op name
@@ -90,7 +105,7 @@ pub fn kineto_collective_kind(name: &str) -> Option<CollectiveKind> {
 
 /// A gloo point-to-point annotation waiting for its peer.
 struct PendingP2p {
-    thread: (String, String),
+    thread: Thread,
     begin: i64,
     end: i64,
     send: bool,
@@ -99,7 +114,7 @@ struct PendingP2p {
 
 /// A `c10d::send` / `c10d::recv_` op: who the peer is.
 struct P2pOp {
-    thread: (String, String),
+    thread: Thread,
     begin: i64,
     end: i64,
     peer: i64,
@@ -115,6 +130,7 @@ pub fn extract_kineto(
 ) -> Result<()> {
     let base = trace.base();
     let mut pending = Vec::new();
+    let mut collectives = Vec::new();
     let mut p2p_ops = Vec::new();
     for event in trace.events() {
         let e = event?;
@@ -141,7 +157,7 @@ pub fn extract_kineto(
                     send: op == "send",
                     external_id: args(&e).external_id,
                 }),
-                _ => gloo(&e, op, node, begin.0, end, out),
+                _ => gloo(&e, op, begin.0, end, &mut collectives),
             }
         } else if name == "c10d::send" || name == "c10d::recv_" {
             let peer = args(&e)
@@ -158,6 +174,19 @@ pub fn extract_kineto(
         }
     }
     gloo_p2p(pending, p2p_ops, node, options, out);
+    let pg_config = trace
+        .distributed_info()?
+        .map(|i| i.pg_config)
+        .unwrap_or_default();
+    gloo_collectives(collectives, &pg_config, node, out);
+    for pg in pg_config {
+        out.kineto.add_group(GroupRanks {
+            node,
+            group: pg.pg_name,
+            ranks: pg.ranks.into_iter().map(i64::from).collect(),
+            origin: RanksOrigin::PgConfig,
+        });
+    }
     let info = out.nodes.entry(node).or_default();
     if info.hostname.is_none() {
         info.hostname = trace.host_name();
@@ -181,7 +210,7 @@ fn args(e: &Event<'_>) -> CommsArgs {
         .unwrap_or_default()
 }
 
-fn thread(e: &Event<'_>) -> (String, String) {
+fn thread(e: &Event<'_>) -> Thread {
     let text = |id: Option<Id<'_>>| match id {
         Some(Id::Int(n)) => n.to_string(),
         Some(Id::Str(s)) => s.decode().into_owned(),
@@ -235,6 +264,7 @@ fn nccl(
         (None, Some(seq)) => Some(seq),
         (None, None) => None,
     };
+    record(&a, name, kind, p2p, node, out);
     let op = out.intern(op);
     let module = a.group.as_deref().map(|g| out.intern(g));
     push(
@@ -253,29 +283,106 @@ fn nccl(
     );
 }
 
-fn gloo(e: &Event<'_>, op: &str, node: NodeId, begin: i64, end: i64, out: &mut Extraction) {
+/// Keep what the group checks read of an NCCL/RCCL event.
+fn record(
+    a: &CommsArgs,
+    name: &str,
+    kind: CollectiveKind,
+    p2p: bool,
+    node: NodeId,
+    out: &mut Extraction,
+) {
+    let key = match (a.comms_id, a.seq, &a.group) {
+        (Some(id), _, _) => CommsKey::CommsId(id),
+        (None, Some(seq), Some(group)) => CommsKey::Seq {
+            group: group.clone(),
+            seq,
+            p2p,
+        },
+        _ => return,
+    };
+    if let (Some(group), Some(ranks)) = (&a.group, a.group_ranks.as_ref().and_then(int_list)) {
+        out.kineto.add_group(GroupRanks {
+            node,
+            group: group.clone(),
+            ranks,
+            origin: RanksOrigin::EventArgs(a.external_id),
+        });
+    }
+    out.kineto.comms.push(CommsRecord {
+        node,
+        key,
+        kind,
+        collective: name.to_owned(),
+        dtype: a.dtype.clone(),
+        in_nelems: a.in_nelems,
+        out_nelems: a.out_nelems,
+        uneven: lists_sizes(a.in_split.as_ref()) || lists_sizes(a.out_split.as_ref()),
+        group: a.group.clone(),
+        external_id: a.external_id,
+    });
+}
+
+/// A gloo collective annotation waiting for its process group.
+struct PendingGloo {
+    thread: Thread,
+    op: String,
+    kind: CollectiveKind,
+    begin: i64,
+    end: i64,
+    external_id: Option<u64>,
+}
+
+fn gloo(e: &Event<'_>, op: &str, begin: i64, end: i64, pending: &mut Vec<PendingGloo>) {
     let Some(kind) = kineto_collective_kind(op) else {
         return;
     };
     let a = args(e);
     let op = match &a.input_dims {
-        Some(dims) => out.intern(&format!("{GLOO_PREFIX}{op} {dims}")),
-        None => out.intern(&format!("{GLOO_PREFIX}{op}")),
+        Some(dims) => format!("{GLOO_PREFIX}{op} {dims}"),
+        None => format!("{GLOO_PREFIX}{op}"),
     };
-    push(
-        out,
-        Occurrence {
-            participant: Participant { node, device: None },
-            kind,
-            op,
-            module: None,
-            run_id: None,
-            correlation: a.external_id,
-            begin: ps(begin),
-            end: ps(end),
-            on_device: false,
-        },
-    );
+    pending.push(PendingGloo {
+        thread: thread(e),
+        op,
+        kind,
+        begin,
+        end,
+        external_id: a.external_id,
+    });
+}
+
+/// Push the gloo collectives, each with the process group of its worker
+/// thread as the module when the rank's `pg_config` tells it.
+fn gloo_collectives(
+    pending: Vec<PendingGloo>,
+    pg_config: &[ProcessGroup],
+    node: NodeId,
+    out: &mut Extraction,
+) {
+    let threads = pending.iter().map(|p| p.thread.clone()).collect();
+    let groups = gloo_groups::assign(pg_config, node, &threads);
+    if let GlooGroups::Unknown(Some(unresolved)) = &groups {
+        out.kineto.gloo_unresolved.push(unresolved.clone());
+    }
+    for p in pending {
+        let op = out.intern(&p.op);
+        let module = groups.of(&p.thread).map(|g| out.intern(g));
+        push(
+            out,
+            Occurrence {
+                participant: Participant { node, device: None },
+                kind: p.kind,
+                op,
+                module,
+                run_id: None,
+                correlation: p.external_id,
+                begin: ps(p.begin),
+                end: ps(p.end),
+                on_device: false,
+            },
+        );
+    }
 }
 
 /// Give each gloo send/recv the peer of the c10d op it starts in on its
@@ -357,6 +464,7 @@ pub fn check_kineto_files(files: &[PathBuf], options: &Options) -> Result<Report
             });
         }
     }
+    verify_kineto_groups(&all)?;
     Ok(check(&all, options))
 }
 

@@ -13,7 +13,11 @@
 //!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
 //! - [`extract_kineto`] / [`extract_kineto_file`] read PyTorch profiler
 //!   (Kineto) traces into the same model, one node per rank (NCCL/RCCL by
-//!   `Comms Id` or `Seq`, gloo by order); [`check_kineto_files`] checks a run.
+//!   `Comms Id` or `Seq`, gloo by order within the process group of its
+//!   worker thread); [`verify_kineto_groups`] checks the NCCL/RCCL instances
+//!   against their process groups ([`KinetoRecords`]) and fails on ranks that
+//!   disagree ([`InstanceDisagreement`], [`RankOutsideGroup`],
+//!   [`GroupRanksConflict`]); [`check_kineto_files`] does both for a run.
 //! - [`check_files`] and [`check_merged`] do both for files;
 //!   [`Report::write_json`], [`Report::write_csv`] and
 //!   [`Report::summary_text`] write it out.
@@ -50,8 +54,12 @@
 
 mod check;
 mod classify;
+mod comms;
 mod error;
 mod extract;
+mod gloo_groups;
+mod group_error;
+mod groups;
 mod input;
 mod kineto;
 mod matching;
@@ -65,10 +73,16 @@ pub use classify::{
     CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name,
     is_collective_candidate,
 };
-pub use error::{Error, Result};
+pub use comms::{CommsKey, CommsRecord, GroupRanks, KinetoRecords, RanksOrigin, int_list};
+pub use error::{
+    CommsField, Error, GroupRanksConflict, InstanceDisagreement, RankOutsideGroup, RankValue,
+    Result,
+};
 pub use extract::{
     NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
 };
+pub use gloo_groups::GlooUnresolved;
+pub use groups::verify_kineto_groups;
 pub use input::{check_files, check_merged, node_id_from_path};
 pub use kineto::{
     GLOO_PREFIX, RECORD_PARAM_COMMS, check_kineto_files, extract_kineto, extract_kineto_file,

@@ -6,7 +6,9 @@
 //! 1, 2048, 2049) share it and overlap — one four-way all-reduce. So the
 //! device is not part of the key: it identifies the participant within the
 //! instance. Occurrences without a `run_id` are matched by order: the k-th
-//! occurrence (by start time) of an op on each participant forms instance k.
+//! occurrence (by start time) of an op (within its module, when it has one:
+//! the process group of a gloo annotation) on each participant forms
+//! instance k.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -63,19 +65,22 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
     let occs = select_planes(ex, planes, warnings);
 
     let mut by_key: BTreeMap<(OpKey, MatchKey), Vec<Occurrence>> = BTreeMap::new();
-    let mut by_order: BTreeMap<(Sym, Participant), Vec<Occurrence>> = BTreeMap::new();
+    let mut by_order: BTreeMap<(OpKey, Participant), Vec<Occurrence>> = BTreeMap::new();
     for o in occs {
         match o.run_id {
             Some(r) => by_key
                 .entry(((o.module, o.op), MatchKey::RunId(r)))
                 .or_default()
                 .push(o),
-            None => by_order.entry((o.op, o.participant)).or_default().push(o),
+            None => by_order
+                .entry(((o.module, o.op), o.participant))
+                .or_default()
+                .push(o),
         }
     }
 
     // Occurrence order: the k-th of each participant; counts must agree.
-    let mut counts: BTreeMap<Sym, Vec<(Participant, usize)>> = BTreeMap::new();
+    let mut counts: BTreeMap<OpKey, Vec<(Participant, usize)>> = BTreeMap::new();
     for ((op, participant), mut list) in by_order {
         list.sort_by_key(|o| (o.begin, o.end));
         counts
@@ -84,7 +89,7 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
             .push((participant, list.len()));
         for (k, o) in list.into_iter().enumerate() {
             by_key
-                .entry(((None, op), MatchKey::Occurrence(k)))
+                .entry((op, MatchKey::Occurrence(k)))
                 .or_default()
                 .push(o);
         }
@@ -95,11 +100,12 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
             let list: Vec<String> = counts.iter().map(|(p, n)| format!("{p}: {n}")).collect();
             warnings.push(Warning::new(
                 WarningKind::CountMismatch,
-                Some(ex.name(*op)),
+                Some(ex.name(op.1)),
                 counts.iter().map(|&(_, n)| n).max().unwrap_or(0) - counts.iter().map(|&(_, n)| n).min().unwrap_or(0),
                 format!(
-                    "op {:?} matched by occurrence order, but participants ran it a different number of times ({}); instances after the first missing one may pair the wrong occurrences",
-                    ex.name(*op),
+                    "op {:?}{} matched by occurrence order, but participants ran it a different number of times ({}); instances after the first missing one may pair the wrong occurrences",
+                    ex.name(op.1),
+                    in_module(ex, op.0),
                     list.join(", ")
                 ),
             ));
@@ -189,6 +195,11 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
     }
     groups.sort_by_key(|g| (g.members.iter().map(|o| o.begin).min(), g.op, g.key.clone()));
     groups
+}
+
+/// ` in module M` (process group, for Kineto traces) when there is one.
+fn in_module(ex: &Extraction, module: Option<Sym>) -> String {
+    module.map_or_else(String::new, |m| format!(" in {:?}", ex.name(m)))
 }
 
 /// Apply the plane choice; in `Auto`, a node with device collectives

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::classify::CollectiveKind;
+use crate::comms::KinetoRecords;
 use crate::units::{NodeId, Participant, TimePs};
 
 /// An interned string (op or module name) of an [`Extraction`].
@@ -93,6 +94,9 @@ pub struct Extraction {
     pub stats: ExtractStats,
     /// The nodes seen.
     pub nodes: BTreeMap<NodeId, NodeInfo>,
+    /// What Kineto traces said about their process groups and NCCL/RCCL
+    /// collectives (empty for XSpace traces).
+    pub kineto: KinetoRecords,
 }
 
 impl Extraction {
@@ -164,6 +168,7 @@ impl Extraction {
                 o
             }));
         self.stats.add(&other.stats);
+        self.kineto.append(other.kineto);
         for (node, info) in other.nodes {
             let mine = self.nodes.entry(node).or_default();
             if mine.hostname.is_none() {

@@ -91,6 +91,12 @@ pub enum WarningKind {
     PlanesIgnored,
     /// No collective was found at all.
     NoCollectives,
+    /// NCCL/RCCL instances lacking a rank of their process group whose trace was given.
+    GroupRankMissing,
+    /// A process group has ranks with no trace given.
+    GroupRanksNotGiven,
+    /// A rank's gloo annotations could not be given their process groups.
+    GlooGroupsUnresolved,
 }
 
 /// Something the report could not check cleanly; counts are never dropped silently.

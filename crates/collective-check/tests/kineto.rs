@@ -4,21 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use collective_check::*;
-use kineto_trace::{EpochNs, TraceFile, retime_file};
+mod gloo_fixture;
+mod nccl_json;
 
-fn run(name: &str) -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/kineto-gloo")
-        .join(name);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
-        .collect();
-    files.sort();
-    files
-}
+use collective_check::*;
+use gloo_fixture::run;
+use kineto_trace::{EpochNs, TraceFile, retime_file};
+use nccl_json::{Coll, Group, RankTrace};
 
 fn with_p2p() -> Options {
     let mut o = Options::default();
@@ -107,36 +99,27 @@ fn two_files_of_one_rank_are_an_error() {
     }
 }
 
-fn nccl_rank(dir: &Path, rank: u32, t0: u64) -> PathBuf {
-    let comms = u64::MAX - 5; // above i64::MAX
-    let text = format!(
-        r#"{{"distributedInfo": {{"backend": "nccl", "rank": {rank}, "world_size": 2}},
-  "baseTimeNanoseconds": 1790000000000000000,
-  "traceEvents": [
-  {{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 10, "tid": 10, "ts": {t0}.000, "dur": 5.000,
-    "args": {{"Collective name": "allreduce", "Process Group Name": "0", "Seq": 1, "Comms Id": {comms}, "dtype": "Float"}}}},
-  {{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-    "pid": 0, "tid": 7, "ts": {k}.500, "dur": 20.000,
-    "args": {{"Collective name": "allreduce", "Process Group Name": "0", "Seq": 1, "Comms Id": {comms}}}}},
-  {{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-    "pid": 0, "tid": 7, "ts": {k2}.000, "dur": 20.000,
-    "args": {{"Collective name": "_allgather_base", "Process Group Name": "0", "Seq": 2}}}}
-  ]}}"#,
-        k = t0 + 10,
-        k2 = t0 + 100,
-    );
-    let p = dir.join(format!("host_{rank}.pt.trace.json"));
-    std::fs::write(&p, text).unwrap();
-    p
+/// Rank `rank` of a 2-rank NCCL run: an all-reduce by `Comms Id` (above
+/// `i64::MAX`), then an all-gather by `Seq` only, `shift_us` later than
+/// rank 0's.
+fn nccl_rank(dir: &Path, rank: u32, shift_us: u64) -> PathBuf {
+    let group = Group::new("0", &[0, 1]);
+    let trace = RankTrace {
+        rank,
+        world: 2,
+        groups: vec![group.clone()],
+        colls: vec![
+            Coll::all_reduce(&group, 1, Some(u64::MAX - 5), shift_us),
+            Coll::all_gather(&group, 2, None, 90 + shift_us),
+        ],
+    };
+    nccl_json::write(dir, &trace)
 }
 
 #[test]
 fn nccl_by_comms_id_and_seq_on_the_gpu() {
     let dir = tempfile::tempdir().unwrap();
-    let files = [
-        nccl_rank(dir.path(), 0, 1_000),
-        nccl_rank(dir.path(), 1, 1_008),
-    ];
+    let files = [nccl_rank(dir.path(), 0, 0), nccl_rank(dir.path(), 1, 8)];
     let r = check_kineto_files(&files, &Options::default()).unwrap();
     assert_eq!(r.summary.instances, 2, "{}", r.summary_text());
     assert_eq!(r.violation_count(), 0);
@@ -158,10 +141,7 @@ fn nccl_by_comms_id_and_seq_on_the_gpu() {
     assert_eq!(gather.key, MatchKey::RunId(2));
     assert_eq!(gather.kind, CollectiveKind::AllGather);
     // Rank 1's kernel 12 µs later than rank 0's end: a violation.
-    let late = [
-        nccl_rank(dir.path(), 0, 1_000),
-        nccl_rank(dir.path(), 1, 1_032),
-    ];
+    let late = [nccl_rank(dir.path(), 0, 0), nccl_rank(dir.path(), 1, 32)];
     let r = check_kineto_files(&late, &Options::default()).unwrap();
     assert_eq!(r.violation_count(), 2);
     assert!(r.violations.iter().all(|v| v.size_ns == 12_000.0));

@@ -70,6 +70,9 @@ pub struct ProcessGroup {
     /// `pg_desc`.
     #[serde(default)]
     pub pg_desc: String,
+    /// `backend_config` (`cpu:gloo,cuda:nccl`, …).
+    #[serde(default)]
+    pub backend_config: String,
     /// `pg_size`.
     #[serde(default)]
     pub pg_size: Option<u32>,

@@ -150,6 +150,9 @@ pub enum RunError {
         #[source]
         source: collective_check::Error,
     },
+    /// The ranks of a Kineto run disagree on a process group or collective.
+    #[error("the collectives of the ranks do not agree")]
+    CollectivesDisagree(#[source] collective_check::Error),
     /// A Kineto trace could not be read or written.
     #[error("a PyTorch (Kineto) trace")]
     Kineto {

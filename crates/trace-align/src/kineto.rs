@@ -97,7 +97,9 @@ fn check_options() -> collective_check::Options {
 
 /// Every rank's correction onto rank `reference`'s clock, estimated from
 /// the collectives of the Kineto traces (`traces`: rank → file) with
-/// `estimator`, and the collectives as recorded.
+/// `estimator`, and the collectives as recorded. Ranks that disagree on a
+/// process group or an NCCL/RCCL instance are an error
+/// ([`collective_check::verify_kineto_groups`]).
 pub fn estimate_kineto(
     traces: &[(u32, PathBuf)],
     reference: u32,
@@ -121,6 +123,8 @@ pub fn estimate_kineto(
     for e in per_rank {
         before.append(e);
     }
+    // A wrong match would pair events of different collectives in the fit.
+    collective_check::verify_kineto_groups(&before).map_err(RunError::CollectivesDisagree)?;
     let evidence = Evidence::from_extraction(&before, collective_check::PlaneChoice::Auto);
     let estimate = collective_clock::estimate(
         &evidence,
