@@ -78,6 +78,7 @@ mod report;
 mod robust;
 mod solve;
 mod synthetic;
+mod trend;
 
 pub use check::CorrectionCheck;
 pub use choice::EstimatorChoice;
