@@ -70,7 +70,8 @@ pub struct Options {
     /// stretch shorter than this is reported, not split off. Default 8.
     pub min_segment_instances: usize,
     /// The regression and combined fits split a segment where the residuals
-    /// of its node's ends follow a trend (a wandering clock), each part
+    /// of its node's ends follow a trend (a wandering clock) and scatter by
+    /// at most [`Options::agreeing_ends_ns`] (one standard deviation), each part
     /// holding at least this many of the node's ends. Default 128: with
     /// ends scattered by a few µs, a line through fewer is too noisy at its
     /// ends to follow a wave better than a longer one (64 left a 71-end

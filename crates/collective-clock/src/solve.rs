@@ -182,7 +182,14 @@ impl<'p> Solver<'p> {
                 }
                 let seg = regression.models[node].segments[j];
                 let range = seg.first..seg.end;
-                let Some(cut) = trend_cut(self.p, node, range, &regression.residual, min) else {
+                let Some(cut) = trend_cut(
+                    self.p,
+                    node,
+                    range,
+                    &regression.residual,
+                    min,
+                    self.trend_noise(),
+                ) else {
                     continue;
                 };
                 if self.split_at(node, j + added, cut, min) {
@@ -194,6 +201,12 @@ impl<'p> Solver<'p> {
         }
         // Last: these cuts find their segments by time.
         self.split_held_trends(&regression.residual, min) || split
+    }
+
+    /// The largest noise of a segment's residuals at which trends are
+    /// sought: where the ends agree to [`Options::agreeing_ends_ns`].
+    fn trend_noise(&self) -> f64 {
+        self.options.agreeing_ends_ns as f64
     }
 
     /// A held node's residuals follow a trend where the clock every node is
@@ -210,7 +223,9 @@ impl<'p> Solver<'p> {
             edges.push(bounds.len());
             let cuts: Vec<usize> = edges
                 .windows(2)
-                .filter_map(|w| trend_cut(self.p, node, w[0]..w[1], residual, min))
+                .filter_map(|w| {
+                    trend_cut(self.p, node, w[0]..w[1], residual, min, self.trend_noise())
+                })
                 .collect();
             for cut in cuts {
                 let x = bounds[cut].x;

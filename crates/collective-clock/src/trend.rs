@@ -73,14 +73,18 @@ impl Sums {
 
 /// The bound index of `node` before which its segment `first..end` should
 /// be cut, from the residual of each member's end (`residual`, NaN where
-/// none), or `None` when its residuals show no trend. Either side holds at
-/// least `min_ends` ends.
+/// none), or `None` when its residuals show no trend or scatter by more
+/// than `max_noise_ns` (one standard deviation: ends that far apart, as on
+/// CPU runs, are neither independent nor Gaussian enough for the test,
+/// and the regression on them is not trusted anyway). Either side holds
+/// at least `min_ends` ends.
 pub(crate) fn trend_cut(
     p: &Problem,
     node: usize,
     range: std::ops::Range<usize>,
     residual: &[f64],
     min_ends: usize,
+    max_noise_ns: f64,
 ) -> Option<usize> {
     let start = range.start;
     let points: Vec<(usize, f64, f64)> = p.bounds[node][range]
@@ -111,6 +115,9 @@ pub(crate) fn trend_cut(
         .map(|c| (prefix[c].rss() + all.minus(&prefix[c]).rss(), c))
         .min_by(|a, b| a.0.total_cmp(&b.0))?;
     let variance = noise_variance(&points, limit);
+    if variance.sqrt() > max_noise_ns {
+        return None;
+    }
     let drop = all.rss() - best;
     (variance > 0.0 && drop > TREND_DROP * variance).then(|| points[at].0)
 }
