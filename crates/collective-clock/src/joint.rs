@@ -45,6 +45,8 @@ const NONE: u32 = u32::MAX;
 /// One end of an instance with at least two ends.
 #[derive(Clone, Copy, Debug)]
 struct End {
+    /// Its member.
+    member: u32,
     /// Its node.
     node: u32,
     /// The unknown (free segment) it depends on, or [`NONE`].
@@ -107,6 +109,7 @@ impl Joint {
             for m in p.members(k) {
                 if p.end[m].is_finite() && group_of[m] != NONE {
                     ends.push(End {
+                        member: m as u32,
                         node: p.node_of[m],
                         unknown: NONE,
                         group: group_of[m],
@@ -210,6 +213,17 @@ impl Joint {
             }
         }
         r
+    }
+
+    /// Per member of the problem (`members` of them): its end's residual
+    /// against its instance's weighted mean end on `models`, NaN for a
+    /// member whose end is not in the fit.
+    pub(crate) fn member_residuals(&self, models: &[Model], members: usize) -> Vec<f64> {
+        let mut out = vec![f64::NAN; members];
+        for (end, r) in self.ends.iter().zip(self.residuals(models)) {
+            out[end.member as usize] = r;
+        }
+        out
     }
 
     /// Huber weights, the scale per segment from its median absolute residual.

@@ -12,7 +12,9 @@
 //!   `collective_check::Extraction` by [`Evidence::from_extraction`] with
 //!   `collective-check`'s matcher, or pushed one by one.
 //! - [`estimate`] fits per node `δ_i(h) = a + b·h`, piecewise where the
-//!   constraints have no common solution (a clock step), by one of three
+//!   constraints have no common solution (a clock step) or, for the
+//!   regression and combined fits, where the ends' residuals follow a
+//!   trend (a wandering clock), by one of three
 //!   [`Estimator`]s: the centre of the feasible region, Huber regression on
 //!   the differences of collective ends, or the regression held inside the
 //!   feasible region ([`Options`]). The default, [`Estimator::Auto`], takes
@@ -87,6 +89,7 @@ mod report;
 mod robust;
 mod solve;
 mod synthetic;
+mod trend;
 
 pub use check::CorrectionCheck;
 pub use choice::EstimatorChoice;

@@ -104,7 +104,8 @@ pub struct EstimateReport {
     pub sweeps: usize,
     /// False when a stage stopped at the sweep limit.
     pub converged: bool,
-    /// Segments split off where constraints became infeasible.
+    /// Segments split off where constraints became infeasible, or (the
+    /// regression and combined fits) where the ends' residuals follow a trend.
     pub splits: usize,
     /// Instances with at least one violated constraint.
     pub violated_instances: usize,

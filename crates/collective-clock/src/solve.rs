@@ -20,7 +20,10 @@ use crate::model::{Model, Segment};
 use crate::options::{Estimator, Options};
 use crate::presplit::presplit;
 use crate::problem::Problem;
+use crate::trend::trend_cut;
 
+/// Rounds of trend splits (each followed by the joint regression) at most.
+const MAX_TREND_ROUNDS: usize = 8;
 /// The sweep stops when no correction moved by more than this, ns.
 const CONVERGED_NS: f64 = 1.0;
 /// Instances with more members than this are summarised once per sweep, not
@@ -57,6 +60,9 @@ pub(crate) struct Solver<'p> {
     pub converged: bool,
     /// Segments split off.
     pub splits: usize,
+    /// Per held node: the bound indices where its residuals' trend cut
+    /// the free nodes' segments.
+    pub held_cuts: Vec<Vec<usize>>,
     /// Per node and segment: fitted by the joint regression (it has ends
     /// shared with other nodes).
     pub fitted: Vec<Vec<bool>>,
@@ -67,6 +73,8 @@ pub(crate) struct Solver<'p> {
 struct Regression {
     models: Vec<Model>,
     fitted: Vec<Vec<bool>>,
+    /// Per member: its end's residual against its instance's mean end.
+    residual: Vec<f64>,
 }
 
 impl<'p> Solver<'p> {
@@ -89,6 +97,7 @@ impl<'p> Solver<'p> {
             sweeps: 0,
             converged: true,
             splits: 0,
+            held_cuts: vec![Vec::new(); p.nodes.len()],
             fitted: Vec::new(),
         }
     }
@@ -96,7 +105,15 @@ impl<'p> Solver<'p> {
     /// The joint regression, the centre from there (segments split where
     /// it finds no common solution), then the chosen estimator.
     pub(crate) fn run(&mut self) {
-        let regression = self.regression();
+        let mut regression = self.regression();
+        if self.options.estimator != Estimator::Centre {
+            for _ in 0..MAX_TREND_ROUNDS {
+                if !self.split_trends(&regression) {
+                    break;
+                }
+                regression = self.regression();
+            }
+        }
         self.start_from(&regression);
         self.converge(Estimator::Centre);
         let splits = self.splits;
@@ -144,8 +161,96 @@ impl<'p> Solver<'p> {
         self.fitted = joint.fitted(&models);
         Regression {
             fitted: self.fitted.clone(),
+            residual: joint.member_residuals(&models, self.p.node_of.len()),
             models,
         }
+    }
+
+    /// Split every free segment whose ends' residuals on `regression` follow
+    /// a trend (`trend.rs`), starting the parts from the regression's lines.
+    /// True when a segment was split.
+    fn split_trends(&mut self, regression: &Regression) -> bool {
+        self.models = regression.models.clone();
+        let min = (self.options.min_trend_instances).max(self.options.min_segment_instances);
+        let mut split = false;
+        for (node, fitted) in regression.fitted.iter().enumerate() {
+            // Segment `j` of the regression is segment `j + added` now.
+            let mut added = 0;
+            for (j, &fitted) in fitted.iter().enumerate() {
+                if !fitted || self.splits >= self.options.max_splits {
+                    continue;
+                }
+                let seg = regression.models[node].segments[j];
+                let range = seg.first..seg.end;
+                let Some(cut) = trend_cut(
+                    self.p,
+                    node,
+                    range,
+                    &regression.residual,
+                    min,
+                    self.trend_noise(),
+                ) else {
+                    continue;
+                };
+                if self.split_at(node, j + added, cut, min) {
+                    self.splits += 1;
+                    added += 1;
+                    split = true;
+                }
+            }
+        }
+        // Last: these cuts find their segments by time.
+        self.split_held_trends(&regression.residual, min) || split
+    }
+
+    /// The largest noise of a segment's residuals at which trends are
+    /// sought: where the ends agree to [`Options::agreeing_ends_ns`].
+    fn trend_noise(&self) -> f64 {
+        self.options.agreeing_ends_ns as f64
+    }
+
+    /// A held node's residuals follow a trend where the clock every node is
+    /// fitted onto bends (the reference wanders): every free node is
+    /// measured against it, so each free segment spanning that time is
+    /// split there. The held node's residuals are tested between the
+    /// times already cut. True when a segment was split.
+    fn split_held_trends(&mut self, residual: &[f64], min: usize) -> bool {
+        let mut split = false;
+        for node in (0..self.p.nodes.len()).filter(|&i| self.p.held[i]) {
+            let bounds = &self.p.bounds[node];
+            let mut edges = vec![0];
+            edges.extend(self.held_cuts[node].iter().copied());
+            edges.push(bounds.len());
+            let cuts: Vec<usize> = edges
+                .windows(2)
+                .filter_map(|w| {
+                    trend_cut(self.p, node, w[0]..w[1], residual, min, self.trend_noise())
+                })
+                .collect();
+            for cut in cuts {
+                let x = bounds[cut].x;
+                self.held_cuts[node].push(cut);
+                for free in (0..self.p.nodes.len()).filter(|&j| !self.p.held[j]) {
+                    if self.splits < self.options.max_splits && self.split_at_time(free, x, min) {
+                        self.splits += 1;
+                        split = true;
+                    }
+                }
+            }
+            self.held_cuts[node].sort_unstable();
+        }
+        split
+    }
+
+    /// Split the segment of `node` spanning time `x` before its first bound
+    /// at or after `x`, if both parts hold at least `min` instances.
+    fn split_at_time(&mut self, node: usize, x: f64, min: usize) -> bool {
+        let segments = &self.models[node].segments;
+        let Some(k) = segments.iter().position(|s| s.lo < x && x <= s.hi) else {
+            return false;
+        };
+        let cut = self.p.bounds[node].partition_point(|b| b.x < x);
+        self.split_at(node, k, cut, min)
     }
 
     /// Start the sweeps from `regression`: the nodes it fitted entirely
@@ -308,7 +413,6 @@ impl<'p> Solver<'p> {
     /// bounds at the same time.
     fn split(&mut self, node: usize, k: usize) -> bool {
         let seg = self.models[node].segments[k];
-        let bounds = &self.p.bounds[node];
         let bmax = self.options.max_drift();
         let feasible = |n: usize| {
             let inputs = Inputs::gather(
@@ -331,7 +435,18 @@ impl<'p> Solver<'p> {
                 hi = mid;
             }
         }
-        let mut cut = seg.first + lo;
+        let min = self.options.min_segment_instances;
+        self.split_at(node, k, seg.first + lo, min)
+    }
+
+    /// Split segment `k` of `node` before bound `cut` (moved earlier so it
+    /// never falls between two bounds at the same time), if both parts
+    /// hold at least `min` instances; each part's line starts where the
+    /// parent's was.
+    fn split_at(&mut self, node: usize, k: usize, cut: usize, min: usize) -> bool {
+        let seg = self.models[node].segments[k];
+        let bounds = &self.p.bounds[node];
+        let mut cut = cut;
         while cut > seg.first && bounds[cut].x == bounds[cut - 1].x {
             cut -= 1;
         }
@@ -342,8 +457,11 @@ impl<'p> Solver<'p> {
                 .collect::<BTreeSet<u32>>()
                 .len()
         };
-        let min = self.options.min_segment_instances;
-        if instances(seg.first..cut) < min || instances(cut..seg.end) < min {
+        if cut <= seg.first
+            || cut >= seg.end
+            || instances(seg.first..cut) < min
+            || instances(cut..seg.end) < min
+        {
             return false;
         }
         let left = Segment {
@@ -356,7 +474,6 @@ impl<'p> Solver<'p> {
             lo: bounds[cut].x,
             ..seg
         };
-        // Keep each part's line where the parent's was.
         let left = Segment {
             a: seg.at(left.x0()),
             ..left
