@@ -83,6 +83,7 @@ mod offsets;
 mod options;
 mod output;
 mod snapshots;
+mod tap;
 
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{
@@ -96,3 +97,4 @@ pub use offsets::{NodeStart, OffsetsFile};
 pub use options::{AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, TracerLines};
 pub use output::{PlaneOutput, PlaneSource, PlaneWritten};
 pub use snapshots::{SnapshotPair, Snapshots};
+pub use tap::{EventTap, NoTap};

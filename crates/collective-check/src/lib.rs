@@ -58,6 +58,7 @@ mod matching;
 mod occurrence;
 mod output;
 mod report;
+mod scan;
 mod units;
 
 pub use check::check;
@@ -67,7 +68,8 @@ pub use classify::{
 };
 pub use error::{Error, Result};
 pub use extract::{
-    NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
+    NodeSource, Options, PlaneChoice, Retime, append_retimed, extract_bytes, extract_bytes_retimed,
+    extract_file,
 };
 pub use input::{check_files, check_merged, node_id_from_path};
 pub use kineto::{
@@ -80,4 +82,5 @@ pub use output::CSV_COLUMNS;
 pub use report::{
     Instance, Report, Slot, Spread, Straggler, Summary, Violation, Warning, WarningKind,
 };
+pub use scan::{Capture, LineScan, PlaneScan};
 pub use units::{DurationPs, NodeId, Participant, TimePs};

@@ -48,6 +48,7 @@
 #![deny(missing_docs)]
 
 mod auto;
+mod capture;
 mod clocks;
 mod collectives;
 mod content;
