@@ -83,6 +83,7 @@ mod offsets;
 mod options;
 mod output;
 mod snapshots;
+mod tap;
 
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{
@@ -98,3 +99,4 @@ pub use options::{
 };
 pub use output::{PlaneOutput, PlaneSource, PlaneWritten};
 pub use snapshots::{SnapshotPair, Snapshots};
+pub use tap::{EventTap, NoTap};

@@ -4,7 +4,7 @@
 use clock_model::{Cursor, Global, Host, HostTime, Mapped, OffsetCursor, Side, Tracer, TracerTime};
 use xplane_proto::prost::Message as _;
 use xplane_proto::{
-    EventData, LineView, WireError, XLine, XStat, encode_event_retimed_field, x_stat,
+    EventData, EventView, LineView, WireError, XLine, XStat, encode_event_retimed_field, x_stat,
 };
 
 use crate::clocks::NodeClocks;
@@ -172,13 +172,15 @@ pub(crate) fn map_one(ctx: &LineContext<'_>, clock: LineClock, abs_ps: i128) -> 
 }
 
 /// Align one line, appending its encoded `XLine` body to `out`; a given
-/// `display_id` replaces the line's.
-pub(crate) fn align_line(
+/// `display_id` replaces the line's. `tap` sees every event with its
+/// mapped `(start, start + max(duration, 0))` (see [`crate::EventTap::event`]).
+pub(crate) fn align_line<'a>(
     ctx: &LineContext<'_>,
-    line: &LineView<'_>,
+    line: &LineView<'a>,
     clock: LineClock,
     display_id: Option<i64>,
     out: &mut Vec<u8>,
+    mut tap: impl FnMut(&EventView<'a>, (i128, i128)),
 ) -> Result<LineCounts, LineError> {
     let mut counts = LineCounts::default();
     let mut starts = Mapper::new(ctx, clock);
@@ -221,12 +223,20 @@ pub(crate) fn align_line(
         // The stats are copied byte for byte: check them as they pass.
         event.check_stats()?;
         if matches!(event.data, Some(EventData::NumOccurrences(_))) {
+            tap(&event, (0, 0));
             encode_event_retimed_field(4, &event, 0, event.duration_ps, &[], out);
             counts.copied += 1;
             continue;
         }
         let stored_start = line_start + event.offset_ps() as i128;
         if clock == LineClock::Unchanged {
+            tap(
+                &event,
+                (
+                    stored_start,
+                    stored_start + event.duration_ps.max(0) as i128,
+                ),
+            );
             let offset_ps = stored_start - line_zero_ps;
             let offset_ps = i64::try_from(offset_ps).map_err(|_| LineError::Overflow {
                 event: i,
@@ -240,6 +250,12 @@ pub(crate) fn align_line(
         let (start, start_flags) = starts.map(stored_start);
         counts.repaired.note(starts.repaired_ps);
         let (end, end_flags) = ends.map(stored_end);
+        // An event stored with a negative duration ends, for the tap, at
+        // its start (the map is a function: its start maps there too).
+        tap(
+            &event,
+            (start, if event.duration_ps < 0 { start } else { end }),
+        );
         counts.note_flags(start_flags | end_flags);
         let (start, end) = guard(prev, stored_start, start, end, &mut counts);
         prev = Some((stored_start, start));

@@ -19,6 +19,7 @@ use crate::line::{LineClock, LineContext, LineError, align_line};
 use crate::offsets::OffsetsFile;
 use crate::options::{AlignOptions, DeviceTimeline, TracerLines};
 use crate::output::{PlaneOutput, PlaneSource, PlaneWritten, apply_stats};
+use crate::tap::{EventTap, NoTap};
 
 /// One node's inputs. `None` fields are read from the files.
 #[derive(Debug, Clone, Default)]
@@ -360,7 +361,20 @@ impl<'a> NodeAligner<'a> {
     pub fn write_placed<W: std::io::Write + std::io::Seek + Send>(
         &mut self,
         writer: &mut XSpaceWriter<W>,
+        place: impl FnMut(&PlaneSource<'_, 'a>) -> PlaneOutput,
+    ) -> Result<Vec<PlaneWritten>> {
+        self.write_tapped(writer, place, &mut NoTap)
+    }
+
+    /// [`NodeAligner::write_placed`], showing every event of every plane
+    /// written (its `Task Environment` aside) to `tap` with its mapped
+    /// times as it is aligned: whoever needs the events with their new
+    /// times (the collective check of a merge) reads them from this walk.
+    pub fn write_tapped<W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>>(
+        &mut self,
+        writer: &mut XSpaceWriter<W>,
         mut place: impl FnMut(&PlaneSource<'_, 'a>) -> PlaneOutput,
+        tap: &mut T,
     ) -> Result<Vec<PlaneWritten>> {
         let wire = |e| AlignError::wire(&self.path, &self.view, e);
         let mut total = LineCounts::default();
@@ -386,7 +400,7 @@ impl<'a> NodeAligner<'a> {
                 written.push(self.write_task_environment(Some(&plane), &output, writer)?);
                 continue;
             }
-            let (counts, plane_reports) = self.write_plane(&plane, &lines, &output, writer)?;
+            let (counts, plane_reports) = self.write_plane(&plane, &lines, &output, writer, tap)?;
             if plane.name != SNAPSHOT_PLANE {
                 profile_events += counts.events + counts.copied;
             }
@@ -466,12 +480,13 @@ impl<'a> NodeAligner<'a> {
         self.diagnostics
     }
 
-    fn write_plane<W: std::io::Write + std::io::Seek + Send>(
+    fn write_plane<W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>>(
         &self,
         plane: &PlaneView<'a>,
         lines: &[LineView<'a>],
         output: &PlaneOutput,
         writer: &mut XSpaceWriter<W>,
+        tap: &mut T,
     ) -> Result<(LineCounts, Vec<LineReport>)> {
         let wire = |e| AlignError::wire(&self.path, &self.view, e);
         let mut owned = XPlane {
@@ -504,6 +519,8 @@ impl<'a> NodeAligner<'a> {
             (self.options.correction_stat && aligns).then(|| owned.intern_stat(CORRECTION_STAT));
         apply_stats(&mut owned, output);
         let ctx = self.line_context(plane, correction_stat);
+        let tapped = tap.plane(plane);
+        let tapped = tapped.as_ref();
         writer.begin_plane(output.id, &output.name)?;
         let mut counts = LineCounts::default();
         let mut reports = Vec::with_capacity(lines.len());
@@ -515,7 +532,14 @@ impl<'a> NodeAligner<'a> {
                 .map(|(index, line, clock)| {
                     let mut out = Vec::with_capacity(line.encoded().len() + 64);
                     let display_id = output.display_ids.get(index).copied();
-                    align_line(&ctx, line, *clock, display_id, &mut out).map(|c| (out, c))
+                    let mut seen = tapped.map(|p| T::line(p, line));
+                    let shown = |event: &_, mapped| {
+                        if let (Some(p), Some(l)) = (tapped, seen.as_mut()) {
+                            T::event(p, l, event, mapped);
+                        }
+                    };
+                    align_line(&ctx, line, *clock, display_id, &mut out, shown)
+                        .map(|c| (out, c, seen))
                 })
                 .collect()
         };
@@ -528,9 +552,14 @@ impl<'a> NodeAligner<'a> {
             }
             let (written, next) = rayon::join(
                 || match aligned.take() {
-                    Some((batch, results)) => {
-                        self.write_batch(plane, batch, results, writer, &mut counts, &mut reports)
-                    }
+                    Some((batch, results)) => self.write_batch(
+                        plane,
+                        batch,
+                        results,
+                        writer,
+                        (&mut *tap, tapped),
+                        (&mut counts, &mut reports),
+                    ),
                     None => Ok(()),
                 },
                 || next.map(|batch| (batch, align_batch(batch))),
@@ -543,18 +572,22 @@ impl<'a> NodeAligner<'a> {
     }
 
     /// Write one aligned batch of lines, counting and reporting them.
-    fn write_batch<W: std::io::Write + std::io::Seek + Send>(
+    fn write_batch<W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>>(
         &self,
         plane: &PlaneView<'_>,
         batch: &[PlannedLine<'_, '_>],
-        results: Vec<std::result::Result<(Vec<u8>, LineCounts), LineError>>,
+        results: Vec<AlignedLine<T::Line>>,
         writer: &mut XSpaceWriter<W>,
-        counts: &mut LineCounts,
-        reports: &mut Vec<LineReport>,
+        (tap, tapped): (&mut T, Option<&T::Plane>),
+        (counts, reports): (&mut LineCounts, &mut Vec<LineReport>),
     ) -> Result<()> {
         for ((_, line, clock), result) in batch.iter().zip(results) {
-            let (encoded, line_counts) = result.map_err(|e| self.line_error(plane, line, e))?;
+            let (encoded, line_counts, seen) =
+                result.map_err(|e| self.line_error(plane, line, e))?;
             writer.line_encoded(&encoded)?;
+            if let (Some(p), Some(l)) = (tapped, seen) {
+                tap.line_done(p, l);
+            }
             counts.add(&line_counts);
             reports.push(LineReport {
                 plane: plane.name.to_owned(),
@@ -703,6 +736,9 @@ fn is_empty(line: &LineView<'_>) -> bool {
 type PlannedLine<'v, 'a> = (usize, &'v LineView<'a>, LineClock);
 
 /// Split lines into batches of about [`BATCH_BYTES`] input bytes.
+/// One aligned line: its encoded body, its counts, what its tap saw.
+type AlignedLine<L> = std::result::Result<(Vec<u8>, LineCounts, Option<L>), LineError>;
+
 fn batches<'l, 'v, 'a>(lines: &'l [PlannedLine<'v, 'a>]) -> Vec<&'l [PlannedLine<'v, 'a>]> {
     let mut out = Vec::new();
     let mut start = 0;

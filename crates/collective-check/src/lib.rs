@@ -66,6 +66,7 @@ mod matching;
 mod occurrence;
 mod output;
 mod report;
+mod scan;
 mod units;
 
 pub use check::check;
@@ -79,7 +80,8 @@ pub use error::{
     Result,
 };
 pub use extract::{
-    NodeSource, Options, PlaneChoice, Retime, extract_bytes, extract_bytes_retimed, extract_file,
+    NodeSource, Options, PlaneChoice, Retime, append_retimed, extract_bytes, extract_bytes_retimed,
+    extract_file,
 };
 pub use gloo_groups::GlooUnresolved;
 pub use groups::verify_kineto_groups;
@@ -94,4 +96,5 @@ pub use output::CSV_COLUMNS;
 pub use report::{
     Instance, Report, Slot, Spread, Straggler, Summary, Violation, Warning, WarningKind,
 };
+pub use scan::{Capture, LineScan, PlaneScan};
 pub use units::{DurationPs, NodeId, Participant, TimePs};

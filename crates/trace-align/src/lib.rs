@@ -54,6 +54,7 @@
 #![deny(missing_docs)]
 
 mod auto;
+mod capture;
 mod clocks;
 mod collectives;
 mod content;

@@ -111,8 +111,9 @@ impl Plan {
     /// `progress` with each node id once its planes are written.
     ///
     /// Each trace is memory-mapped and read once: its planes are aligned
-    /// straight into the merged writer (lines in parallel) while its
-    /// collectives are read, as recorded and as aligned, on another core.
+    /// straight into the merged writer (lines in parallel), and its
+    /// collectives, as recorded and as aligned, are taken from that walk
+    /// (every event passes the collective scan with its mapped times).
     /// Nodes are written one after the other, so memory holds one node's
     /// mapping at a time. The output and its summary appear only when
     /// complete; on any error neither is written.

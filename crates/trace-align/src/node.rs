@@ -6,9 +6,10 @@ use std::path::Path;
 use alignment_core::{
     NodeAligner, NodeClocks, NodeDiagnostics, NodeInput, PlaneOutput, PlaneSource, PlaneWritten,
 };
-use collective_check::{Extraction, NodeId, NodeSource, Retime};
+use collective_check::{Capture, Extraction, NodeId, NodeSource, Retime, append_retimed};
 use xplane_proto::{FileBytes, LineView, PlaneView, XSpaceWriter};
 
+use crate::capture::CollectiveTap;
 use crate::error::{Result, RunError};
 use crate::plan::Plan;
 
@@ -69,9 +70,9 @@ impl Retime for AlignedTimes<'_, '_> {
 
 impl PreparedNode<'_> {
     /// Align the node's trace `bytes` into `writer`, each plane placed by
-    /// `place`; at the same time (on another core) read its collectives as
-    /// recorded and as aligned. `output_start_ns` is the output's session
-    /// start.
+    /// `place`, and (with `collectives`) read its collectives as recorded
+    /// and as aligned from the same walk. `output_start_ns` is the
+    /// output's session start.
     pub(crate) fn align_into<W: std::io::Write + std::io::Seek + Send>(
         &self,
         bytes: &FileBytes,
@@ -94,7 +95,48 @@ impl PreparedNode<'_> {
             .map_err(RunError::align(node))
         };
         let mut writing = aligner(self.clocks.clone())?;
-        let reading = aligner(self.clocks.clone())?;
+        let Some(check) = collectives else {
+            let written = writing
+                .write_placed(writer, place)
+                .map_err(RunError::align(node))?;
+            return Ok((writing.into_diagnostics(), written, None));
+        };
+        let collectives_err = |source| RunError::Collectives { node, source };
+        let source = NodeSource::Given(NodeId(node.into()));
+        let mut mine = Extraction::new();
+        let capture = Capture::new(bytes, &self.input.trace, source, check, &mut mine)
+            .map_err(collectives_err)?;
+        if capture.session_start_ns() != self.session_start_ns {
+            // The scan reads event times on the trace's own session start;
+            // an input given another start is read on its own (rare).
+            drop(capture);
+            let reading = aligner(self.clocks.clone())?;
+            return self.align_then_read((writing, &reading), bytes, writer, place, check);
+        }
+        let mut tap = CollectiveTap::new(capture);
+        let written = writing
+            .write_tapped(writer, place, &mut tap)
+            .map_err(RunError::align(node))?;
+        if let Some(source) = tap.error {
+            return Err(collectives_err(source));
+        }
+        let moved = tap.capture.finish();
+        let mut c = NodeCollectives::default();
+        append_retimed(mine, &moved, &mut c.before, &mut c.after);
+        Ok((writing.into_diagnostics(), written, Some(c)))
+    }
+
+    /// Align with `writing` while the collectives are read by a scan of
+    /// their own on another core.
+    fn align_then_read<W: std::io::Write + std::io::Seek + Send>(
+        &self,
+        (mut writing, reading): (NodeAligner<'_>, &NodeAligner<'_>),
+        bytes: &FileBytes,
+        writer: &mut XSpaceWriter<W>,
+        place: impl FnMut(&PlaneSource<'_, '_>) -> PlaneOutput + Send,
+        check: &collective_check::Options,
+    ) -> Result<(NodeDiagnostics, Vec<PlaneWritten>, Option<NodeCollectives>)> {
+        let node = self.input.node_id;
         let (written, collectives) = rayon::join(
             || {
                 writing
@@ -102,25 +144,21 @@ impl PreparedNode<'_> {
                     .map_err(RunError::align(node))
             },
             || {
-                collectives
-                    .map(|options| {
-                        let mut c = NodeCollectives::default();
-                        collective_check::extract_bytes_retimed(
-                            bytes,
-                            &self.input.trace,
-                            NodeSource::Given(NodeId(node.into())),
-                            options,
-                            &AlignedTimes(&reading),
-                            &mut c.before,
-                            &mut c.after,
-                        )
-                        .map(|()| c)
-                        .map_err(|source| RunError::Collectives { node, source })
-                    })
-                    .transpose()
+                let mut c = NodeCollectives::default();
+                collective_check::extract_bytes_retimed(
+                    bytes,
+                    &self.input.trace,
+                    NodeSource::Given(NodeId(node.into())),
+                    check,
+                    &AlignedTimes(reading),
+                    &mut c.before,
+                    &mut c.after,
+                )
+                .map(|()| c)
+                .map_err(|source| RunError::Collectives { node, source })
             },
         );
         let written = written?;
-        Ok((writing.into_diagnostics(), written, collectives?))
+        Ok((writing.into_diagnostics(), written, Some(collectives?)))
     }
 }

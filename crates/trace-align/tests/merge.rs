@@ -208,3 +208,42 @@ fn a_run_without_offsets_aligns_from_its_collectives() {
         .unwrap_err();
     assert!(matches!(err, RunError::NoOffsets { .. }), "{err}");
 }
+
+/// The collectives the merge takes from its aligning walk are those a read
+/// of their own finds: as recorded, those of the inputs; as aligned, those
+/// of the merged trace. A node given a session start other than its
+/// trace's is read on its own (the scan reads times on the trace's start).
+#[test]
+fn collectives_from_the_aligning_walk_equal_a_read_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = synth_run(dir.path(), 3);
+    let mut plan = RunFiles::discover(&run)
+        .unwrap()
+        .plan(&AlignOptions::default())
+        .unwrap();
+    let options = collective_check::Options::default();
+    let files: Vec<_> = plan
+        .merge_order()
+        .iter()
+        .map(|n| (collective_check::NodeId(n.node_id.into()), n.trace.clone()))
+        .collect();
+    let recorded = collective_check::check_files(&files, &options).unwrap();
+    let out = dir.path().join("merged.xplane.pb");
+    let outcome = plan.merge(&out, &MergeSettings::default()).unwrap();
+    let merged = collective_check::check_merged(&out, &options).unwrap();
+    assert!(recorded.summary.instances > 0);
+    assert_eq!(outcome.before.unwrap(), recorded);
+    assert_eq!(outcome.after.unwrap(), merged);
+
+    let trace = &plan.nodes[1].trace;
+    let bytes = xplane_proto::FileBytes::open(trace).unwrap();
+    let own = xplane_proto::session_start_ns_view(&bytes.view()).unwrap();
+    plan.nodes[1].session_start_ns = Some(own + 1_000);
+    let out = dir.path().join("shifted.xplane.pb");
+    let outcome = plan.merge(&out, &MergeSettings::default()).unwrap();
+    let merged = collective_check::check_merged(&out, &options).unwrap();
+    assert_eq!(outcome.before.unwrap(), recorded);
+    let after = outcome.after.unwrap();
+    assert_eq!(after.summary.instances, merged.summary.instances);
+    assert_eq!(after.summary.violations, merged.summary.violations);
+}
