@@ -187,6 +187,9 @@ pub(crate) fn from_collectives(
 pub(crate) fn host_evidence(nodes: &[NodeInput], options: &AlignOptions) -> Result<Evidence> {
     let mut check = collective_check::Options::default();
     check.include_point_to_point = true;
+    // The evidence is the occurrences only: planes that cannot hold a
+    // collective are not walked (the merge reads and checks every event).
+    check.collectives_only = true;
     let per_node = nodes
         .par_iter()
         .map(|input| host_collectives(input, options, &check))

@@ -34,7 +34,9 @@ impl Plan {
     /// compute the repair with `bound` (the maps the merge composes into
     /// the corrections, and the report).
     pub(crate) fn plan_repair(&self, bound: RepairBound) -> Result<Repair> {
-        let check = collective_check::Options::default();
+        let mut check = collective_check::Options::default();
+        // Only the occurrences are needed (see `clocks::host_evidence`).
+        check.collectives_only = true;
         let per_node = self
             .nodes
             .par_iter()
