@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use clock_model::{AnchorSource, OffsetWarning, ShiftHistogram, ShiftStats, SkipReason};
-use serde::Serialize;
+use clock_model::{AnchorSource, OffsetWarning, ShiftHistogram, SkipReason};
+use serde::{Serialize, Serializer};
 
 use crate::line::{LineClock, OFF_AFTER, OFF_BEFORE, SNAP_AFTER, SNAP_BEFORE};
 use crate::options::{AlignOptions, snake_case};
@@ -411,12 +411,13 @@ pub struct NodeDiagnostics {
     /// Correction applied to starts.
     pub correction: Option<CorrectionRange>,
     /// Events whose start the repair moved, and by how much (`None`: the
-    /// node has no repair map).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repaired: Option<ShiftStats>,
-    /// The shifts behind `repaired`, to add up over nodes.
-    #[serde(skip)]
-    pub repaired_shifts: ShiftHistogram,
+    /// node has no repair map); serialised as its [`clock_model::ShiftStats`], kept as
+    /// the histogram so that nodes add up.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shift_stats"
+    )]
+    pub repaired: Option<ShiftHistogram>,
     /// The policies in force.
     pub policies: AlignOptions,
     /// How each line was treated.
@@ -428,8 +429,7 @@ impl NodeDiagnostics {
         self.events_corrected = counts.events;
         self.events_clamped = counts.clamped;
         if self.repaired.is_some() {
-            self.repaired = Some(counts.repaired.stats());
-            self.repaired_shifts = counts.repaired.clone();
+            self.repaired = Some(counts.repaired.clone());
         }
         self.extrapolated = Extrapolations {
             before_first_snapshot: counts.snapshot_before,
@@ -520,4 +520,9 @@ pub(crate) fn ps_to_nearest_ns(ps: i128) -> i64 {
         (ps - 500) / 1000
     };
     ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// A repair's shifts as their summary.
+fn shift_stats<S: Serializer>(h: &Option<ShiftHistogram>, s: S) -> Result<S::Ok, S::Error> {
+    h.as_ref().map(ShiftHistogram::stats).serialize(s)
 }

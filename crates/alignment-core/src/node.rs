@@ -814,7 +814,6 @@ fn initial_diagnostics(
         extrapolated: Default::default(),
         correction: None,
         repaired: clocks.repair.as_ref().map(|_| Default::default()),
-        repaired_shifts: Default::default(),
         policies: options.clone(),
         lines: Vec::new(),
     }

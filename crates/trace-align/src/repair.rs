@@ -78,9 +78,11 @@ impl Plan {
         let repair = self.repair.as_ref()?;
         let mut all = ShiftHistogram::default();
         let mut node_events = BTreeMap::new();
-        for d in nodes.into_iter().filter(|d| d.repaired.is_some()) {
-            all.add(&d.repaired_shifts);
-            node_events.insert(d.node_id, d.repaired_shifts.stats());
+        for d in nodes {
+            if let Some(shifts) = &d.repaired {
+                all.add(shifts);
+                node_events.insert(d.node_id, shifts.stats());
+            }
         }
         Some(RepairOutcome {
             plan: repair.report.clone(),
