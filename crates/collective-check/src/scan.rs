@@ -74,12 +74,6 @@ impl<'a, 'o> Capture<'a, 'o> {
         Ok(capture)
     }
 
-    /// The session start the scan puts every line on, epoch ns: an event's
-    /// absolute time is `(t_sess + line.timestamp_ns) × 1000 + offset_ps`.
-    pub fn session_start_ns(&self) -> i128 {
-        self.t_sess
-    }
-
     /// Malformed bytes, reported as the checker reports them.
     pub fn wire(&self, source: WireError) -> Error {
         Error::Read(xplane_proto::malformed_error(

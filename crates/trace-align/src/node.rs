@@ -83,18 +83,15 @@ impl PreparedNode<'_> {
         collectives: Option<&collective_check::Options>,
     ) -> Result<(NodeDiagnostics, Vec<PlaneWritten>, Option<NodeCollectives>)> {
         let node = self.input.node_id;
-        let aligner = |clocks: NodeClocks| {
-            NodeAligner::with_clocks(
-                &self.input.trace,
-                bytes.view(),
-                clocks,
-                self.session_start_ns,
-                options,
-                Some(output_start_ns),
-            )
-            .map_err(RunError::align(node))
-        };
-        let mut writing = aligner(self.clocks.clone())?;
+        let mut writing = NodeAligner::with_clocks(
+            &self.input.trace,
+            bytes.view(),
+            self.clocks.clone(),
+            self.session_start_ns,
+            options,
+            Some(output_start_ns),
+        )
+        .map_err(RunError::align(node))?;
         let Some(check) = collectives else {
             let written = writing
                 .write_placed(writer, place)
@@ -106,13 +103,6 @@ impl PreparedNode<'_> {
         let mut mine = Extraction::new();
         let capture = Capture::new(bytes, &self.input.trace, source, check, &mut mine)
             .map_err(collectives_err)?;
-        if capture.session_start_ns() != self.session_start_ns {
-            // The scan reads event times on the trace's own session start;
-            // an input given another start is read on its own (rare).
-            drop(capture);
-            let reading = aligner(self.clocks.clone())?;
-            return self.align_then_read((writing, &reading), bytes, writer, place, check);
-        }
         let mut tap = CollectiveTap::new(capture);
         let written = writing
             .write_tapped(writer, place, &mut tap)
@@ -124,41 +114,5 @@ impl PreparedNode<'_> {
         let mut c = NodeCollectives::default();
         append_retimed(mine, &moved, &mut c.before, &mut c.after);
         Ok((writing.into_diagnostics(), written, Some(c)))
-    }
-
-    /// Align with `writing` while the collectives are read by a scan of
-    /// their own on another core.
-    fn align_then_read<W: std::io::Write + std::io::Seek + Send>(
-        &self,
-        (mut writing, reading): (NodeAligner<'_>, &NodeAligner<'_>),
-        bytes: &FileBytes,
-        writer: &mut XSpaceWriter<W>,
-        place: impl FnMut(&PlaneSource<'_, '_>) -> PlaneOutput + Send,
-        check: &collective_check::Options,
-    ) -> Result<(NodeDiagnostics, Vec<PlaneWritten>, Option<NodeCollectives>)> {
-        let node = self.input.node_id;
-        let (written, collectives) = rayon::join(
-            || {
-                writing
-                    .write_placed(writer, place)
-                    .map_err(RunError::align(node))
-            },
-            || {
-                let mut c = NodeCollectives::default();
-                collective_check::extract_bytes_retimed(
-                    bytes,
-                    &self.input.trace,
-                    NodeSource::Given(NodeId(node.into())),
-                    check,
-                    &AlignedTimes(reading),
-                    &mut c.before,
-                    &mut c.after,
-                )
-                .map(|()| c)
-                .map_err(|source| RunError::Collectives { node, source })
-            },
-        );
-        let written = written?;
-        Ok((writing.into_diagnostics(), written, Some(collectives?)))
     }
 }

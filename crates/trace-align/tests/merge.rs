@@ -211,8 +211,9 @@ fn a_run_without_offsets_aligns_from_its_collectives() {
 
 /// The collectives the merge takes from its aligning walk are those a read
 /// of their own finds: as recorded, those of the inputs; as aligned, those
-/// of the merged trace. A node given a session start other than its
-/// trace's is read on its own (the scan reads times on the trace's start).
+/// of the merged trace, also for a node given a session start other than
+/// its trace's (the recorded times are read on the trace's own start, the
+/// aligned ones are the aligner's).
 #[test]
 fn collectives_from_the_aligning_walk_equal_a_read_of_their_own() {
     let dir = tempfile::tempdir().unwrap();
