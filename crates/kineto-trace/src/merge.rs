@@ -232,7 +232,7 @@ fn patch_event<'a>(
         .base()
         .to_epoch(crate::TsNs(ts.value.ns))
         .ok_or_else(out_of_range)?;
-    let new_start = input.map.map(start);
+    let new_start = input.map.map(start).ok_or_else(out_of_range)?;
     let merged_ts = new_start.0.checked_sub(base).ok_or_else(out_of_range)?;
     patches.micros(ts.span.clone(), merged_ts, ts.value.digits);
     if let Some(dur) = &e.dur {
@@ -240,6 +240,7 @@ fn patch_event<'a>(
         let new_dur = input
             .map
             .map(EpochNs(end))
+            .ok_or_else(out_of_range)?
             .0
             .checked_sub(new_start.0)
             .ok_or_else(out_of_range)?;

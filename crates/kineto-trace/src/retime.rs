@@ -17,14 +17,20 @@ use crate::trace::{TRACE_ALIGN, Trace};
 
 /// A monotone (non-decreasing) map of absolute times: one rank's
 /// correction onto the reference clock.
+///
+/// Any `Fn(EpochNs) -> EpochNs` is one; a map that can leave the 64-bit
+/// nanosecond range implements the trait itself and returns `None` there
+/// (the retiming then fails with [`Error::MappedOutOfRange`] naming the
+/// event).
 pub trait TimeMap {
-    /// The corrected time of `t`.
-    fn map(&self, t: EpochNs) -> EpochNs;
+    /// The corrected time of `t`, or `None` when it is not a 64-bit
+    /// nanosecond time.
+    fn map(&self, t: EpochNs) -> Option<EpochNs>;
 }
 
 impl<F: Fn(EpochNs) -> EpochNs> TimeMap for F {
-    fn map(&self, t: EpochNs) -> EpochNs {
-        self(t)
+    fn map(&self, t: EpochNs) -> Option<EpochNs> {
+        Some(self(t))
     }
 }
 
@@ -114,7 +120,7 @@ fn retime_event(
     let start = base
         .to_epoch(crate::TsNs(ts.value.ns))
         .ok_or_else(out_of_range)?;
-    let new_start = map.map(start);
+    let new_start = map.map(start).ok_or_else(out_of_range)?;
     if new_start != start {
         let new_ts = base.to_ts(new_start).ok_or_else(out_of_range)?;
         patches.micros(ts.span.clone(), new_ts.0, ts.value.digits);
@@ -124,6 +130,7 @@ fn retime_event(
         let end = start.0.checked_add(dur.value.ns).ok_or_else(out_of_range)?;
         let new_dur = map
             .map(EpochNs(end))
+            .ok_or_else(out_of_range)?
             .0
             .checked_sub(new_start.0)
             .ok_or_else(out_of_range)?;

@@ -138,3 +138,36 @@ fn file_ending_after_the_events_key() {
     let err = fail(&path);
     assert!(matches!(err, Error::Json { .. }), "{err:?}");
 }
+
+/// A time map that cannot place a time (it would leave 64-bit ns) fails the
+/// retiming at that event, and nothing is written.
+#[test]
+fn map_out_of_range_names_the_event() {
+    struct RefuseLate(EpochNs);
+    impl TimeMap for RefuseLate {
+        fn map(&self, t: EpochNs) -> Option<EpochNs> {
+            (t < self.0).then_some(t)
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "rank0.pt.trace.json", &fixture_text());
+    let file = TraceFile::open(&p).unwrap();
+    let trace = file.parse().unwrap();
+    let events: Vec<_> = trace.events().map(|e| e.unwrap()).collect();
+    let timed: Vec<_> = events.iter().filter(|e| e.ts.is_some()).collect();
+    let middle = timed[timed.len() / 2];
+    let cut = trace
+        .base()
+        .to_epoch(TsNs(middle.ts.as_ref().unwrap().value.ns))
+        .unwrap();
+    let out = dir.path().join("out.pt.trace.json");
+    let err = retime_file(&file, &out, &RefuseLate(cut), &()).unwrap_err();
+    match &err {
+        Error::MappedOutOfRange { path, offset } => {
+            assert_eq!(path, &p);
+            assert!(*offset > 0 && *offset <= middle.offset, "{err}");
+        }
+        e => panic!("{e}"),
+    }
+    assert!(!out.exists(), "nothing written on error");
+}

@@ -70,13 +70,7 @@ fn session_start(bytes: &FileBytes, input: &NodeInput) -> Result<i128> {
 
 /// One node's clocks, as the plan's merge builds them.
 fn node_clocks(plan: &Plan, input: &NodeInput, view: &SpaceView<'_>) -> Result<(NodeClocks, i128)> {
-    let align = |source| ReportError::Align {
-        node: input.node_id,
-        source: Box::new(source),
-    };
-    plan.clocks
-        .node_clocks(input, view, &plan.options)
-        .map_err(align)
+    Ok(plan.clocks.node_clocks(input, view, &plan.options)?)
 }
 
 /// Retimes collectives exactly as the aligner maps their events.

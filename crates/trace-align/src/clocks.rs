@@ -129,11 +129,13 @@ impl ClockEvidence {
         input: &NodeInput,
         view: &xplane_proto::SpaceView<'_>,
         options: &AlignOptions,
-    ) -> alignment_core::Result<(NodeClocks, i128)> {
+    ) -> Result<(NodeClocks, i128)> {
+        let aligning = RunError::align(input.node_id);
         match self {
             ClockEvidence::Probes(offsets) => NodeClocks::for_trace(input, view, offsets, options),
             ClockEvidence::Collectives(estimate) => {
-                NodeClocks::with_offset(input, view, estimated(estimate, input.node_id), options)
+                let offset = estimated(estimate, input.node_id)?;
+                NodeClocks::with_offset(input, view, offset, options)
             }
             ClockEvidence::Both {
                 offsets,
@@ -143,27 +145,25 @@ impl ClockEvidence {
                 true => {
                     // A node aligned from its collectives (its probes
                     // contradicted them) is still checked to be itself.
-                    NodeClocks::check_identity(input, view, offsets)?;
-                    NodeClocks::with_offset(
-                        input,
-                        view,
-                        estimated(estimate, input.node_id),
-                        options,
-                    )
+                    NodeClocks::check_identity(input, view, offsets).map_err(aligning)?;
+                    let offset = estimated(estimate, input.node_id)?;
+                    NodeClocks::with_offset(input, view, offset, options)
                 }
                 false => NodeClocks::for_trace(input, view, offsets, options),
             },
         }
+        .map_err(RunError::align(input.node_id))
     }
 }
 
-/// `node`'s map in `estimate` (the identity for a node not in it).
-fn estimated(estimate: &Estimate, node: u32) -> OffsetMap {
+/// `node`'s map in `estimate`.
+fn estimated(estimate: &Estimate, node: u32) -> Result<OffsetMap> {
+    let node = NodeId(node.into());
     estimate
         .maps
-        .get(&NodeId(node.into()))
+        .get(&node)
         .cloned()
-        .unwrap_or(OffsetMap::Identity)
+        .ok_or(RunError::NotEstimated { node })
 }
 
 /// Estimate every node's correction from the collectives of its trace:

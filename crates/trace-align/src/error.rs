@@ -116,6 +116,14 @@ pub enum RunError {
     /// inconsistent constraints).
     #[error("estimating the clocks from the collectives")]
     Estimate(#[source] Box<collective_clock::Error>),
+    /// The collective estimate holds no correction for a node it was asked
+    /// to align (every node of the run is estimated, so this is a fault of
+    /// the estimate, not of the input).
+    #[error("node {node}: the estimate from the collectives holds no correction for it")]
+    NotEstimated {
+        /// The node.
+        node: collective_check::NodeId,
+    },
     /// The repair of the collectives after the clock correction failed.
     #[error("repairing the collectives left violated by the clock correction")]
     Repair(#[source] Box<collective_clock::Error>),

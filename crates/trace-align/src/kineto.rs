@@ -79,7 +79,7 @@ pub fn align_kineto(
     for ((rank, input), output) in traces.iter().zip(outputs) {
         ranks.push(write_rank(*rank, input, output, reference, &estimate)?);
     }
-    let after = aligned_collectives(before.clone(), &estimate);
+    let after = aligned_collectives(before.clone(), &estimate)?;
     let options = check_options();
     Ok(KinetoOutcome {
         ranks,
@@ -178,10 +178,10 @@ pub fn merge_kineto(
         .iter()
         .map(|f| f.parse().map_err(kineto))
         .collect::<Result<Vec<_>>>()?;
-    let maps: Vec<_> = traces
+    let maps = traces
         .iter()
-        .map(|(rank, _)| rank_time_map(&estimate, *rank))
-        .collect();
+        .map(|(rank, _)| RankClock::of(&estimate, *rank))
+        .collect::<Result<Vec<_>>>()?;
     let inputs: Vec<kineto_trace::MergeInput<'_, '_>> = traces
         .iter()
         .zip(&parsed)
@@ -211,7 +211,7 @@ pub fn merge_kineto(
         })
         .collect();
     let stats = kineto_trace::merge_to_file(&inputs, &flows, output).map_err(kineto)?;
-    let after = aligned_collectives(before, &estimate);
+    let after = aligned_collectives(before, &estimate)?;
     Ok(KinetoMergeOutcome {
         output: output.to_path_buf(),
         merge: stats,
@@ -221,30 +221,43 @@ pub fn merge_kineto(
     })
 }
 
-/// Rank `rank`'s file times (epoch ns) on the reference clock. An epoch
-/// time plus a correction of seconds cannot leave `i64`; should it, the
-/// time is kept.
-fn rank_time_map(estimate: &Estimate, rank: u32) -> impl Fn(EpochNs) -> EpochNs + '_ {
-    let map = rank_map(estimate, NodeId(rank.into()));
-    move |t: EpochNs| {
-        let g = map.map(HostTime::from_ns(t.0)).time.as_ns_floor();
-        EpochNs(i64::try_from(g).unwrap_or(t.0))
+/// Rank files' times (epoch ns) on the reference clock: one rank's
+/// correction as a [`kineto_trace::TimeMap`]. A time the correction would
+/// move out of 64-bit nanoseconds is refused (the retiming then names the
+/// event), never kept as it was.
+struct RankClock<'e>(&'e OffsetMap);
+
+impl RankClock<'_> {
+    fn of(estimate: &Estimate, rank: u32) -> Result<RankClock<'_>> {
+        rank_map(estimate, NodeId(rank.into())).map(RankClock)
+    }
+}
+
+impl kineto_trace::TimeMap for RankClock<'_> {
+    fn map(&self, t: EpochNs) -> Option<EpochNs> {
+        let g = self.0.map(HostTime::from_ns(t.0)).time.as_ns_floor();
+        i64::try_from(g).ok().map(EpochNs)
     }
 }
 
 /// The collectives `before` with every rank's times corrected.
-fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Extraction {
-    before.map_times(|node, t| {
-        let g = rank_map(estimate, node).map(HostTime::from_ps(t.0));
-        collective_check::TimePs(g.time.as_ps())
+fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Result<Extraction> {
+    for &node in before.nodes.keys() {
+        rank_map(estimate, node)?;
+    }
+    before.map_times(|node, t| match estimate.maps.get(&node) {
+        Some(map) => collective_check::TimePs(map.map(HostTime::from_ps(t.0)).time.as_ps()),
+        None => unreachable!("every node was checked to be in the estimate"),
     });
-    before
+    Ok(before)
 }
 
 /// One rank's correction (the identity for the reference).
-fn rank_map(estimate: &Estimate, node: NodeId) -> &OffsetMap {
-    static IDENTITY: OffsetMap = OffsetMap::Identity;
-    estimate.maps.get(&node).unwrap_or(&IDENTITY)
+fn rank_map(estimate: &Estimate, node: NodeId) -> Result<&OffsetMap> {
+    estimate
+        .maps
+        .get(&node)
+        .ok_or(RunError::NotEstimated { node })
 }
 
 fn write_rank(
@@ -255,7 +268,7 @@ fn write_rank(
     estimate: &Estimate,
 ) -> Result<AlignedRank> {
     let node = NodeId(rank.into());
-    let time_map = rank_time_map(estimate, rank);
+    let time_map = RankClock::of(estimate, rank)?;
     let record = Record {
         tool: "trace-align",
         clock_source: "collectives",

@@ -34,10 +34,9 @@ impl Plan {
         input: &'p NodeInput,
         bytes: &FileBytes,
     ) -> Result<PreparedNode<'p>> {
-        let (mut clocks, session_start_ns) = self
-            .clocks
-            .node_clocks(input, &bytes.view(), &self.options)
-            .map_err(RunError::align(input.node_id))?;
+        let (mut clocks, session_start_ns) =
+            self.clocks
+                .node_clocks(input, &bytes.view(), &self.options)?;
         clocks.repair = self.repair_map(input.node_id);
         Ok(PreparedNode {
             input,
