@@ -150,7 +150,7 @@ fn score_run(
     let mut outs: Vec<(NodeId, PathBuf)> = Vec::new();
     for node in &run.nodes {
         let input = NodeInput {
-            node_id: node.node_id,
+            node_id: NodeId(node.node_id),
             trace: node.xplane_path.clone(),
             ..Default::default()
         };
@@ -161,7 +161,7 @@ fn score_run(
             .options(&options)
             .session_start_ns(base)
             .to_file(&out)?;
-        outs.push((NodeId(i64::from(node.node_id)), out));
+        outs.push((NodeId(node.node_id), out));
     }
     let paths: Vec<&PathBuf> = outs.iter().map(|(_, p)| p).collect();
     let mut report = score_files(&paths, &run.truth_path)?;

@@ -1,6 +1,7 @@
 //! A node's clock maps, built once from its snapshot pairs and the offsets
 //! file: `P_i : Tracer → Host` and `O_i : Host → Global`.
 
+use clock_model::NodeId;
 use clock_model::{
     Global, GlobalTime, Host, HostTime, Mapped, ModelChoice, OffsetAnchors, OffsetMap, OffsetModel,
     PiecewiseLinear, SnapshotChoice, SnapshotMap,
@@ -18,7 +19,7 @@ use crate::snapshots::Snapshots;
 #[derive(Debug, Clone)]
 pub struct NodeClocks {
     /// The node.
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// `P_i`, when the node has snapshot pairs.
     pub snapshot: Option<SnapshotMap>,
     /// The snapshot model `P_i` uses and why; `None` without pairs.
@@ -56,7 +57,7 @@ impl NodeClocks {
     /// header unless given (`Some`) by the caller; `S_g = 0` in the header
     /// means unknown.
     pub fn build(
-        node_id: u32,
+        node_id: NodeId,
         offsets: &OffsetsFile,
         snapshots: Option<Snapshots>,
         start_walltime_ns: Option<u64>,
@@ -212,7 +213,7 @@ impl NodeClocks {
 /// `P_i` through a node's snapshot pairs under the snapshot model, and the
 /// model's choice, when the node has pairs.
 fn snapshot_map(
-    node_id: u32,
+    node_id: NodeId,
     snapshots: Option<&Snapshots>,
     options: &AlignOptions,
 ) -> Result<(Option<SnapshotMap>, Option<SnapshotChoice>)> {
@@ -342,7 +343,7 @@ fn snapshot_line_start_ns(
 }
 
 /// The node every `offset_ns` is measured against: `clock(node) − clock(node 0)`.
-pub const OFFSETS_BASE_NODE: u32 = 0;
+pub const OFFSETS_BASE_NODE: NodeId = NodeId(0);
 
 impl NodeClocks {
     /// True when the tracer path has every input: snapshot pairs, `S_w`

@@ -2,6 +2,7 @@
 //! corrected, clamped and extrapolated events, the anchors used and skipped,
 //! the correction range, and the policies in force.
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 use clock_model::{AnchorSource, OffsetWarning, ShiftHistogram, SkipReason};
@@ -373,7 +374,7 @@ impl Fallback {
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeDiagnostics {
     /// The node.
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// The input trace.
     pub trace: PathBuf,
     /// The node's session start `T_sess`, epoch ns.

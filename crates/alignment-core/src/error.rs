@@ -1,5 +1,6 @@
 //! The crate's one error type.
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 /// Why a node could not be aligned: one variant per meaning, each naming
@@ -49,7 +50,7 @@ pub enum AlignError {
         /// 1-based line number.
         line: usize,
         /// The node.
-        node: u32,
+        node: NodeId,
     },
     /// An offsets row names a node the header does not list.
     #[error("{path}:{line}: row for node {node}, which the meta header does not list")]
@@ -59,7 +60,7 @@ pub enum AlignError {
         /// 1-based line number.
         line: usize,
         /// The node.
-        node: u32,
+        node: NodeId,
     },
     /// An offsets row with a NaN or infinite offset or drift.
     #[error("{path}:{line}: offset_ns and drift_ppm of node {node} must be finite")]
@@ -69,7 +70,7 @@ pub enum AlignError {
         /// 1-based line number.
         line: usize,
         /// The node.
-        node: u32,
+        node: NodeId,
     },
     /// Offsets rows out of round order.
     #[error(
@@ -164,9 +165,9 @@ pub enum AlignError {
         /// The offsets file.
         path: PathBuf,
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The nodes listed.
-        listed: Vec<u32>,
+        listed: Vec<NodeId>,
     },
     /// The reference node is not in the offsets file's header.
     #[error("{path}: meta header: the reference node {node} is not listed")]
@@ -174,7 +175,7 @@ pub enum AlignError {
         /// The offsets file.
         path: PathBuf,
         /// The reference node.
-        node: u32,
+        node: NodeId,
     },
     /// No row of the offsets file gives the node an anchor.
     #[error(
@@ -185,7 +186,7 @@ pub enum AlignError {
         /// The offsets file.
         path: PathBuf,
         /// The node.
-        node: u32,
+        node: NodeId,
         /// True when the node has rows, all skipped.
         has_rows: bool,
     },
@@ -195,7 +196,7 @@ pub enum AlignError {
         /// The file the anchors came from.
         path: PathBuf,
         /// The node.
-        node: u32,
+        node: NodeId,
         /// Which map.
         what: &'static str,
         /// The map's own error, naming the anchor.
@@ -239,9 +240,9 @@ pub enum AlignError {
         /// The trace.
         path: PathBuf,
         /// The node it was to be aligned as.
-        node: u32,
+        node: NodeId,
         /// The node whose tracer start it has.
-        other: u32,
+        other: NodeId,
         /// The offsets file.
         offsets: PathBuf,
         /// The trace's tracer start, epoch ns.

@@ -31,7 +31,7 @@
 //!   names its event or line, never wraps); on error nothing is written.
 //!
 //! ```
-//! use alignment_core::{AlignNode, NodeInput, OffsetsFile};
+//! use alignment_core::{AlignNode, NodeId, NodeInput, OffsetsFile};
 //! use xplane_proto::{XEvent, XEventMetadata, XLine, XPlane, XSpace, x_event};
 //!
 //! // Node 1's host clock runs 1 ms ahead of node 0's; one wall-clock event.
@@ -60,7 +60,7 @@
 //! std::fs::write(dir.path().join("round_offsets.jsonl"), offsets)?;
 //!
 //! let offsets = OffsetsFile::read(dir.path().join("round_offsets.jsonl"))?;
-//! let input = NodeInput { node_id: 1, trace: dir.path().join("node1.xplane.pb"), ..Default::default() };
+//! let input = NodeInput { node_id: NodeId(1), trace: dir.path().join("node1.xplane.pb"), ..Default::default() };
 //! let out = dir.path().join("node1.aligned.xplane.pb");
 //! let diagnostics = AlignNode::new(&input, &offsets).session_start_ns(0).to_file(&out)?;
 //! assert_eq!(diagnostics.events_corrected, 1);
@@ -85,6 +85,7 @@ mod output;
 mod snapshots;
 mod tap;
 
+pub use clock_model::NodeId;
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{
     AnchorReport, CorrectionRange, Extrapolations, Fallback, LineCounts, LineReport,

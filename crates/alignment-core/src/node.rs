@@ -1,5 +1,6 @@
 //! Aligning one node: its trace file in, an aligned trace file out.
 
+use clock_model::NodeId;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -25,7 +26,7 @@ use crate::tap::{EventTap, NoTap};
 #[derive(Debug, Clone, Default)]
 pub struct NodeInput {
     /// The node id (as in the offsets file).
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// Its XSpace trace.
     pub trace: PathBuf,
     /// A `SnapshotPairs` protobuf or JSONL file; `None`: the trace's

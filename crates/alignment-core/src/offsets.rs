@@ -1,6 +1,7 @@
 //! `round_offsets.jsonl`: the network-probed offsets of every node against
 //! the reference node, one row per (round, node), after a meta header.
 
+use clock_model::NodeId;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use crate::error::{AlignError, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct NodeStart {
     /// The node id.
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// `S_w`: the node's REALTIME reading at tracer start, epoch ns.
     pub start_walltime_ns: u64,
     /// `S_g`: the node's tracer clock at tracer start, ns (0 if unknown).
@@ -28,7 +29,7 @@ pub struct OffsetsFile {
     /// Where it was read from.
     pub path: PathBuf,
     /// The header's nodes, by id.
-    pub nodes: BTreeMap<u32, NodeStart>,
+    pub nodes: BTreeMap<NodeId, NodeStart>,
     /// The rows with their line numbers.
     pub rows: Vec<(usize, clock_model::OffsetRow)>,
 }
@@ -42,7 +43,7 @@ struct Header {
 #[derive(Deserialize)]
 struct Row {
     round_id: u64,
-    node_id: u32,
+    node_id: NodeId,
     #[serde(default)]
     window_start_ns: Option<u64>,
     #[serde(default)]
@@ -188,7 +189,7 @@ impl OffsetsFile {
     }
 
     /// The rows of one node, in file order.
-    pub fn rows_of(&self, node: u32) -> impl Iterator<Item = &clock_model::OffsetRow> {
+    pub fn rows_of(&self, node: NodeId) -> impl Iterator<Item = &clock_model::OffsetRow> {
         self.rows
             .iter()
             .map(|(_, r)| r)
@@ -217,9 +218,9 @@ mod tests {
             r#"{"round_id":2,"midpoint_sys_ns":300,"node_id":1,"offset_ns":1.23457e+06}"#,
         ])
         .unwrap();
-        assert_eq!(f.nodes[&1].start_gpu_ns, 30);
-        assert_eq!(f.nodes[&0].start_gpu_ns, 0);
-        let rows: Vec<_> = f.rows_of(1).collect();
+        assert_eq!(f.nodes[&NodeId(1)].start_gpu_ns, 30);
+        assert_eq!(f.nodes[&NodeId(0)].start_gpu_ns, 0);
+        let rows: Vec<_> = f.rows_of(NodeId(1)).collect();
         assert_eq!(rows.len(), 2);
         assert_eq!(
             rows[0].window,

@@ -1,5 +1,6 @@
 //! The policies of one alignment run.
 
+use clock_model::NodeId;
 use serde::Serialize;
 
 pub use clock_model::{Extrapolation, OffsetModel, SnapshotModel};
@@ -81,7 +82,7 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 #[derive(Debug, Clone, Serialize)]
 pub struct AlignOptions {
     /// The node whose host clock is the global timeline (default 0).
-    pub reference_node: u32,
+    pub reference_node: NodeId,
     /// Outside the snapshot pairs: extrapolate the end segment or hold the end offset.
     pub snapshot_extrapolation: Extrapolation,
     /// How the snapshot map is built: chosen per node from the pairs
@@ -112,7 +113,7 @@ pub struct AlignOptions {
 impl Default for AlignOptions {
     fn default() -> Self {
         AlignOptions {
-            reference_node: 0,
+            reference_node: NodeId(0),
             snapshot_extrapolation: Extrapolation::Extrapolate,
             snapshot_model: SnapshotModel::Auto,
             offset_extrapolation: Extrapolation::Extrapolate,

@@ -4,6 +4,7 @@
 
 mod common;
 mod node1;
+use clock_model::NodeId;
 use common::times;
 use node1::*;
 
@@ -87,7 +88,7 @@ fn host_lines_without_a_tracer_start_are_counted() {
         .collect();
     std::fs::write(case.path("node1.snapshots.jsonl"), pairs).unwrap();
     let input = NodeInput {
-        node_id: 1,
+        node_id: NodeId(1),
         trace: case.path("node1.xplane.pb"),
         snapshots: Some(case.path("node1.snapshots.jsonl")),
         ..Default::default()
@@ -274,7 +275,7 @@ fn a_session_start_before_the_epoch_is_an_error() {
     let case = Case::new(&node1_trace(&true_pairs()), &offsets_text("1e+06"));
     let offsets = alignment_core::OffsetsFile::read(case.path("round_offsets.jsonl")).unwrap();
     let input = NodeInput {
-        node_id: 1,
+        node_id: NodeId(1),
         trace: case.path("node1.xplane.pb"),
         ..Default::default()
     };

@@ -2,6 +2,7 @@
 //! is put on one rank, described in an offsets file, and alignment must
 //! give back the original times exactly.
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 mod common;
@@ -69,7 +70,7 @@ fn a_known_clock_error_on_a_real_rank_is_undone() {
     let offsets = OffsetsFile::read(dir.path().join("round_offsets.jsonl")).unwrap();
     let out = dir.path().join("aligned.xplane.pb");
     let input = NodeInput {
-        node_id: 1,
+        node_id: NodeId(1),
         trace,
         ..Default::default()
     };

@@ -4,6 +4,7 @@
 
 mod common;
 mod node1;
+use clock_model::NodeId;
 use common::times;
 use node1::*;
 
@@ -344,7 +345,7 @@ fn in_memory_alignment_equals_the_file_path() {
     let from_file = case.run(&AlignOptions::default()).unwrap();
     let offsets = OffsetsFile::read(case.path("round_offsets.jsonl")).unwrap();
     let input = NodeInput {
-        node_id: 1,
+        node_id: NodeId(1),
         trace: "in-memory".into(),
         ..Default::default()
     };

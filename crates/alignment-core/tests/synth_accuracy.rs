@@ -2,6 +2,7 @@
 //! run aligned, then scored per event kind.
 
 use alignment_core::{AlignNode, AlignOptions, NodeInput, OffsetsFile};
+use clock_model::NodeId;
 use trace_synth::{RoundNode, ScoreReport, SynthConfig, score_files, synthesize};
 
 fn align_run(config: &SynthConfig, options: &AlignOptions) -> ScoreReport {
@@ -15,12 +16,12 @@ fn align_run_with_diagnostics(
     let dir = tempfile::tempdir().unwrap();
     let run = synthesize(config, dir.path().join("run")).unwrap();
     let offsets = OffsetsFile::read(&run.offsets_path).unwrap();
-    let reference = &run.nodes[options.reference_node as usize];
+    let reference = &run.nodes[options.reference_node.index()];
     let mut outputs = Vec::new();
     let mut diagnostics = Vec::new();
     for node in &run.nodes {
         let input = NodeInput {
-            node_id: node.node_id,
+            node_id: NodeId(node.node_id),
             trace: node.xplane_path.clone(),
             ..Default::default()
         };
@@ -155,7 +156,7 @@ fn another_reference_node_puts_everything_on_its_clock() {
     let run = synthesize(&config, dir.path().join("run")).unwrap();
     let offsets = OffsetsFile::read(&run.offsets_path).unwrap();
     let options = AlignOptions {
-        reference_node: 2,
+        reference_node: NodeId(2),
         ..Default::default()
     };
     let truth = Truth::open(&run.truth_path).unwrap();
@@ -164,7 +165,7 @@ fn another_reference_node_puts_everything_on_its_clock() {
     let mut checked = 0;
     for node in &run.nodes {
         let input = NodeInput {
-            node_id: node.node_id,
+            node_id: NodeId(node.node_id),
             trace: node.xplane_path.clone(),
             ..Default::default()
         };

@@ -4,6 +4,7 @@
 
 use std::hint::black_box;
 
+use clock_model::NodeId;
 use clock_model::{
     AnchorSource, DurationPs, GlobalTime, HostTime, OffsetAnchor, OffsetAnchors, OffsetFit,
 };
@@ -45,7 +46,7 @@ fn anchors(n: usize, wander_ps: f64) -> OffsetAnchors {
         })
         .collect();
     OffsetAnchors {
-        node_id: 1,
+        node_id: NodeId(1),
         is_reference: false,
         anchors,
         skipped: Vec::new(),

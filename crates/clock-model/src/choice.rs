@@ -151,6 +151,7 @@ pub(crate) fn drift_mismatch(anchors: &OffsetAnchors, kept: &[usize]) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::NodeId;
     use crate::offset_rows::AnchorSource;
     use crate::time::{GlobalTime, HostTime};
 
@@ -212,7 +213,7 @@ mod tests {
     #[test]
     fn drift_lines_that_meet_the_next_anchor_have_no_mismatch() {
         let mut a = OffsetAnchors {
-            node_id: 1,
+            node_id: NodeId(1),
             is_reference: false,
             anchors: vec![anchor(0), anchor(1), anchor(2)],
             skipped: vec![],

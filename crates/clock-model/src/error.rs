@@ -1,5 +1,7 @@
 //! The crate's error type.
 
+use crate::NodeId;
+
 /// Everything that can go wrong when building a clock map.
 ///
 /// Anchor errors name the anchor index (position in the input slice) and its
@@ -83,13 +85,13 @@ pub enum ClockError {
     #[error("node {node}: no usable offsets rows (all skipped or none present)")]
     NoOffsetAnchors {
         /// The node.
-        node: u32,
+        node: NodeId,
     },
     /// A usable offsets row has a NaN or infinite `offset_ns`.
     #[error("node {node}, round {round_id}: offset_ns is {offset_ns}, not a finite number")]
     NonFiniteOffset {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The row's round.
         round_id: u64,
         /// The value read.
@@ -99,7 +101,7 @@ pub enum ClockError {
     #[error("node {node}, round {round_id}: offset_ns {offset_ns} is beyond ±1e18 ns")]
     OffsetOutOfRange {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The row's round.
         round_id: u64,
         /// The value read.
@@ -109,7 +111,7 @@ pub enum ClockError {
     #[error("node {node}, round {round_id}: bad window [{start_ns}, {end_ns}] ns")]
     BadWindow {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The row's round.
         round_id: u64,
         /// `window_start_ns`.
@@ -125,7 +127,7 @@ pub enum ClockError {
     )]
     ConflictingOffsetAnchors {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The earlier round.
         prev_round: u64,
         /// The later round.
@@ -147,7 +149,7 @@ pub enum ClockError {
     #[error("node {node}, round {round_id}: drift model unusable: {reason}")]
     DriftModel {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The round whose row (or whose segment to the next anchor) fails.
         round_id: u64,
         /// What is wrong.
@@ -159,7 +161,7 @@ pub enum ClockError {
     )]
     FitRange {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The anchor's round.
         round_id: u64,
         /// What is too large.
@@ -170,14 +172,14 @@ pub enum ClockError {
     #[error("node {node}: the offset fit is singular")]
     FitSingular {
         /// The node.
-        node: u32,
+        node: NodeId,
     },
     /// The fitted offsets change faster than the host clock advances, so
     /// global time would go backwards.
     #[error("node {node}: the fitted offset map goes backwards before host time {host_ps} ps")]
     FitNotMonotone {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The fitted point whose global time is below the previous one's.
         host_ps: i128,
     },

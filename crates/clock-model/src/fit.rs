@@ -28,6 +28,7 @@
 use crate::error::ClockError;
 use crate::map::PiecewiseLinear;
 use crate::mapped::Extrapolation;
+use crate::node::NodeId;
 use crate::noise;
 use crate::offset_rows::{OffsetAnchor, OffsetAnchors};
 use crate::spline::{self, Curve, Sample};
@@ -48,7 +49,7 @@ const MIN_DROP: f64 = 16.0;
 /// host time, and have non-decreasing global time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetFit {
-    node_id: u32,
+    node_id: NodeId,
     /// Fitted `(host ps, global ps)` at the ends and knots.
     points: Vec<(i128, i128)>,
     knots: Vec<u64>,
@@ -127,7 +128,7 @@ impl OffsetFit {
     }
 
     /// The node.
-    pub fn node_id(&self) -> u32 {
+    pub fn node_id(&self) -> NodeId {
         self.node_id
     }
 
@@ -181,7 +182,7 @@ impl OffsetFit {
 
 /// The anchors as samples: seconds since the first anchor, ps of offset
 /// since its offset, weight 1.
-fn samples_of(list: &[OffsetAnchor], node: u32) -> Result<Vec<Sample>, ClockError> {
+fn samples_of(list: &[OffsetAnchor], node: NodeId) -> Result<Vec<Sample>, ClockError> {
     let Some(first) = list.first() else {
         return Err(ClockError::NoOffsetAnchors { node });
     };

@@ -7,6 +7,7 @@
 //!   domain `D` ([`Tracer`], [`Host`] or [`Global`]; aliases [`TracerTime`],
 //!   [`HostTime`], [`GlobalTime`]); [`DurationPs`] is a signed span. Domains
 //!   never mix implicitly.
+//! - [`NodeId`] names a node; every crate of the workspace uses it.
 //! - [`PiecewiseLinear<X, Y>`](PiecewiseLinear) is a non-decreasing map
 //!   through integer anchors, evaluated within 9/16 ps of exact rational
 //!   arithmetic (fixed-point slope, no division per query), with an
@@ -36,7 +37,7 @@
 //!
 //! ```
 //! use clock_model::{
-//!     Compose, Extrapolation, HostTime, OffsetAnchors, OffsetMap, OffsetModel, OffsetRow,
+//!     Compose, Extrapolation, HostTime, NodeId, OffsetAnchors, OffsetMap, OffsetModel, OffsetRow,
 //!     RowWindow, Side, SnapshotMap, SnapshotPair, TracerTime,
 //! };
 //!
@@ -51,7 +52,7 @@
 //! )?;
 //! // Node 1 is 750 ns ahead of node 0 in both rounds (own windows).
 //! let row = |round_id, node_id, start_ns, end_ns, offset_ns| OffsetRow {
-//!     round_id, node_id, offset_ns, drift_ppm: 0.0, reachable: true, converged: true,
+//!     round_id, node_id: NodeId(node_id), offset_ns, drift_ppm: 0.0, reachable: true, converged: true,
 //!     window: RowWindow::Window { start_ns, end_ns },
 //! };
 //! let rows = [
@@ -60,7 +61,7 @@
 //!     row(2, 0, 8_000_000_000, 8_400_000_000, 0.0),
 //!     row(2, 1, 8_000_000_200, 8_400_000_201, 750.0),
 //! ];
-//! let anchors = OffsetAnchors::from_rows(&rows, 1, 0)?;
+//! let anchors = OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0))?;
 //! let o = OffsetMap::build(&anchors, OffsetModel::Interpolate, Extrapolation::Extrapolate)?;
 //!
 //! let op = Compose::new(&p, &o);
@@ -92,6 +93,7 @@ mod error;
 mod fit;
 mod map;
 mod mapped;
+mod node;
 mod noise;
 mod offset_map;
 mod offset_rows;
@@ -114,6 +116,7 @@ pub use error::ClockError;
 pub use fit::OffsetFit;
 pub use map::PiecewiseLinear;
 pub use mapped::{ClockMap, Extrapolation, MapCursor, Mapped, Side};
+pub use node::NodeId;
 pub use offset_map::{OffsetCursor, OffsetEstimate, OffsetMap, OffsetModel};
 pub use offset_rows::{
     AnchorSource, OffsetAnchor, OffsetAnchors, OffsetRow, OffsetWarning, RowWindow, SkipReason,

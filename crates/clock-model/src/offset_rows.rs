@@ -1,5 +1,6 @@
 //! Offset anchors `(x_k, y_k)` from parsed `round_offsets.jsonl` rows.
 
+use crate::node::NodeId;
 use std::collections::HashMap;
 
 use crate::anchors::{self, Issue};
@@ -31,7 +32,7 @@ pub struct OffsetRow {
     /// `round_id`.
     pub round_id: u64,
     /// `node_id`.
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// The window or legacy midpoint.
     pub window: RowWindow,
     /// `offset_ns`: clock(node) − clock(reference), positive = node ahead.
@@ -147,7 +148,7 @@ pub enum OffsetWarning {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetAnchors {
     /// The node.
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// True for the reference node (identity map).
     pub is_reference: bool,
     /// The anchors, one per usable row, in row order.
@@ -167,7 +168,11 @@ impl OffsetAnchors {
     /// with one end 0 or its end before its start, anchors that conflict
     /// (same host time with another global time, or either going
     /// backwards), and no usable row at all for a non-reference node.
-    pub fn from_rows(rows: &[OffsetRow], node_id: u32, reference: u32) -> Result<Self, ClockError> {
+    pub fn from_rows(
+        rows: &[OffsetRow],
+        node_id: NodeId,
+        reference: NodeId,
+    ) -> Result<Self, ClockError> {
         let mut out = OffsetAnchors {
             node_id,
             is_reference: node_id == reference,

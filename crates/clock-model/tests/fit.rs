@@ -2,6 +2,7 @@
 //! noiseless data, the map laws, one outlier, and the evidence behind
 //! `Auto`.
 
+use clock_model::NodeId;
 use clock_model::{
     AnchorSource, DurationPs, Extrapolation, GlobalTime, HostTime, ModelReason, OffsetAnchor,
     OffsetAnchors, OffsetFit, OffsetMap, OffsetModel, Side,
@@ -14,7 +15,7 @@ const SECOND: i128 = 1_000_000_000_000;
 
 fn anchors(points: &[(i128, i128)]) -> OffsetAnchors {
     OffsetAnchors {
-        node_id: 1,
+        node_id: NodeId(1),
         is_reference: false,
         anchors: points
             .iter()
@@ -279,7 +280,7 @@ fn spans_beyond_the_fit_range_are_errors() {
     assert!(matches!(
         OffsetFit::new(&a),
         Err(clock_model::ClockError::FitRange {
-            node: 1,
+            node: NodeId(1),
             round_id: 1,
             ..
         })

@@ -2,6 +2,7 @@
 
 mod common;
 
+use clock_model::NodeId;
 use clock_model::{
     AnchorSource, ClockError, DurationPs, Extrapolation, GlobalTime, HostTime, OffsetAnchors,
     OffsetMap, OffsetModel, OffsetRow, OffsetWarning, RowWindow, Side, SkipReason, SkippedRow,
@@ -14,7 +15,7 @@ const S: u64 = 1_765_432_112_345_678_901;
 fn row(round_id: u64, node_id: u32, window: RowWindow, offset_ns: f64) -> OffsetRow {
     OffsetRow {
         round_id,
-        node_id,
+        node_id: NodeId(node_id),
         window,
         offset_ns,
         drift_ppm: 0.0,
@@ -45,7 +46,7 @@ fn own_reference_and_legacy_windows() {
             2.5,
         ),
     ];
-    let a = OffsetAnchors::from_rows(&rows, 1, 0).unwrap();
+    let a = OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap();
     assert!(!a.is_reference);
     assert_eq!(a.anchors.len(), 3, "{:?}", a.skipped);
     let own = &a.anchors[0];
@@ -83,7 +84,7 @@ fn unreachable_zero_window_and_missing_reference_are_skipped() {
         row(4, 0, win(S + 16e9 as u64, S + 20e9 as u64), 0.0),
         row(4, 1, win(S + 16e9 as u64 + 7, S + 20e9 as u64 + 7), 6.0),
     ];
-    let a = OffsetAnchors::from_rows(&rows, 1, 0).unwrap();
+    let a = OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap();
     assert_eq!(
         a.skipped,
         vec![
@@ -109,7 +110,7 @@ fn unreachable_zero_window_and_missing_reference_are_skipped() {
 fn duplicates_repeat_or_conflict() {
     let w = win(S, S + 4_000_000_000);
     let rows = [row(1, 0, w, 0.0), row(1, 1, w, 10.0), row(1, 1, w, 10.0)];
-    let a = OffsetAnchors::from_rows(&rows, 1, 0).unwrap();
+    let a = OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap();
     assert_eq!(a.anchors.len(), 1);
     assert_eq!(
         a.skipped,
@@ -126,9 +127,9 @@ fn duplicates_repeat_or_conflict() {
         row(2, 0, w, 0.0),
         row(2, 1, w2, 11.0),
     ];
-    match OffsetAnchors::from_rows(&rows, 1, 0).unwrap_err() {
+    match OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap_err() {
         ClockError::ConflictingOffsetAnchors {
-            node: 1,
+            node: NodeId(1),
             prev_round: 1,
             round: 2,
             problem,
@@ -148,32 +149,32 @@ fn bad_rows_are_errors() {
         row(7, 1, win(S + 5, S + 4_000_000_005), f64::INFINITY),
     ];
     assert!(matches!(
-        OffsetAnchors::from_rows(&rows, 1, 0).unwrap_err(),
+        OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap_err(),
         ClockError::NonFiniteOffset {
-            node: 1,
+            node: NodeId(1),
             round_id: 7,
             ..
         }
     ));
     let rows = [row(7, 0, w, 0.0), row(7, 1, win(0, S), 1.0)];
     assert!(matches!(
-        OffsetAnchors::from_rows(&rows, 1, 0).unwrap_err(),
+        OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap_err(),
         ClockError::BadWindow {
-            node: 1,
+            node: NodeId(1),
             round_id: 7,
             ..
         }
     ));
     let rows = [row(7, 0, w, 0.0)];
     assert_eq!(
-        OffsetAnchors::from_rows(&rows, 1, 0).unwrap_err(),
-        ClockError::NoOffsetAnchors { node: 1 }
+        OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap_err(),
+        ClockError::NoOffsetAnchors { node: NodeId(1) }
     );
 }
 
 #[test]
 fn reference_node_is_the_identity() {
-    let a = OffsetAnchors::from_rows(&[], 0, 0).unwrap();
+    let a = OffsetAnchors::from_rows(&[], NodeId(0), NodeId(0)).unwrap();
     assert!(a.is_reference);
     let m = OffsetMap::build(&a, OffsetModel::Interpolate, Extrapolation::Extrapolate).unwrap();
     let h = HostTime::from_ps(123_456);
@@ -193,7 +194,7 @@ fn warnings_for_unconverged_rounds_and_jumps() {
         row(2, 0, w(2), 0.0),
         r2,
     ];
-    let a = OffsetAnchors::from_rows(&rows, 1, 0).unwrap();
+    let a = OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap();
     assert_eq!(
         a.warnings,
         vec![
@@ -262,7 +263,7 @@ proptest! {
     ) {
         let drifts = &drifts[..offsets.len()];
         let rows = drift_rows(&offsets, drifts);
-        let a = OffsetAnchors::from_rows(&rows, 1, 0).unwrap();
+        let a = OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap();
         let e = if hold { Extrapolation::Hold } else { Extrapolation::Extrapolate };
         let m = OffsetMap::build(&a, OffsetModel::Drift, e).unwrap();
         let first = a.anchors[0].host.as_ps();
@@ -309,7 +310,7 @@ proptest! {
         raw in prop::collection::vec(any::<u64>(), 40),
     ) {
         let drifts = vec![drift; offsets.len()];
-        let a = OffsetAnchors::from_rows(&drift_rows(&offsets, &drifts), 1, 0).unwrap();
+        let a = OffsetAnchors::from_rows(&drift_rows(&offsets, &drifts), NodeId(1), NodeId(0)).unwrap();
         let e = Extrapolation::Extrapolate;
         let dm = OffsetMap::build(&a, OffsetModel::Drift, e).unwrap();
         let im = OffsetMap::build(&a, OffsetModel::Interpolate, e).unwrap();
@@ -326,11 +327,11 @@ proptest! {
 fn drift_model_rejects_non_finite_drift() {
     let mut rows = drift_rows(&[10, 20], &[0, 0]);
     rows[3].drift_ppm = f64::NAN;
-    let a = OffsetAnchors::from_rows(&rows, 1, 0).unwrap();
+    let a = OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap();
     assert!(matches!(
         OffsetMap::build(&a, OffsetModel::Drift, Extrapolation::Extrapolate).unwrap_err(),
         ClockError::DriftModel {
-            node: 1,
+            node: NodeId(1),
             round_id: 1,
             ..
         }
@@ -348,7 +349,7 @@ fn documented_worked_example() {
         row(4, 0, win(9000, 13000), 0.0),
         row(4, 1, win(9000, 13000), 1.23457e6),
     ];
-    let a = OffsetAnchors::from_rows(&rows, 1, 0).unwrap();
+    let a = OffsetAnchors::from_rows(&rows, NodeId(1), NodeId(0)).unwrap();
     let pts: Vec<(i128, i128)> = a
         .anchors
         .iter()

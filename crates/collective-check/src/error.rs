@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::units::NodeId;
+
 pub use crate::group_error::{
     CommsField, GroupRanksConflict, InstanceDisagreement, RankOutsideGroup, RankValue,
 };
@@ -24,11 +26,24 @@ pub enum Error {
         /// The plane.
         plane: String,
     },
+    /// A plane's `node_id` stat is not a node id (negative, or beyond
+    /// 32 bits).
+    #[error(
+        "{path}: plane {plane:?} has `node_id` {value}, which is not a node id (0 to 4294967295)"
+    )]
+    NodeIdOutOfRange {
+        /// The file.
+        path: PathBuf,
+        /// The plane.
+        plane: String,
+        /// The stat's value.
+        value: i64,
+    },
     /// Two input files were given the same node id.
     #[error("node {node} given twice: {first} and {second}")]
     DuplicateNode {
         /// The node id.
-        node: i64,
+        node: NodeId,
         /// The first file.
         first: PathBuf,
         /// The second file.

@@ -64,7 +64,7 @@ pub(crate) fn assign(
     let groups: Vec<&ProcessGroup> = pg_config
         .iter()
         .filter(|g| g.backend_config.contains("gloo"))
-        .filter(|g| g.ranks.is_empty() || g.ranks.iter().any(|&r| i64::from(r) == node.0))
+        .filter(|g| g.ranks.is_empty() || g.ranks.contains(&node.get()))
         .collect();
     if groups.is_empty() || threads.is_empty() {
         return GlooGroups::Unknown(None);

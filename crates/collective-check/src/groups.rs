@@ -88,7 +88,7 @@ fn findings(ex: &Extraction) -> Findings {
     for r in &records.comms {
         instances.entry(&r.key).or_default().push(r);
     }
-    let given: BTreeSet<i64> = ex.nodes.keys().map(|n| n.0).collect();
+    let given: BTreeSet<i64> = ex.nodes.keys().map(|n| i64::from(n.0)).collect();
     let mut missing: BTreeMap<&str, (usize, String)> = BTreeMap::new();
     let mut used_groups: BTreeSet<&str> = BTreeSet::new();
     for (key, members) in &instances {
@@ -99,7 +99,7 @@ fn findings(ex: &Extraction) -> Findings {
                 return Ok(());
             };
             membership(ex, key, group, ranks, members)?;
-            let have: BTreeSet<i64> = members.iter().map(|r| r.node.0).collect();
+            let have: BTreeSet<i64> = members.iter().map(|r| i64::from(r.node.0)).collect();
             let absent: Vec<String> = ranks
                 .iter()
                 .filter(|r| given.contains(r) && !have.contains(r))
@@ -201,7 +201,7 @@ fn file(ex: &Extraction, node: NodeId) -> PathBuf {
 
 fn value(ex: &Extraction, r: &CommsRecord, value: String) -> RankValue {
     RankValue {
-        rank: r.node.0,
+        rank: i64::from(r.node.0),
         file: file(ex, r.node),
         external_id: r.external_id,
         value,
@@ -269,11 +269,14 @@ fn membership(
     ranks: &[i64],
     members: &[&CommsRecord],
 ) -> Result<()> {
-    match members.iter().find(|r| !ranks.contains(&r.node.0)) {
+    match members
+        .iter()
+        .find(|r| !ranks.contains(&i64::from(r.node.0)))
+    {
         Some(r) => Err(Error::RankNotInGroup(Box::new(RankOutsideGroup {
             instance: key.clone(),
             group: group.to_owned(),
-            rank: r.node.0,
+            rank: i64::from(r.node.0),
             file: file(ex, r.node),
             external_id: r.external_id,
             ranks: ranks.to_vec(),

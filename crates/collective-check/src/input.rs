@@ -18,7 +18,7 @@ pub fn check_files(files: &[(NodeId, PathBuf)], options: &Options) -> Result<Rep
     for (node, path) in files {
         if let Some(first) = seen.insert(*node, path) {
             return Err(Error::DuplicateNode {
-                node: node.0,
+                node: NodeId(node.0),
                 first: first.to_path_buf(),
                 second: path.clone(),
             });
@@ -55,7 +55,7 @@ pub fn node_id_from_path(path: impl AsRef<Path>) -> Option<NodeId> {
                 .chars()
                 .take_while(char::is_ascii_digit)
                 .collect();
-            if let Ok(n) = digits.parse::<i64>() {
+            if let Ok(n) = digits.parse::<u32>() {
                 return Some(NodeId(n));
             }
             from += at + word.len();

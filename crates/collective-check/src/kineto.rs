@@ -409,9 +409,9 @@ fn gloo_p2p(
             continue;
         }
         let (src, dst) = if p.send {
-            (node.0, op.peer)
+            (i64::from(node.0), op.peer)
         } else {
-            (op.peer, node.0)
+            (op.peer, i64::from(node.0))
         };
         let name = out.intern(&format!("{GLOO_PREFIX}send/recv {src}->{dst}"));
         push(
@@ -444,7 +444,7 @@ pub fn extract_kineto_file(
     let rank = trace.rank()?.ok_or_else(|| Error::NoRank {
         path: path.to_path_buf(),
     })?;
-    let node = NodeId(i64::from(rank.rank));
+    let node = NodeId(rank.rank);
     extract_kineto(&trace, node, options, out)?;
     Ok(node)
 }
@@ -458,7 +458,7 @@ pub fn check_kineto_files(files: &[PathBuf], options: &Options) -> Result<Report
         let node = extract_kineto_file(path, options, &mut all)?;
         if let Some(first) = seen.insert(node, path) {
             return Err(Error::DuplicateNode {
-                node: node.0,
+                node: NodeId(node.0),
                 first: first.to_path_buf(),
                 second: path.clone(),
             });

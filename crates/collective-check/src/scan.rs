@@ -116,7 +116,7 @@ impl<'a, 'o> Capture<'a, 'o> {
         };
         let node = match self.node {
             NodeSource::Given(n) => Some(n),
-            NodeSource::PlaneStat => node_id.map(NodeId),
+            NodeSource::PlaneStat => node_id.and_then(|v| u32::try_from(v).ok()).map(NodeId),
         };
 
         // Classify the event metadata once.
@@ -167,6 +167,7 @@ impl<'a, 'o> Capture<'a, 'o> {
             any,
             role,
             node,
+            node_stat: node_id,
             classes: ClassTable::build(classes, max_id),
             ref_kinds: ClassTable::build(ref_entries, max_ref),
             ids,
@@ -180,9 +181,17 @@ impl<'a, 'o> Capture<'a, 'o> {
         match line.fault {
             Some(LineFault::Wire(source)) => return Err(self.wire(source)),
             Some(LineFault::MissingNodeId) => {
-                return Err(Error::MissingNodeId {
-                    path: self.path.to_path_buf(),
-                    plane: plane.name.to_owned(),
+                let (path, plane_name) = (self.path.to_path_buf(), plane.name.to_owned());
+                return Err(match plane.node_stat {
+                    Some(value) => Error::NodeIdOutOfRange {
+                        path,
+                        plane: plane_name,
+                        value,
+                    },
+                    None => Error::MissingNodeId {
+                        path,
+                        plane: plane_name,
+                    },
                 });
             }
             None => {}
@@ -231,6 +240,9 @@ pub struct PlaneScan<'a> {
     any: bool,
     role: PlaneRole,
     node: Option<NodeId>,
+    /// The `node_id` plane stat as written (to name a value that is no
+    /// node id).
+    node_stat: Option<i64>,
     classes: ClassTable,
     ref_kinds: ClassTable,
     ids: StatIds,

@@ -29,15 +29,7 @@ impl TimePs {
 
 /// A node (machine, or process in the JAX fixtures): the merge's `node_id`
 /// plane stat, or the id the caller gives a per-node file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct NodeId(pub i64);
-
-impl std::fmt::Display for NodeId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+pub use clock_model::NodeId;
 
 /// One participant of collectives: a node and, when known, a device on it.
 ///

@@ -226,6 +226,33 @@ fn a_merged_plane_without_node_id_is_an_error() {
 }
 
 #[test]
+fn a_merged_plane_whose_node_id_is_no_node_id_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for value in [-1, i64::from(u32::MAX) + 1] {
+        let mut space = merge(&fixture("n2_shardmap_psum_50steps"));
+        let host = space
+            .planes
+            .iter_mut()
+            .find(|p| p.name == HOST_PLANE)
+            .unwrap();
+        set_plane_stat(host, NODE_ID_STAT, x_stat::Value::Int64Value(value));
+        let path = write(dir.path(), "merged.xplane.pb", &space);
+        let err = check_merged(&path, &Options::default()).unwrap_err();
+        assert!(
+            matches!(&err, collective_check::Error::NodeIdOutOfRange { value: v, .. } if *v == value),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("merged.xplane.pb")
+                && msg.contains("/host:CPU")
+                && msg.contains(&value.to_string()),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
 fn without_run_id_instances_match_by_occurrence_order() {
     let dir = tempfile::tempdir().unwrap();
     let files = fixture("n2_shardmap_psum_50steps");

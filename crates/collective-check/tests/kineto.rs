@@ -94,7 +94,9 @@ fn a_rank_moved_by_50_ms_violates_happens_before() {
 fn two_files_of_one_rank_are_an_error() {
     let f = run("n2_gloo_100steps");
     match check_kineto_files(&[f[0].clone(), f[0].clone()], &Options::default()) {
-        Err(Error::DuplicateNode { node: 0, .. }) => {}
+        Err(Error::DuplicateNode {
+            node: NodeId(0), ..
+        }) => {}
         other => panic!("{other:?}"),
     }
 }

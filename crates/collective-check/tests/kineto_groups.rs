@@ -80,7 +80,7 @@ fn a_consistent_nccl_run_passes_without_warnings() {
         .find(|i| i.op == "_allgather_base")
         .unwrap();
     assert_eq!(gather.module.as_deref(), Some("1"));
-    let ranks: Vec<i64> = gather.slots.iter().map(|s| s.participant.node.0).collect();
+    let ranks: Vec<u32> = gather.slots.iter().map(|s| s.participant.node.0).collect();
     assert_eq!(ranks, [1, 2]);
 }
 
@@ -222,7 +222,7 @@ fn recorded_gloo_run_with_two_groups_matches_per_group() {
     assert_eq!(r.violation_count(), 0, "{}", r.summary_text());
     assert_eq!(r.summary.instances, STEPS * (9 + 3));
     for i in &r.instances {
-        let ranks: Vec<i64> = i.slots.iter().map(|s| s.participant.node.0).collect();
+        let ranks: Vec<u32> = i.slots.iter().map(|s| s.participant.node.0).collect();
         match i.module.as_deref() {
             Some("0") => assert_eq!(ranks, [0, 1, 2, 3], "{}", i.op),
             Some("1") => assert_eq!(ranks, [1, 2, 3], "{}", i.op),

@@ -18,7 +18,7 @@ fn two_node_all_reduce(ends_at: [i128; 2], begins_at: [i128; 2]) -> Extraction {
     for node in 0..2 {
         ex.push(Occurrence {
             participant: Participant {
-                node: NodeId(node as i64),
+                node: NodeId(node as u32),
                 device: None,
             },
             kind: CollectiveKind::AllReduce,
@@ -63,7 +63,7 @@ fn touching_intervals_are_not_a_violation() {
 }
 
 /// Encode a space with one plane per node-file and extract it.
-fn extract(planes: Vec<XPlane>, node: i64, options: &Options, ex: &mut Extraction) {
+fn extract(planes: Vec<XPlane>, node: u32, options: &Options, ex: &mut Extraction) {
     let space = XSpace {
         planes,
         ..Default::default()
@@ -195,7 +195,7 @@ fn gpus_of_one_node_are_separate_participants() {
                 )
             })
             .collect();
-        extract(planes, node, &Options::default(), &mut ex);
+        extract(planes, node as u32, &Options::default(), &mut ex);
     }
     let report = check(&ex, &Options::default());
     assert_eq!(report.summary.participants, 4);

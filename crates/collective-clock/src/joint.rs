@@ -465,7 +465,7 @@ mod tests {
                     let host =
                         |g: i64, late: f64| HostTime::from_ns(g - (delta - late).round() as i64);
                     (
-                        NodeId(i as i64),
+                        NodeId(i as u32),
                         host(t, 0.0),
                         host(t + 50_000, noise(k, i)),
                     )

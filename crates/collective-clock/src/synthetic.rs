@@ -193,7 +193,7 @@ impl SyntheticRun {
                         + self.min_work_ns as f64
                         + rng.below(self.end_jitter_ns as u64 + 1) as f64;
                     (
-                        NodeId(node as i64),
+                        NodeId(node as u32),
                         HostTime::from_ps(truth.host_ps(node, begin)),
                         HostTime::from_ps(truth.host_ps(node, end)),
                     )
@@ -224,7 +224,7 @@ mod tests {
         for node in 0..8 {
             for t in [0.0, 123_456_789.0, 2e9, 9.9e9] {
                 let h = HostTime::from_ps(truth.host_ps(node, t));
-                let back = h.as_ps() + truth.correction_ps(NodeId(node as i64), h);
+                let back = h.as_ps() + truth.correction_ps(NodeId(node as u32), h);
                 let want = EPOCH_NS as i128 * 1000 + (t * 1000.0) as i128;
                 assert!(
                     (back - want).abs() <= 2,

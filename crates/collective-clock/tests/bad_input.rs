@@ -13,7 +13,7 @@ fn t(ns: i64) -> HostTime {
     HostTime::from_ns(1_790_000_000_000_000_000 + ns)
 }
 
-fn pair(ev: &mut Evidence, k: i64, a: i64, b: i64) {
+fn pair(ev: &mut Evidence, k: i64, a: u32, b: u32) {
     let at = k * 1_000_000;
     ev.push_all_to_all(
         "all-reduce.1",
@@ -83,7 +83,7 @@ fn a_node_linked_only_through_another_is_corrected() {
     .generate();
     let mut chain = Evidence::new();
     for (k, i) in ev.instances().iter().enumerate() {
-        let nodes: Vec<i64> = i.members.iter().map(|m| m.node.0).collect();
+        let nodes: Vec<u32> = i.members.iter().map(|m| m.node.0).collect();
         if nodes != [0, 2] {
             let list: Vec<_> = i.members.iter().map(|m| (m.node, m.begin, m.end)).collect();
             chain.push_all_to_all("all-reduce.1", MatchKey::RunId(k as i64), &list);
@@ -104,17 +104,17 @@ fn extraction_with_gaps() -> Extraction {
     let mut ex = Extraction::new();
     let op = ex.intern("all-reduce.3");
     for k in 0..40_i64 {
-        for node in 0..3_i64 {
+        for node in 0..3_u32 {
             if node == 1 && k % 5 == 0 {
                 continue;
             }
-            let begin =
-                1_790_000_000_000_000_000_000 + (k * 10_000_000 + node * 700) as i128 * 1000;
+            let begin = 1_790_000_000_000_000_000_000
+                + (k * 10_000_000 + i64::from(node) * 700) as i128 * 1000;
             let ahead = if node == 2 { 2_500_000_000 } else { 0 };
             ex.push(Occurrence {
                 participant: Participant {
                     node: NodeId(node),
-                    device: Some(node),
+                    device: Some(i64::from(node)),
                 },
                 kind: CollectiveKind::AllReduce,
                 op,

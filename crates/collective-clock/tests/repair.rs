@@ -22,7 +22,7 @@ fn extraction(offsets: &[i64], times: &[Vec<(i64, i64)>]) -> Extraction {
             let begin = (k as i128 * 100_000_000 + i128::from(jitter + offsets[i])) * 1000;
             ex.push(Occurrence {
                 participant: Participant {
-                    node: NodeId(i as i64),
+                    node: NodeId(i as u32),
                     device: None,
                 },
                 kind: CollectiveKind::AllReduce,

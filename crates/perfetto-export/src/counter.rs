@@ -1,6 +1,8 @@
 //! Counters of a node drawn as a track of its process: the clock correction
 //! applied to the node over the run, for one.
 
+use collective_check::NodeId;
+
 use crate::error::{Error, Result};
 
 /// A counter of one node: values at absolute times, drawn as a counter track
@@ -10,7 +12,7 @@ use crate::error::{Error, Result};
 /// `0..=i64::MAX` ns, strictly increasing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeCounter {
-    node: i64,
+    node: NodeId,
     name: String,
     points: Vec<(i64, i64)>,
 }
@@ -26,7 +28,7 @@ impl NodeCounter {
     /// assert!(NodeCounter::new(1, "clock correction", vec![(2_000, 0), (1_000, 0)]).is_err());
     /// # Ok::<(), perfetto_export::Error>(())
     /// ```
-    pub fn new(node: i64, name: impl Into<String>, points: Vec<(i64, i64)>) -> Result<Self> {
+    pub fn new(node: NodeId, name: impl Into<String>, points: Vec<(i64, i64)>) -> Result<Self> {
         let name = name.into();
         let bad = |reason: &'static str| Error::Counter {
             node,
@@ -46,7 +48,7 @@ impl NodeCounter {
     }
 
     /// The node.
-    pub fn node(&self) -> i64 {
+    pub fn node(&self) -> NodeId {
         self.node
     }
 

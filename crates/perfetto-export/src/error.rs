@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use collective_check::NodeId;
+
 /// What went wrong while exporting a trace.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -26,18 +28,18 @@ pub enum Error {
         plane: String,
     },
     /// A node id does not give a process id (`node + 1` must be a positive `i32`).
-    #[error("{path}: node id {node} is outside 0..2147483647 (its process id is node + 1)")]
+    #[error("{path}: node id {value} is outside 0..2147483647 (its process id is node + 1)")]
     NodeIdRange {
         /// The input.
         path: PathBuf,
-        /// The node id.
-        node: i64,
+        /// The node id given or read.
+        value: i128,
     },
     /// Two inputs were given the same node id.
     #[error("node {node} given twice: {first} and {second}")]
     DuplicateNode {
         /// The node id.
-        node: i64,
+        node: NodeId,
         /// The first input.
         first: PathBuf,
         /// The second input.
@@ -90,7 +92,7 @@ pub enum Error {
     #[error("counter {name:?} of node {node}: {reason}")]
     Counter {
         /// The node.
-        node: i64,
+        node: NodeId,
         /// The counter.
         name: String,
         /// What is wrong.
@@ -100,7 +102,7 @@ pub enum Error {
     #[error("counter {name:?} is for node {node}, which no input holds")]
     CounterNode {
         /// The node.
-        node: i64,
+        node: NodeId,
         /// The counter.
         name: String,
     },

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use collective_check::{Extraction, Options, Report, check, extract_bytes};
+use collective_check::{Extraction, NodeId, Options, Report, check, extract_bytes};
 
 use crate::error::Result;
 use crate::sink::{FlowRef, FlowStep};
@@ -20,8 +20,8 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// The flow id of a launch/kernel pair: `correlation_id` on `node`.
-pub fn correlation_flow_id(node: i64, correlation: u64) -> u64 {
-    mix(mix(node as u64 ^ 0x636f_7272) ^ correlation).max(1)
+pub fn correlation_flow_id(node: NodeId, correlation: u64) -> u64 {
+    mix(mix(u64::from(node.get()) ^ 0x636f_7272) ^ correlation).max(1)
 }
 
 /// The flow id of collective instance `index` (its position in the validator's report).
@@ -72,8 +72,8 @@ const FILTER_BITS: usize = 1 << 16;
 
 /// The filter bit of `(node, begin_ps)`: one multiply of the key's low bits.
 #[inline]
-fn filter_bit(node: i64, begin_ps: i128) -> usize {
-    let key = (begin_ps as u64) ^ (node as u64).rotate_left(32);
+fn filter_bit(node: NodeId, begin_ps: i128) -> usize {
+    let key = (begin_ps as u64) ^ u64::from(node.get()).rotate_left(32);
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - 16)) as usize
 }
 
@@ -89,7 +89,7 @@ fn violation_marks(report: &Report) -> Vec<ViolationMark> {
                 .find(|s| s.participant == v.last_to_start)?;
             let early: Vec<String> = v.finished_early.iter().map(|p| p.to_string()).collect();
             Some(ViolationMark {
-                node: v.last_to_start.node.0,
+                node: v.last_to_start.node,
                 at_ns: i64::try_from(slot.begin_ps.0.div_euclid(1000)).ok()?,
                 op: v.op.clone(),
                 key: v.key.to_string(),
@@ -107,7 +107,7 @@ fn violation_marks(report: &Report) -> Vec<ViolationMark> {
 /// walk meets the events.
 #[derive(Debug)]
 pub struct CollectiveFlows {
-    at: HashMap<(i64, i128), Vec<(String, FlowRef)>, ByKey>,
+    at: HashMap<(NodeId, i128), Vec<(String, FlowRef)>, ByKey>,
     /// A bit per hash of every key of `at` ([`filter_bit`]): most events
     /// are no participant, and one bit test tells so.
     filter: Vec<u64>,
@@ -122,7 +122,7 @@ pub struct CollectiveFlows {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ViolationMark {
     /// The node of the participant that started last.
-    pub node: i64,
+    pub node: NodeId,
     /// When it began, absolute ns.
     pub at_ns: i64,
     /// The collective's op.
@@ -172,7 +172,7 @@ impl CollectiveFlows {
                     k if k == last => FlowStep::End,
                     _ => FlowStep::Step,
                 };
-                let (node, begin_ps) = (slot.participant.node.0, slot.begin_ps.0);
+                let (node, begin_ps) = (slot.participant.node, slot.begin_ps.0);
                 let bit = filter_bit(node, begin_ps);
                 flows.filter[bit / 64] |= 1 << (bit % 64);
                 flows
@@ -195,7 +195,7 @@ impl CollectiveFlows {
     /// `ops` is called only when some participant begins there.
     pub fn take<'s>(
         &mut self,
-        node: i64,
+        node: NodeId,
         begin_ps: i128,
         ops: impl FnOnce() -> [Option<Cow<'s, str>>; 2],
         out: &mut Vec<FlowRef>,

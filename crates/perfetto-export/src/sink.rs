@@ -1,6 +1,7 @@
 //! What the walk over the input hands to a writer: processes, tracks, and
 //! the slices of each track in begin/end order.
 
+use collective_check::NodeId;
 use xplane_proto::PlaneIndex;
 
 use crate::args::{Arg, ArgValue};
@@ -13,7 +14,7 @@ pub struct Process {
     /// system traces Perfetto also reads).
     pub pid: i32,
     /// The node id, which orders the processes.
-    pub node: i64,
+    pub node: NodeId,
     /// Display name, `node 3 · host-a` (or `node 3`).
     pub name: String,
     /// The process's track uuid (Perfetto).

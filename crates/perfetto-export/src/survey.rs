@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use collective_check::NodeSource;
+use collective_check::{NodeId, NodeSource};
 use xplane_proto::{
     GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PlaneIndex,
     PlaneView, SpaceView, StatValue, WireError, session_start_ns_view,
@@ -50,7 +50,7 @@ pub(crate) struct PlaneEntry<'a> {
     pub input: usize,
     pub plane: PlaneView<'a>,
     pub index: PlaneIndex<'a>,
-    pub node: i64,
+    pub node: NodeId,
     pub role: Role,
     /// The plane's name in its node's own file.
     pub original: &'a str,
@@ -67,7 +67,7 @@ pub(crate) struct NodeEntry {
 /// The planes to export, in track order, and the nodes.
 pub(crate) struct Survey<'a> {
     pub planes: Vec<PlaneEntry<'a>>,
-    pub nodes: BTreeMap<i64, NodeEntry>,
+    pub nodes: BTreeMap<NodeId, NodeEntry>,
 }
 
 /// Malformed bytes of `input`, reported as the shared checker reports them
@@ -85,22 +85,29 @@ pub(crate) fn wire<'i>(input: &'i Input<'_>) -> impl Fn(WireError) -> Error + Co
 /// Read every input's plane headers and plane stats.
 pub(crate) fn survey<'a>(inputs: &[Input<'a>]) -> Result<Survey<'a>> {
     let mut planes = Vec::new();
-    let mut nodes: BTreeMap<i64, NodeEntry> = BTreeMap::new();
-    let mut given: BTreeMap<i64, &Path> = BTreeMap::new();
+    let mut nodes: BTreeMap<NodeId, NodeEntry> = BTreeMap::new();
+    let mut given: BTreeMap<NodeId, &Path> = BTreeMap::new();
     for (i, input) in inputs.iter().enumerate() {
         let space = SpaceView::new(input.bytes);
         let t_sess = session_start_ns_view(&space).map_err(wire(input))?;
         if let NodeSource::Given(node) = input.node {
-            if let Some(first) = given.insert(node.0, input.path) {
+            let value = i128::from(node.get());
+            if node_for_pid(value).is_none() {
+                return Err(Error::NodeIdRange {
+                    path: input.path.to_path_buf(),
+                    value,
+                });
+            }
+            if let Some(first) = given.insert(node, input.path) {
                 return Err(Error::DuplicateNode {
-                    node: node.0,
+                    node,
                     first: first.to_path_buf(),
                     second: input.path.to_path_buf(),
                 });
             }
             let host = space.hostnames().next().transpose();
             let host = host.map_err(wire(input))?;
-            let entry = nodes.entry(node.0).or_default();
+            let entry = nodes.entry(node).or_default();
             entry.hostname = entry.hostname.take().or(host.map(str::to_owned));
         }
         for plane in space.planes() {
@@ -119,7 +126,7 @@ fn plane_entry<'a>(
     i: usize,
     plane: PlaneView<'a>,
     t_sess: i128,
-    nodes: &mut BTreeMap<i64, NodeEntry>,
+    nodes: &mut BTreeMap<NodeId, NodeEntry>,
 ) -> Result<Option<PlaneEntry<'a>>> {
     let wired = wire(input);
     let mut has_events = false;
@@ -151,24 +158,17 @@ fn plane_entry<'a>(
             original = text;
         }
     }
-    let node = match input.node {
-        NodeSource::Given(n) => n.0,
-        NodeSource::PlaneStat => match node_id.and_then(|n| i64::try_from(n).ok()) {
-            Some(n) => n,
-            None => {
-                return Err(Error::MissingNodeId {
-                    path: input.path.to_path_buf(),
-                    plane: plane.name.to_owned(),
-                });
-            }
-        },
-    };
-    if !(0..i64::from(i32::MAX)).contains(&node) {
-        return Err(Error::NodeIdRange {
+    let value = match input.node {
+        NodeSource::Given(n) => i128::from(n.get()),
+        NodeSource::PlaneStat => node_id.ok_or_else(|| Error::MissingNodeId {
             path: input.path.to_path_buf(),
-            node,
-        });
-    }
+            plane: plane.name.to_owned(),
+        })?,
+    };
+    let node = node_for_pid(value).ok_or_else(|| Error::NodeIdRange {
+        path: input.path.to_path_buf(),
+        value,
+    })?;
     let entry = nodes.entry(node).or_default();
     if entry.hostname.is_none() {
         entry.hostname = hostname.map(str::to_owned);
@@ -186,7 +186,23 @@ fn plane_entry<'a>(
 }
 
 /// The display name of a node's process.
-pub(crate) fn process_name(node: i64, entry: &NodeEntry) -> String {
+/// The node `value` names, if its process id (`node + 1`) is a positive
+/// `i32`.
+fn node_for_pid(value: i128) -> Option<NodeId> {
+    (0..i128::from(i32::MAX))
+        .contains(&value)
+        .then(|| u32::try_from(value).ok().map(NodeId))
+        .flatten()
+}
+
+/// The process id of `node` (its id + 1; the survey refused a node whose
+/// process id is not a positive `i32`).
+pub(crate) fn pid_of(node: NodeId) -> i32 {
+    debug_assert!(node_for_pid(i128::from(node.get())).is_some());
+    node.get() as i32 + 1
+}
+
+pub(crate) fn process_name(node: NodeId, entry: &NodeEntry) -> String {
     match &entry.hostname {
         Some(h) if !h.is_empty() => format!("node {node} · {h}"),
         _ => format!("node {node}"),

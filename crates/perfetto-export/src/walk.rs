@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
-use collective_check::NodeSource;
+use collective_check::{NodeId, NodeSource};
 use xplane_proto::{EventData, EventView, LineView, WireError};
 
 use crate::args::{Arg, ArgValue, arg};
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::flows::{CollectiveFlows, correlation_flow_id};
 use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
 use crate::sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
-use crate::survey::{PlaneEntry, Role, process_name, survey};
+use crate::survey::{PlaneEntry, Role, pid_of, process_name, survey};
 use crate::tids::Tids;
 
 /// One input trace: its encoded XSpace and whose planes it holds.
@@ -88,10 +88,10 @@ pub fn export_with<S: Sink + ?Sized>(
         uuids += 1;
         uuids
     };
-    let mut processes: HashMap<i64, Process> = HashMap::new();
+    let mut processes: HashMap<NodeId, Process> = HashMap::new();
     for (&node, entry) in &survey.nodes {
         let process = Process {
-            pid: node as i32 + 1,
+            pid: pid_of(node),
             node,
             name: process_name(node, entry),
             uuid: next_uuid(),
@@ -155,7 +155,7 @@ pub fn export_with<S: Sink + ?Sized>(
 /// last) as instants on a track of its own.
 fn violations<S: Sink + ?Sized>(
     flows: &CollectiveFlows,
-    processes: &HashMap<i64, Process>,
+    processes: &HashMap<NodeId, Process>,
     sink: &mut S,
     tids: &mut Tids,
     next_uuid: &mut impl FnMut() -> u64,

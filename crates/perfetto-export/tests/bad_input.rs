@@ -125,7 +125,13 @@ fn the_same_node_twice_is_refused() {
     let a = input(&bytes, NodeSource::Given(NodeId(1)));
     let err = export(&[a, a], &mut PerfettoWriter::new(Vec::new())).unwrap_err();
     assert!(
-        matches!(err, Error::DuplicateNode { node: 1, .. }),
+        matches!(
+            err,
+            Error::DuplicateNode {
+                node: NodeId(1),
+                ..
+            }
+        ),
         "{err:?}"
     );
 }

@@ -38,7 +38,7 @@ struct Event<'a> {
     bp: Option<String>,
 }
 
-fn n4() -> Vec<(i64, Vec<u8>)> {
+fn n4() -> Vec<(u32, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/jax-cpu/n4_shardmap_psum_50steps");
     (0..4)
@@ -51,7 +51,7 @@ fn n4() -> Vec<(i64, Vec<u8>)> {
         .collect()
 }
 
-fn inputs(nodes: &[(i64, Vec<u8>)]) -> Vec<Input<'_>> {
+fn inputs(nodes: &[(u32, Vec<u8>)]) -> Vec<Input<'_>> {
     nodes
         .iter()
         .map(|(n, b)| Input {
@@ -185,11 +185,11 @@ fn violations_are_instants_on_their_own_thread() {
         ..trace_synth::SynthConfig::default()
     };
     let run = trace_synth::synthesize(&config, dir.path()).unwrap();
-    let nodes: Vec<(i64, Vec<u8>)> = run
+    let nodes: Vec<(u32, Vec<u8>)> = run
         .xplane_paths()
         .iter()
         .enumerate()
-        .map(|(n, p)| (n as i64, std::fs::read(p).unwrap()))
+        .map(|(n, p)| (n as u32, std::fs::read(p).unwrap()))
         .collect();
     let mut out = Vec::new();
     let summary = export(&inputs(&nodes), &mut ChromeWriter::new(&mut out)).unwrap();

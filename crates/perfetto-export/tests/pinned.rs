@@ -18,16 +18,16 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Per-node traces: (node id, bytes).
-fn node_files(paths: &[PathBuf]) -> Vec<(i64, Vec<u8>)> {
+fn node_files(paths: &[PathBuf]) -> Vec<(u32, Vec<u8>)> {
     paths
         .iter()
         .enumerate()
-        .map(|(n, p)| (n as i64, std::fs::read(p).unwrap()))
+        .map(|(n, p)| (n as u32, std::fs::read(p).unwrap()))
         .collect()
 }
 
 /// `(length, hash)` of each output: plain packets, deflated bundles, Chrome JSON.
-fn outputs(files: &[(i64, Vec<u8>)]) -> [(usize, u64); 3] {
+fn outputs(files: &[(u32, Vec<u8>)]) -> [(usize, u64); 3] {
     let inputs = common::inputs_of(files);
     let dir = tempfile::tempdir().unwrap();
     let mut plain = Options::default();

@@ -140,10 +140,10 @@ proptest! {
 
     #[test]
     fn random_traces_round_trip(spaces in proptest::collection::vec(space(), 1..3)) {
-        let nodes: Vec<(i64, Vec<u8>)> = spaces
+        let nodes: Vec<(u32, Vec<u8>)> = spaces
             .iter()
             .enumerate()
-            .map(|(n, s)| (n as i64 * 3, s.encode_to_vec()))
+            .map(|(n, s)| (n as u32 * 3, s.encode_to_vec()))
             .collect();
         common::round_trip(&nodes);
     }

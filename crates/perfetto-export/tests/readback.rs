@@ -3,6 +3,7 @@
 
 mod common;
 
+use collective_check::NodeId;
 use std::path::{Path, PathBuf};
 
 use common::inputs_of;
@@ -16,7 +17,7 @@ fn fixture_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn rank_files(dir: &Path) -> Vec<(i64, Vec<u8>)> {
+fn rank_files(dir: &Path) -> Vec<(u32, Vec<u8>)> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -60,11 +61,11 @@ fn synthetic_gpu_run_round_trips_with_launch_and_collective_flows() {
         ..SynthConfig::default()
     };
     let run = synthesize(&config, dir.path()).unwrap();
-    let files: Vec<(i64, Vec<u8>)> = run
+    let files: Vec<(u32, Vec<u8>)> = run
         .xplane_paths()
         .iter()
         .enumerate()
-        .map(|(n, p)| (n as i64, std::fs::read(p).unwrap()))
+        .map(|(n, p)| (n as u32, std::fs::read(p).unwrap()))
         .collect();
     let (summary, _) = common::round_trip(&files);
     assert_eq!(summary.processes, 3);
@@ -198,11 +199,11 @@ fn deflated_perfetto_output_inflates_to_the_plain_trace() {
     // Enough events for several 1 MiB bundles.
     let dir = tempfile::tempdir().unwrap();
     let run = synthesize(&SynthConfig::default(), dir.path().join("run")).unwrap();
-    let files: Vec<(i64, Vec<u8>)> = run
+    let files: Vec<(u32, Vec<u8>)> = run
         .xplane_paths()
         .iter()
         .enumerate()
-        .map(|(n, p)| (n as i64, std::fs::read(p).unwrap()))
+        .map(|(n, p)| (n as u32, std::fs::read(p).unwrap()))
         .collect();
     let inputs = inputs_of(&files);
     let (plain, deflated) = (dir.path().join("p.pftrace"), dir.path().join("d.pftrace"));
@@ -241,12 +242,12 @@ fn counters_are_tracks_of_their_node_with_exact_values() {
     let t0 = 1_700_000_000_000_000_000i64;
     let counters = vec![
         NodeCounter::new(
-            1,
+            NodeId(1),
             "clock correction",
             vec![(t0, -3_700), (t0 + 5_000_000, -3_575)],
         )
         .unwrap(),
-        NodeCounter::new(0, "clock correction", vec![(t0, 0)]).unwrap(),
+        NodeCounter::new(NodeId(0), "clock correction", vec![(t0, 0)]).unwrap(),
     ];
     let mut out = Vec::new();
     let summary = export_with(&inputs, &counters, &mut PerfettoWriter::new(&mut out)).unwrap();
@@ -276,11 +277,17 @@ fn counters_are_tracks_of_their_node_with_exact_values() {
     serde_json::from_str::<serde_json::Value>(&text).expect("valid JSON");
 
     // A counter of a node no input holds is an error, before anything is written.
-    let stray = [NodeCounter::new(7, "clock correction", vec![(t0, 0)]).unwrap()];
+    let stray = [NodeCounter::new(NodeId(7), "clock correction", vec![(t0, 0)]).unwrap()];
     let mut out = Vec::new();
     let err = export_with(&inputs, &stray, &mut PerfettoWriter::new(&mut out)).unwrap_err();
     assert!(
-        matches!(err, perfetto_export::Error::CounterNode { node: 7, .. }),
+        matches!(
+            err,
+            perfetto_export::Error::CounterNode {
+                node: NodeId(7),
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(out.is_empty());

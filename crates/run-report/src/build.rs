@@ -2,6 +2,7 @@
 //! alignment uses, then computed section by section.
 
 use alignment_core::AlignOptions;
+use clock_model::NodeId;
 use trace_align::{ClockPolicy, Plan, RunFiles, TraceFormat};
 
 use crate::collectives::{node_instances, summarise};
@@ -50,7 +51,7 @@ impl Report {
         let starts = run.nodes.iter().filter_map(|n| n.extent).map(|e| e.start);
         let ends = run.nodes.iter().filter_map(|n| n.extent).map(|e| e.end);
         let t0 = starts.min().unwrap_or(0);
-        let node_ids: Vec<u32> = run.nodes.iter().map(|n| n.node).collect();
+        let node_ids: Vec<NodeId> = run.nodes.iter().map(|n| n.node).collect();
         Report {
             format: run.format,
             reference_node: run.reference_node,

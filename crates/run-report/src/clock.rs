@@ -61,8 +61,8 @@ fn node_clock(n: &NodeData, run: &RunData, instances: &[NodeInstance], t0: i64) 
     }
 }
 
-fn segments_of(e: &EstimateReport, node: u32) -> Option<Vec<SegmentReport>> {
-    e.node(NodeId(node.into())).map(|n| n.segments.clone())
+fn segments_of(e: &EstimateReport, node: NodeId) -> Option<Vec<SegmentReport>> {
+    e.node(node).map(|n| n.segments.clone())
 }
 
 /// The host time at global time `g`: `g − δ(g)` (δ changes by far less

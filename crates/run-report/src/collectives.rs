@@ -3,6 +3,7 @@
 //! A node *arrives* at an instance when its last device begins it; its
 //! *lateness* is its arrival minus the median arrival of the other nodes.
 
+use clock_model::NodeId;
 use std::collections::BTreeMap;
 
 use collective_check::{Instance, Report as CheckReport};
@@ -13,7 +14,7 @@ use crate::stats::median;
 /// One node's part in one instance, ns on the global clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct NodePart {
-    pub node: u32,
+    pub node: NodeId,
     /// Its first device's begin.
     pub begin: i64,
     /// Its last device's begin.
@@ -44,7 +45,7 @@ pub(crate) struct NodeInstance {
     pub parts: Vec<NodePart>,
     /// The node that arrived last (the lowest id on a tie) and its lead
     /// over the next-latest node, when at least two nodes took part.
-    pub last: Option<(u32, i64)>,
+    pub last: Option<(NodeId, i64)>,
 }
 
 fn ns(ps: i128) -> i64 {
@@ -58,11 +59,9 @@ pub(crate) fn node_instances(after: &CheckReport) -> Vec<NodeInstance> {
 
 fn node_instance(i: &Instance) -> NodeInstance {
     let last_begin = i.slots.iter().map(|s| s.begin_ps.0).max().unwrap_or(0);
-    let mut by_node: BTreeMap<u32, Vec<&collective_check::Slot>> = BTreeMap::new();
+    let mut by_node: BTreeMap<NodeId, Vec<&collective_check::Slot>> = BTreeMap::new();
     for s in &i.slots {
-        if let Ok(node) = u32::try_from(s.participant.node.0) {
-            by_node.entry(node).or_default().push(s);
-        }
+        by_node.entry(s.participant.node).or_default().push(s);
     }
     let mut parts: Vec<NodePart> = by_node
         .iter()
@@ -103,7 +102,7 @@ fn node_instance(i: &Instance) -> NodeInstance {
         let who = parts
             .iter()
             .find(|p| p.arrival == latest)
-            .map_or(0, |p| p.node);
+            .map_or(NodeId(0), |p| p.node);
         let next = parts
             .iter()
             .filter(|p| p.node != who)
@@ -125,7 +124,7 @@ fn node_instance(i: &Instance) -> NodeInstance {
 }
 
 /// The collectives section from the instances.
-pub(crate) fn summarise(instances: &[NodeInstance], nodes: &[u32]) -> Collectives {
+pub(crate) fn summarise(instances: &[NodeInstance], nodes: &[NodeId]) -> Collectives {
     let multi: Vec<&NodeInstance> = instances.iter().filter(|i| i.parts.len() >= 2).collect();
     Collectives {
         instances: multi.len(),
@@ -153,7 +152,7 @@ fn kinds(multi: &[&NodeInstance]) -> Vec<KindSkew> {
         .collect()
 }
 
-fn waiting(instances: &[NodeInstance], nodes: &[u32]) -> Vec<NodeWait> {
+fn waiting(instances: &[NodeInstance], nodes: &[NodeId]) -> Vec<NodeWait> {
     nodes
         .iter()
         .map(|&node| {
@@ -176,7 +175,7 @@ fn waiting(instances: &[NodeInstance], nodes: &[u32]) -> Vec<NodeWait> {
         .collect()
 }
 
-fn stragglers(multi: &[&NodeInstance], nodes: &[u32]) -> Vec<StragglerRank> {
+fn stragglers(multi: &[&NodeInstance], nodes: &[NodeId]) -> Vec<StragglerRank> {
     let total = multi.len().max(1) as f64;
     let mut ranks: Vec<StragglerRank> = nodes
         .iter()
@@ -256,10 +255,10 @@ mod tests {
         let parts = &instances[0].parts;
         assert_eq!(parts[1].arrival - parts[0].arrival, 20_000);
         assert_eq!(parts[1].wait, 1_000_000 - 15_000);
-        let c = summarise(&instances, &[0, 1, 2]);
+        let c = summarise(&instances, &[NodeId(0), NodeId(1), NodeId(2)]);
         assert_eq!(c.instances, 10);
         let top = c.stragglers[0];
-        assert_eq!((top.node, top.times_last), (2, 10));
+        assert_eq!((top.node, top.times_last), (NodeId(2), 10));
         // Median of the others' arrivals (0 and 20 µs) is 0 (lower middle).
         assert_eq!(top.mean_lateness_when_last_ns, 1_000_000);
         assert_eq!(top.mean_lead_when_last_ns, 980_000);

@@ -1,5 +1,6 @@
 //! What can go wrong while building a report.
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 /// A report could not be built or written.
@@ -16,7 +17,7 @@ pub enum ReportError {
     #[error("node {node}: {source}")]
     Align {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// Why.
         source: Box<alignment_core::AlignError>,
     },
@@ -24,7 +25,7 @@ pub enum ReportError {
     #[error("node {node}: reading its collectives: {source}")]
     Collectives {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// Why.
         source: collective_check::Error,
     },
@@ -32,7 +33,7 @@ pub enum ReportError {
     #[error("rank {rank}: {source}")]
     Kineto {
         /// The rank.
-        rank: u32,
+        rank: NodeId,
         /// Why (names the file and byte offset).
         source: kineto_trace::Error,
     },
@@ -40,7 +41,7 @@ pub enum ReportError {
     #[error("the reference node {node} has no trace")]
     NoReference {
         /// The reference node.
-        node: u32,
+        node: NodeId,
     },
     /// The report would replace one of the run's inputs.
     #[error("{}: the report may not replace an input of the run", path.display())]

@@ -2,6 +2,7 @@
 //! correction, step markers and busy time on the global clock, and the
 //! collectives as recorded and as aligned.
 
+use clock_model::NodeId;
 use clock_model::{HostTime, OffsetMap};
 use collective_check::{Extraction, Report as CheckReport};
 
@@ -41,7 +42,7 @@ impl Correction {
 
 /// One node as read.
 pub(crate) struct NodeData {
-    pub node: u32,
+    pub node: NodeId,
     pub correction: Correction,
     /// Probe anchors: (host time, measured correction), epoch ns and ns.
     pub anchors: Vec<(i64, i64)>,
@@ -58,7 +59,7 @@ pub(crate) struct NodeData {
 /// The whole run as read.
 pub(crate) struct RunData {
     pub format: crate::InputFormat,
-    pub reference_node: u32,
+    pub reference_node: NodeId,
     pub clock_source: String,
     pub clock_reason: String,
     /// The estimate from the collectives, when that was the source.

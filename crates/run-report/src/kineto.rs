@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clock_model::{HostTime, OffsetMap};
+use clock_model::OffsetMap;
 use collective_check::{Extraction, NodeId};
 use kineto_trace::{Phase, Trace, TraceFile};
 use rayon::prelude::*;
@@ -21,19 +21,15 @@ const WORK_CATEGORIES: [&str; 4] = ["cpu_op", "kernel", "gpu_memcpy", "gpu_memse
 /// Read a Kineto run (`traces`: rank → file) aligned onto `reference`
 /// with corrections estimated by `estimator`.
 pub(crate) fn read(
-    traces: &[(u32, PathBuf)],
-    reference: u32,
+    traces: &[(NodeId, PathBuf)],
+    reference: NodeId,
     estimator: collective_clock::Estimator,
 ) -> Result<RunData> {
     let (estimate, _) = trace_align::estimate_kineto(traces, reference, estimator)?;
     let read = traces
         .par_iter()
         .map(|(rank, path)| {
-            let map = estimate
-                .maps
-                .get(&NodeId((*rank).into()))
-                .cloned()
-                .unwrap_or(OffsetMap::Identity);
+            let map = trace_align::rank_map(&estimate, *rank)?.clone();
             read_rank(*rank, path, map)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -44,11 +40,7 @@ pub(crate) fn read(
         nodes.push(data);
     }
     nodes.sort_by_key(|n| n.node);
-    let mut after = before.clone();
-    after.map_times(|node, t| {
-        let map = estimate.maps.get(&node).unwrap_or(&OffsetMap::Identity);
-        collective_check::TimePs(map.map(HostTime::from_ps(t.0)).time.as_ps())
-    });
+    let after = trace_align::aligned_collectives(before.clone(), &estimate)?;
     Ok(RunData {
         format: crate::InputFormat::Kineto,
         reference_node: reference,
@@ -61,22 +53,21 @@ pub(crate) fn read(
     })
 }
 
-fn read_rank(rank: u32, path: &std::path::Path, map: OffsetMap) -> Result<(NodeData, Extraction)> {
+fn read_rank(
+    rank: NodeId,
+    path: &std::path::Path,
+    map: OffsetMap,
+) -> Result<(NodeData, Extraction)> {
     let kineto = |source| ReportError::Kineto { rank, source };
     let file = TraceFile::open(path).map_err(kineto)?;
     let trace = file.parse().map_err(kineto)?;
     let node = match trace.rank().map_err(kineto)? {
-        Some(r) => r.rank,
+        Some(r) => NodeId(r.rank),
         None => rank,
     };
     let mut ex = Extraction::new();
-    collective_check::extract_kineto(
-        &trace,
-        NodeId(node.into()),
-        &collective_check::Options::default(),
-        &mut ex,
-    )
-    .map_err(|source| ReportError::Collectives { node, source })?;
+    collective_check::extract_kineto(&trace, node, &collective_check::Options::default(), &mut ex)
+        .map_err(|source| ReportError::Collectives { node, source })?;
     let correction = Correction::Map(map);
     let (markers, busy, extent) = walk(&trace, &correction).map_err(kineto)?;
     let data = NodeData {

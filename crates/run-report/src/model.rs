@@ -4,6 +4,7 @@
 //! earliest aligned event, an epoch time on the reference node's clock);
 //! durations and corrections are plain ns.
 
+use clock_model::NodeId;
 use serde::{Deserialize, Serialize};
 
 /// Everything the report shows, computed once and rendered as HTML or
@@ -13,9 +14,9 @@ pub struct Report {
     /// The traces' format.
     pub format: InputFormat,
     /// The nodes (ranks), by id.
-    pub nodes: Vec<u32>,
+    pub nodes: Vec<NodeId>,
     /// The node whose clock is the run's timeline.
-    pub reference_node: u32,
+    pub reference_node: NodeId,
     /// The earliest aligned event, epoch ns on the reference clock.
     pub run_start_ns: i64,
     /// The latest aligned event end, ns since `run_start_ns`.
@@ -55,7 +56,7 @@ pub struct ClockPicture {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeClock {
     /// The node.
-    pub node: u32,
+    pub node: NodeId,
     /// The correction sampled evenly over the node's part of the run.
     pub samples: Vec<ClockSample>,
     /// Smallest correction applied, ns.
@@ -166,7 +167,7 @@ pub struct KindSkew {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeWait {
     /// The node.
-    pub node: u32,
+    pub node: NodeId,
     /// Instances it took part in.
     pub instances: usize,
     /// Sum over instances of (last participant's begin − its own begin),
@@ -181,7 +182,7 @@ pub struct NodeWait {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StragglerRank {
     /// The node.
-    pub node: u32,
+    pub node: NodeId,
     /// Instances it arrived at last (its latest device's begin).
     pub times_last: usize,
     /// `times_last` over the instances with at least two nodes.
@@ -250,7 +251,7 @@ pub struct StepRow {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Activity {
     /// The node.
-    pub node: u32,
+    pub node: NodeId,
     /// Busy outside collectives, ns.
     pub compute_ns: i64,
     /// Inside collectives, ns.
@@ -269,7 +270,7 @@ pub struct SlowStep {
     /// Its length over the median step length.
     pub vs_median: f64,
     /// The node that arrived latest at its collectives, if any.
-    pub slowed_by: Option<u32>,
+    pub slowed_by: Option<NodeId>,
     /// That node's mean lateness in the step, ns.
     pub late_by_ns: i64,
 }

@@ -1,6 +1,7 @@
 //! Steps: where each node's time in each step went, who was late at the
 //! step's collectives, and the slowest steps.
 
+use clock_model::NodeId;
 use std::collections::BTreeMap;
 
 use crate::collectives::NodeInstance;
@@ -12,13 +13,13 @@ use crate::stats::median;
 pub const SLOWEST_STEPS: usize = 5;
 
 /// Every step's window per node: step number → node → span.
-type Windows = BTreeMap<i64, BTreeMap<u32, Span>>;
+type Windows = BTreeMap<i64, BTreeMap<NodeId, Span>>;
 
 /// The steps section. `ops` is the op of each instance (same order as
 /// `instances`).
 pub(crate) fn steps(run: &RunData, instances: &[NodeInstance], ops: &[&str], t0: i64) -> Steps {
     let (source, windows) = windows(run, instances, ops);
-    let node_ids: Vec<u32> = run.nodes.iter().map(|n| n.node).collect();
+    let node_ids: Vec<NodeId> = run.nodes.iter().map(|n| n.node).collect();
     // Per node: its time in collectives, and that joined with its work.
     let comm: Vec<(Vec<Span>, Vec<Span>)> = run
         .nodes
@@ -126,7 +127,7 @@ fn windows(run: &RunData, instances: &[NodeInstance], ops: &[&str]) -> (StepSour
 }
 
 /// The union of node `node`'s time inside collectives.
-fn communication(instances: &[NodeInstance], node: u32) -> Vec<Span> {
+fn communication(instances: &[NodeInstance], node: NodeId) -> Vec<Span> {
     union(
         instances
             .iter()
@@ -141,7 +142,7 @@ fn communication(instances: &[NodeInstance], node: u32) -> Vec<Span> {
 
 /// Compute, communication and idle of `node` in `window`, from its time
 /// in collectives and its time busy at all.
-fn activity(node: u32, comm: &[Span], all: &[Span], window: Span) -> Activity {
+fn activity(node: NodeId, comm: &[Span], all: &[Span], window: Span) -> Activity {
     let length = (window.end - window.start).max(0);
     let communication = covered(comm, window);
     let busy = covered(all, window);
@@ -159,10 +160,10 @@ fn activity(node: u32, comm: &[Span], all: &[Span], window: Span) -> Activity {
 fn lateness_by_step(
     instances: &[NodeInstance],
     starts: &[(i64, i64)],
-) -> BTreeMap<(i64, u32), (i64, i64)> {
+) -> BTreeMap<(i64, NodeId), (i64, i64)> {
     let mut sorted = starts.to_vec();
     sorted.sort_unstable();
-    let mut out: BTreeMap<(i64, u32), (i64, i64)> = BTreeMap::new();
+    let mut out: BTreeMap<(i64, NodeId), (i64, i64)> = BTreeMap::new();
     for i in instances.iter().filter(|i| i.parts.len() >= 2) {
         let k = sorted.partition_point(|(s, _)| *s <= i.first_begin);
         let Some(&(_, step)) = k.checked_sub(1).and_then(|k| sorted.get(k)) else {
@@ -177,7 +178,7 @@ fn lateness_by_step(
     out
 }
 
-fn slowest(steps: &[StepRow], nodes: &[u32]) -> Vec<SlowStep> {
+fn slowest(steps: &[StepRow], nodes: &[NodeId]) -> Vec<SlowStep> {
     let mut lengths: Vec<i64> = steps.iter().map(|s| s.length_ns).collect();
     let median = median(&mut lengths).unwrap_or(0).max(1) as f64;
     let mut order: Vec<&StepRow> = steps.iter().collect();
@@ -203,7 +204,7 @@ fn slowest(steps: &[StepRow], nodes: &[u32]) -> Vec<SlowStep> {
         .collect()
 }
 
-fn totals(steps: &[StepRow], nodes: &[u32]) -> Vec<Activity> {
+fn totals(steps: &[StepRow], nodes: &[NodeId]) -> Vec<Activity> {
     nodes
         .iter()
         .enumerate()

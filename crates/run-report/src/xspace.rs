@@ -108,7 +108,7 @@ fn read_node(
     collective_check::extract_bytes_retimed(
         &bytes,
         &input.trace,
-        NodeSource::Given(NodeId(node.into())),
+        NodeSource::Given(node),
         &collective_check::Options::default(),
         &Aligned(&aligner),
         &mut before,
@@ -131,7 +131,7 @@ fn read_node(
 
 /// Probe anchors as measured corrections; only when the offsets are
 /// measured against the reference node itself.
-fn probe_anchors(clocks: &NodeClocks, reference: u32) -> Vec<(i64, i64)> {
+fn probe_anchors(clocks: &NodeClocks, reference: NodeId) -> Vec<(i64, i64)> {
     if reference != alignment_core::OFFSETS_BASE_NODE {
         return Vec::new();
     }

@@ -27,11 +27,7 @@ fn jax_reports_count_violations_as_validate_does() {
         "jax-cpu/n2x2dev_jit_allreduce_50steps",
     ] {
         let (run, report) = xspace_run(name);
-        let files: Vec<(NodeId, PathBuf)> = run
-            .traces()
-            .into_iter()
-            .map(|(n, p)| (NodeId(n.into()), p))
-            .collect();
+        let files: Vec<(NodeId, PathBuf)> = run.traces();
         let before = check_files(&files, &Options::default()).unwrap();
         assert_eq!(
             report.violations.before, before.summary.violations,
@@ -84,7 +80,8 @@ fn kineto_reports_count_violations_as_validate_does() {
 
         let out = tempfile::tempdir().unwrap();
         let aligned =
-            trace_align::align_kineto(&run.traces(), 0, Default::default(), out.path()).unwrap();
+            trace_align::align_kineto(&run.traces(), NodeId(0), Default::default(), out.path())
+                .unwrap();
         let outputs: Vec<PathBuf> = aligned.ranks.iter().map(|r| r.output.clone()).collect();
         let after = check_kineto_files(&outputs, &Options::default()).unwrap();
         assert_eq!(report.violations.after, after.summary.violations, "{name}");

@@ -1,6 +1,7 @@
 //! A simulated run with one node slow on purpose: the report names it,
 //! with the delay it was given.
 
+use clock_model::NodeId;
 use run_report::{Report, ReportOptions, StepSource};
 use trace_align::RunFiles;
 use trace_synth::{Straggler, SynthConfig, synthesize};
@@ -26,7 +27,7 @@ fn the_slow_node_is_named_with_its_delay() {
     let report = report_of(Some(Straggler { node: 2, delay_ns }));
     assert_eq!(report.violations.after, 0);
     let top = report.collectives.stragglers[0];
-    assert_eq!(top.node, 2, "{:?}", report.collectives.stragglers);
+    assert_eq!(top.node, NodeId(2), "{:?}", report.collectives.stragglers);
     assert!(top.share > 0.95, "{top:?}");
     for (what, late) in [
         ("when last", top.mean_lateness_when_last_ns),
@@ -41,7 +42,7 @@ fn the_slow_node_is_named_with_its_delay() {
             .collectives
             .waiting
             .iter()
-            .find(|w| w.node == n)
+            .find(|w| w.node == NodeId(n))
             .unwrap()
             .wait_ns
     };
@@ -56,8 +57,14 @@ fn the_slow_node_is_named_with_its_delay() {
         matches!(&report.steps.source, StepSource::StepMarkers { name } if name == "train_step")
     );
     assert_eq!(report.steps.steps.len(), 100);
-    assert!(report.steps.slowest.iter().all(|s| s.slowed_by == Some(2)));
-    let node2 = report.nodes.iter().position(|&n| n == 2).unwrap();
+    assert!(
+        report
+            .steps
+            .slowest
+            .iter()
+            .all(|s| s.slowed_by == Some(NodeId(2)))
+    );
+    let node2 = report.nodes.iter().position(|&n| n == NodeId(2)).unwrap();
     assert!(
         report
             .steps

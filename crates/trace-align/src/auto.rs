@@ -35,7 +35,7 @@ pub(crate) fn choose(
     let (cross_check, estimator) = (policy.cross_check, policy.estimator);
     let reference = options.reference_node;
     // With pass-through, nodes without usable rows are copied unaligned.
-    let without: BTreeSet<u32> = match options.pass_through_without_offsets {
+    let without: BTreeSet<NodeId> = match options.pass_through_without_offsets {
         true => BTreeSet::new(),
         false => nodes_without_anchors(&offsets, nodes),
     };
@@ -64,7 +64,7 @@ pub(crate) fn choose(
         _ => check_all(&evidence, &probes, options, estimator, &mut warnings),
     };
     let overridden = cross_check == CrossCheck::Override;
-    let conflicting: BTreeSet<u32> = checks
+    let conflicting: BTreeSet<NodeId> = checks
         .iter()
         .filter(|(_, c)| c.conflict)
         .map(|(&n, _)| n)
@@ -114,7 +114,7 @@ pub(crate) fn choose(
 fn all_from_collectives(
     nodes: &[NodeInput],
     options: &AlignOptions,
-    reference: u32,
+    reference: NodeId,
     estimator: Estimator,
 ) -> Result<Chosen> {
     let estimate = crate::clocks::from_collectives(nodes, options, estimator)?;
@@ -142,7 +142,7 @@ fn all_from_collectives(
 fn probe_clocks(
     nodes: &[NodeInput],
     options: &AlignOptions,
-    checks: &BTreeMap<u32, ProbeCheck>,
+    checks: &BTreeMap<NodeId, ProbeCheck>,
 ) -> Vec<NodeClock> {
     nodes
         .iter()
@@ -160,7 +160,10 @@ fn probe_clocks(
 
 /// Nodes (not node 0, whose clock the offsets are measured against) that
 /// no row of the offsets file gives an anchor.
-pub(crate) fn nodes_without_anchors(offsets: &OffsetsFile, nodes: &[NodeInput]) -> BTreeSet<u32> {
+pub(crate) fn nodes_without_anchors(
+    offsets: &OffsetsFile,
+    nodes: &[NodeInput],
+) -> BTreeSet<NodeId> {
     let rows: Vec<_> = offsets.rows.iter().map(|(_, r)| *r).collect();
     nodes
         .iter()
@@ -180,8 +183,8 @@ pub(crate) fn probe_maps(
     nodes: &[NodeInput],
     offsets: &OffsetsFile,
     options: &AlignOptions,
-    without: &BTreeSet<u32>,
-) -> Result<BTreeMap<u32, NodeClocks>> {
+    without: &BTreeSet<NodeId>,
+) -> Result<BTreeMap<NodeId, NodeClocks>> {
     nodes
         .iter()
         .map(|n| n.node_id)
@@ -204,15 +207,15 @@ fn on_global(clocks: &NodeClocks, h: HostTime) -> HostTime {
 /// collectives; a failed estimate is a warning, not an error.
 fn check_all(
     evidence: &Evidence,
-    probes: &BTreeMap<u32, NodeClocks>,
+    probes: &BTreeMap<NodeId, NodeClocks>,
     options: &AlignOptions,
     estimator: Estimator,
     warnings: &mut Vec<ClockWarning>,
-) -> BTreeMap<u32, ProbeCheck> {
+) -> BTreeMap<NodeId, ProbeCheck> {
     let reference = options.reference_node;
     let full = match collective_clock::estimate(
         evidence,
-        NodeId(reference.into()),
+        reference,
         &collective_clock::Options::with_estimator(estimator),
     ) {
         Ok(full) => full,
@@ -234,7 +237,7 @@ fn check_all(
 pub(crate) fn probe_check(
     full: &Estimate,
     evidence: &Evidence,
-    node: u32,
+    node: NodeId,
     probe: &NodeClocks,
 ) -> Option<ProbeCheck> {
     let tolerance_ns = probe
@@ -246,9 +249,7 @@ pub(crate) fn probe_check(
                 .unwrap_or(i64::MAX)
                 .max(MIN_CONFLICT_NS)
         });
-    let c = full.check_correction(evidence, NodeId(node.into()), |h| {
-        probe.host_to_global(h).time
-    })?;
+    let c = full.check_correction(evidence, node, |h| probe.host_to_global(h).time)?;
     let difference_tolerance_ns = tolerance_ns.saturating_add(c.end_spread_ns);
     Some(ProbeCheck {
         difference_ns: c.median_difference_ns,
@@ -267,14 +268,14 @@ pub(crate) fn probe_check(
 /// of every other node of `evidence` (held at their probe corrections).
 fn fit_free(
     evidence: &Evidence,
-    probes: &BTreeMap<u32, NodeClocks>,
-    free: &BTreeSet<u32>,
+    probes: &BTreeMap<NodeId, NodeClocks>,
+    free: &BTreeSet<NodeId>,
     estimator: Estimator,
 ) -> Result<Estimate> {
     let held_clocks: BTreeMap<NodeId, &NodeClocks> = probes
         .iter()
         .filter(|(n, _)| !free.contains(n))
-        .map(|(&n, c)| (NodeId(n.into()), c))
+        .map(|(&n, c)| (n, c))
         .collect();
     let mut mapped = evidence.clone();
     mapped.map_times(|node, h| match held_clocks.get(&node) {

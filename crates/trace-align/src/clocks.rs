@@ -47,7 +47,7 @@ pub enum ClockReason {
     /// collectives are used for every node.
     NoUsableProbeRows {
         /// The node.
-        node: u32,
+        node: NodeId,
     },
     /// `auto`: probe offsets for some nodes, the collectives for the others
     /// (nodes without usable probe rows, or whose probes contradict their
@@ -89,7 +89,7 @@ pub enum ClockEvidence {
         /// The fit of the nodes in `from_collectives` (the others held).
         estimate: Box<Estimate>,
         /// The nodes aligned from the collectives.
-        from_collectives: BTreeSet<u32>,
+        from_collectives: BTreeSet<NodeId>,
     },
 }
 
@@ -157,8 +157,7 @@ impl ClockEvidence {
 }
 
 /// `node`'s map in `estimate`.
-fn estimated(estimate: &Estimate, node: u32) -> Result<OffsetMap> {
-    let node = NodeId(node.into());
+fn estimated(estimate: &Estimate, node: NodeId) -> Result<OffsetMap> {
     estimate
         .maps
         .get(&node)
@@ -177,7 +176,7 @@ pub(crate) fn from_collectives(
     let evidence = host_evidence(nodes, options)?;
     collective_clock::estimate(
         &evidence,
-        NodeId(options.reference_node.into()),
+        options.reference_node,
         &collective_clock::Options::with_estimator(estimator),
     )
     .map_err(|e| RunError::Estimate(Box::new(e)))
@@ -238,7 +237,7 @@ pub(crate) fn retimed_collectives(
     collective_check::extract_bytes_retimed(
         bytes,
         &input.trace,
-        NodeSource::Given(NodeId(node.into())),
+        NodeSource::Given(node),
         check,
         &AlignedTimes(&aligner),
         &mut recorded,

@@ -21,7 +21,7 @@ use crate::node_clock::ProbeCheck;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeCollectiveClock {
     /// The node.
-    pub node: u32,
+    pub node: NodeId,
     /// True for the reference node (correction 0).
     pub reference: bool,
     /// Instances the node shares with others, over all segments.
@@ -65,7 +65,7 @@ pub struct CollectiveClocks {
     /// The traces' format.
     pub format: TraceFormat,
     /// The reference node.
-    pub reference: u32,
+    pub reference: NodeId,
     /// Per node, by node id.
     pub nodes: Vec<NodeCollectiveClock>,
     /// The whole fit: estimator, evidence counts, every segment.
@@ -97,7 +97,7 @@ impl RunFiles {
                 let evidence = crate::clocks::host_evidence(&nodes, options)?;
                 let estimate = collective_clock::estimate(
                     &evidence,
-                    NodeId(reference.into()),
+                    reference,
                     &collective_clock::Options::with_estimator(estimator),
                 )
                 .map_err(|e| RunError::Estimate(Box::new(e)))?;
@@ -117,7 +117,7 @@ impl RunFiles {
             .nodes
             .iter()
             .map(|n| {
-                let node = u32::try_from(n.node.0).unwrap_or(u32::MAX);
+                let node = n.node;
                 let compare = evidence
                     .as_ref()
                     .zip(probes.get(&node))
@@ -140,7 +140,7 @@ fn node_summary(
     n: &collective_clock::NodeReport,
     probes: Option<(&Evidence, &NodeClocks)>,
 ) -> NodeCollectiveClock {
-    let node = u32::try_from(n.node.0).unwrap_or(u32::MAX);
+    let node = n.node;
     let shown = n.segments.iter().max_by_key(|s| s.instances);
     let sum = |f: fn(&SegmentReport) -> usize| n.segments.iter().map(f).sum();
     let host_ns = shown.map_or(0, |s| {

@@ -2,6 +2,7 @@
 //! timeline: what a counter track or a chart of the alignment shows.
 
 use clock_model::HostTime;
+use clock_model::NodeId;
 use serde::Serialize;
 
 use crate::error::Result;
@@ -11,7 +12,7 @@ use crate::plan::Plan;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CorrectionCurve {
     /// The node.
-    pub node: u32,
+    pub node: NodeId,
     /// (global time, correction), epoch ns and ns, in time order; the
     /// global times are distinct.
     pub points: Vec<(i64, i64)>,

@@ -1,6 +1,7 @@
 //! What a run is made of: one trace per node, optional snapshot files, and
 //! the probe offsets file, found in a run folder or given one by one.
 
+use clock_model::NodeId;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -27,7 +28,7 @@ pub struct NodeFiles {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RunFiles {
     /// Node id → its files.
-    pub nodes: BTreeMap<u32, NodeFiles>,
+    pub nodes: BTreeMap<NodeId, NodeFiles>,
     /// The probe offsets file, when the run has one.
     pub offsets: Option<PathBuf>,
     /// Trace-like files of the run folder that were left out: no node id in
@@ -99,7 +100,7 @@ impl RunFiles {
     }
 
     /// Add node `node`'s trace; a second trace for a node is an error.
-    pub fn add_trace(&mut self, node: u32, trace: PathBuf) -> Result<()> {
+    pub fn add_trace(&mut self, node: NodeId, trace: PathBuf) -> Result<()> {
         if let Some(first) = self.nodes.get(&node) {
             return Err(RunError::TwoTraces {
                 node,
@@ -118,7 +119,7 @@ impl RunFiles {
     }
 
     /// Set node `node`'s trace, replacing what the run folder had.
-    pub fn set_trace(&mut self, node: u32, trace: PathBuf) {
+    pub fn set_trace(&mut self, node: NodeId, trace: PathBuf) {
         self.nodes.insert(
             node,
             NodeFiles {
@@ -129,7 +130,7 @@ impl RunFiles {
     }
 
     /// Set node `node`'s snapshots file; the node must have a trace.
-    pub fn set_snapshots(&mut self, node: u32, path: PathBuf) -> Result<()> {
+    pub fn set_snapshots(&mut self, node: NodeId, path: PathBuf) -> Result<()> {
         match self.nodes.get_mut(&node) {
             Some(files) => {
                 files.snapshots = Some(path);
@@ -159,7 +160,7 @@ impl RunFiles {
     }
 
     /// The traces by node id, for runs read as a whole (Kineto).
-    pub fn traces(&self) -> Vec<(u32, PathBuf)> {
+    pub fn traces(&self) -> Vec<(NodeId, PathBuf)> {
         self.nodes
             .iter()
             .map(|(&n, f)| (n, f.trace.clone()))
@@ -185,6 +186,6 @@ impl RunFiles {
 }
 
 /// The node id in a file name (`node<N>`/`rank<N>`), if any.
-pub fn node_from_name(path: &Path) -> Option<u32> {
-    collective_check::node_id_from_path(path).and_then(|n| u32::try_from(n.0).ok())
+pub fn node_from_name(path: &Path) -> Option<NodeId> {
+    collective_check::node_id_from_path(path)
 }

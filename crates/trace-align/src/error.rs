@@ -1,5 +1,6 @@
 //! The crate's one error type.
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 /// Why a run could not be discovered, planned, aligned or merged. Every
@@ -21,7 +22,7 @@ pub enum RunError {
     #[error("node {node} has two traces: {first} and {second}")]
     TwoTraces {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The first trace found.
         first: PathBuf,
         /// The second.
@@ -31,7 +32,7 @@ pub enum RunError {
     #[error("{path}: snapshots for node {node}, which has no trace")]
     SnapshotsWithoutTrace {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The snapshots file.
         path: PathBuf,
     },
@@ -80,9 +81,9 @@ pub enum RunError {
         /// The offsets file.
         path: PathBuf,
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The nodes that have traces.
-        have: Vec<u32>,
+        have: Vec<NodeId>,
     },
     /// A node has a trace but no entry in the offsets file's header.
     #[error("{path}: node {node} has a trace but is not in the offsets meta header")]
@@ -90,15 +91,15 @@ pub enum RunError {
         /// The offsets file.
         path: PathBuf,
         /// The node.
-        node: u32,
+        node: NodeId,
     },
     /// The reference node has no trace.
     #[error("the reference node {node} has no trace (have {have:?})")]
     ReferenceWithoutTrace {
         /// The reference node.
-        node: u32,
+        node: NodeId,
         /// The nodes that have traces.
-        have: Vec<u32>,
+        have: Vec<NodeId>,
     },
     /// An output would replace one of the run's inputs.
     #[error("{path}: an output may not replace an input")]
@@ -131,7 +132,7 @@ pub enum RunError {
     #[error("aligning node {node}")]
     Align {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// Why.
         #[source]
         source: alignment_core::AlignError,
@@ -141,7 +142,7 @@ pub enum RunError {
     #[error("placing the planes of node {node}")]
     Layout {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// Why.
         #[source]
         source: trace_merge::MergeError,
@@ -153,7 +154,7 @@ pub enum RunError {
     #[error("reading the collectives of node {node}")]
     Collectives {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// Why.
         #[source]
         source: collective_check::Error,
@@ -186,7 +187,7 @@ pub enum RunError {
 pub type Result<T, E = RunError> = std::result::Result<T, E>;
 
 impl RunError {
-    pub(crate) fn align(node: u32) -> impl FnOnce(alignment_core::AlignError) -> Self {
+    pub(crate) fn align(node: NodeId) -> impl FnOnce(alignment_core::AlignError) -> Self {
         move |source| RunError::Align { node, source }
     }
 

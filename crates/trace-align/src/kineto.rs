@@ -21,7 +21,7 @@ use crate::error::{Result, RunError};
 #[derive(Debug, Clone, Serialize)]
 pub struct AlignedRank {
     /// The rank.
-    pub rank: u32,
+    pub rank: NodeId,
     /// The input trace.
     pub input: PathBuf,
     /// The aligned trace.
@@ -50,7 +50,7 @@ pub struct KinetoOutcome {
 struct Record<'a> {
     tool: &'static str,
     clock_source: &'static str,
-    reference_rank: u32,
+    reference_rank: NodeId,
     correction: Option<&'a collective_clock::NodeReport>,
 }
 
@@ -58,8 +58,8 @@ struct Record<'a> {
 /// `reference`'s clock from the collectives, writing each rank's file under
 /// its own name into `out_dir` (same compression).
 pub fn align_kineto(
-    traces: &[(u32, PathBuf)],
-    reference: u32,
+    traces: &[(NodeId, PathBuf)],
+    reference: NodeId,
     estimator: Estimator,
     out_dir: &Path,
 ) -> Result<KinetoOutcome> {
@@ -101,8 +101,8 @@ fn check_options() -> collective_check::Options {
 /// process group or an NCCL/RCCL instance are an error
 /// ([`collective_check::verify_kineto_groups`]).
 pub fn estimate_kineto(
-    traces: &[(u32, PathBuf)],
-    reference: u32,
+    traces: &[(NodeId, PathBuf)],
+    reference: NodeId,
     estimator: Estimator,
 ) -> Result<(Estimate, Extraction)> {
     let options = check_options();
@@ -128,7 +128,7 @@ pub fn estimate_kineto(
     let evidence = Evidence::from_extraction(&before, collective_check::PlaneChoice::Auto);
     let estimate = collective_clock::estimate(
         &evidence,
-        NodeId(reference.into()),
+        reference,
         &collective_clock::Options::with_estimator(estimator),
     )
     .map_err(|e| RunError::Estimate(Box::new(e)))?;
@@ -156,8 +156,8 @@ pub struct KinetoMergeOutcome {
 /// from the collectives; pids renumbered per rank, and one flow through the
 /// events of every collective instance.
 pub fn merge_kineto(
-    traces: &[(u32, PathBuf)],
-    reference: u32,
+    traces: &[(NodeId, PathBuf)],
+    reference: NodeId,
     estimator: Estimator,
     output: &Path,
 ) -> Result<KinetoMergeOutcome> {
@@ -188,7 +188,7 @@ pub fn merge_kineto(
         .zip(&maps)
         .map(|(((rank, _), trace), map)| kineto_trace::MergeInput {
             trace,
-            rank: *rank,
+            rank: rank.get(),
             host: None,
             map,
         })
@@ -202,7 +202,7 @@ pub fn merge_kineto(
             let events: Vec<(u32, u64)> = i
                 .slots
                 .iter()
-                .filter_map(|s| Some((u32::try_from(s.participant.node.0).ok()?, s.correlation?)))
+                .filter_map(|s| Some((s.participant.node.get(), s.correlation?)))
                 .collect();
             (events.len() > 1).then(|| kineto_trace::CrossRankFlow {
                 name: i.op.clone(),
@@ -228,8 +228,8 @@ pub fn merge_kineto(
 struct RankClock<'e>(&'e OffsetMap);
 
 impl RankClock<'_> {
-    fn of(estimate: &Estimate, rank: u32) -> Result<RankClock<'_>> {
-        rank_map(estimate, NodeId(rank.into())).map(RankClock)
+    fn of(estimate: &Estimate, rank: NodeId) -> Result<RankClock<'_>> {
+        rank_map(estimate, rank).map(RankClock)
     }
 }
 
@@ -240,8 +240,10 @@ impl kineto_trace::TimeMap for RankClock<'_> {
     }
 }
 
-/// The collectives `before` with every rank's times corrected.
-fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Result<Extraction> {
+/// The collectives `before` (read from the ranks' files) with every rank's
+/// times corrected by `estimate`; a rank the estimate does not hold is an
+/// error ([`RunError::NotEstimated`]).
+pub fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Result<Extraction> {
     for &node in before.nodes.keys() {
         rank_map(estimate, node)?;
     }
@@ -252,8 +254,10 @@ fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Result<Ex
     Ok(before)
 }
 
-/// One rank's correction (the identity for the reference).
-fn rank_map(estimate: &Estimate, node: NodeId) -> Result<&OffsetMap> {
+/// One rank's correction in `estimate` (the identity for the reference);
+/// a rank the estimate does not hold is an error
+/// ([`RunError::NotEstimated`]).
+pub fn rank_map(estimate: &Estimate, node: NodeId) -> Result<&OffsetMap> {
     estimate
         .maps
         .get(&node)
@@ -261,13 +265,13 @@ fn rank_map(estimate: &Estimate, node: NodeId) -> Result<&OffsetMap> {
 }
 
 fn write_rank(
-    rank: u32,
+    rank: NodeId,
     input: &Path,
     output: PathBuf,
-    reference: u32,
+    reference: NodeId,
     estimate: &Estimate,
 ) -> Result<AlignedRank> {
-    let node = NodeId(rank.into());
+    let node = rank;
     let time_map = RankClock::of(estimate, rank)?;
     let record = Record {
         tool: "trace-align",

@@ -30,6 +30,9 @@
 //! - PyTorch (Kineto) runs: [`align_kineto`] and [`merge_kineto`] estimate
 //!   every rank's correction from its collectives ([`estimate_kineto`]) and
 //!   rewrite the ranks' JSON with only the times moved.
+//! - Every crate names a node by one type, [`NodeId`] (from `clock-model`,
+//!   re-exported here): the `node_id` of the offsets file and the merged
+//!   trace, the rank of a PyTorch trace.
 //! - Errors are [`RunError`]s naming the file, folder or node; no output
 //!   ever replaces an input ([`same_file`], [`Plan::check_output`]).
 //!
@@ -70,6 +73,7 @@ mod node_clock;
 mod plan;
 mod repair;
 
+pub use clock_model::NodeId;
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 /// How corrections are estimated from the collectives ([`ClockPolicy::estimator`]).
 pub use collective_clock::Estimator;
@@ -83,7 +87,8 @@ pub use each::{AlignEachOutcome, AlignedNode, same_file};
 pub use error::{Result, RunError};
 pub use format::TraceFormat;
 pub use kineto::{
-    AlignedRank, KinetoMergeOutcome, KinetoOutcome, align_kineto, estimate_kineto, merge_kineto,
+    AlignedRank, KinetoMergeOutcome, KinetoOutcome, align_kineto, aligned_collectives,
+    estimate_kineto, merge_kineto, rank_map,
 };
 pub use merge::{MergeOutcome, MergeSettings};
 pub use node_clock::{

@@ -1,6 +1,7 @@
 //! Align every node of a run straight into one merged trace, reading each
 //! trace once: no intermediate files, no second read of input or output.
 
+use clock_model::NodeId;
 use std::path::{Path, PathBuf};
 
 use alignment_core::{NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
@@ -121,7 +122,7 @@ impl Plan {
         &self,
         output: impl AsRef<Path>,
         settings: &MergeSettings,
-        mut progress: impl FnMut(u32),
+        mut progress: impl FnMut(NodeId),
     ) -> Result<MergeOutcome> {
         let output = output.as_ref();
         let summary_path = settings
@@ -393,7 +394,7 @@ impl<'l> Placer<'l> {
 }
 
 /// Where a node's added `Task Environment` goes: hidden, as any other.
-fn added_task_environment(scheme: IdScheme, node: u32, is_reference: bool) -> PlannedPlane {
+fn added_task_environment(scheme: IdScheme, node: NodeId, is_reference: bool) -> PlannedPlane {
     let kind = PlaneKind::TaskEnvironment;
     PlannedPlane {
         original_name: TASK_ENV_PLANE.to_owned(),
@@ -408,10 +409,7 @@ fn added_task_environment(scheme: IdScheme, node: u32, is_reference: bool) -> Pl
 /// a check of the merged trace would.
 fn name_merged_nodes(after: &mut collective_check::Extraction, report: &MergeReport) {
     for node in &report.nodes {
-        if let Some(info) = after
-            .nodes
-            .get_mut(&collective_check::NodeId(node.node_id.into()))
-        {
+        if let Some(info) = after.nodes.get_mut(&node.node_id) {
             info.hostname.clone_from(&node.hostname);
             info.files = vec![report.output.display().to_string()];
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 use alignment_core::{
     NodeAligner, NodeClocks, NodeDiagnostics, NodeInput, PlaneOutput, PlaneSource, PlaneWritten,
 };
-use collective_check::{Capture, Extraction, NodeId, NodeSource, Retime, append_retimed};
+use collective_check::{Capture, Extraction, NodeSource, Retime, append_retimed};
 use xplane_proto::{FileBytes, LineView, PlaneView, XSpaceWriter};
 
 use crate::capture::CollectiveTap;
@@ -98,7 +98,7 @@ impl PreparedNode<'_> {
             return Ok((writing.into_diagnostics(), written, None));
         };
         let collectives_err = |source| RunError::Collectives { node, source };
-        let source = NodeSource::Given(NodeId(node.into()));
+        let source = NodeSource::Given(node);
         let mut mine = Extraction::new();
         let capture = Capture::new(bytes, &self.input.trace, source, check, &mut mine)
             .map_err(collectives_err)?;

@@ -2,6 +2,7 @@
 //! its probe offsets compare with its collectives, and what to do when they
 //! disagree.
 
+use clock_model::NodeId;
 use serde::Serialize;
 
 use crate::clocks::ClockSource;
@@ -113,7 +114,7 @@ pub const MIN_CONFLICT_NS: i64 = 1_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct NodeClock {
     /// The node.
-    pub node: u32,
+    pub node: NodeId,
     /// `Probes` or `Collectives`.
     pub source: ClockSource,
     /// Why.
@@ -132,7 +133,7 @@ pub enum ClockWarning {
     /// lies further from their estimate, than its tolerance allows.
     ProbeConflict {
         /// The node.
-        node: u32,
+        node: NodeId,
         /// The comparison.
         check: ProbeCheck,
         /// True when the correction from the collectives replaced the

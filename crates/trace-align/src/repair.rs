@@ -26,7 +26,7 @@ pub struct RepairOutcome {
     /// all nodes: count, p50, p99, max.
     pub events: ShiftStats,
     /// The same per node that moves, by node id.
-    pub node_events: BTreeMap<u32, ShiftStats>,
+    pub node_events: BTreeMap<NodeId, ShiftStats>,
 }
 
 impl Plan {
@@ -64,10 +64,10 @@ impl Plan {
     /// The repair map of `node`, when the plan repairs it.
     pub(crate) fn repair_map(
         &self,
-        node: u32,
+        node: NodeId,
     ) -> Option<clock_model::PiecewiseLinear<clock_model::Global, clock_model::Global>> {
         let repair = self.repair.as_ref()?;
-        repair.maps.get(&NodeId(node.into())).cloned()
+        repair.maps.get(&node).cloned()
     }
 
     /// The merge's repair outcome from the nodes' diagnostics.

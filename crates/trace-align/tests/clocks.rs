@@ -2,6 +2,7 @@
 //! collectives where it has none, and the probes checked against the
 //! collectives (a contradiction reported, and overridden when asked).
 
+use clock_model::NodeId;
 use std::path::{Path, PathBuf};
 
 use alignment_core::AlignOptions;
@@ -86,7 +87,7 @@ fn a_node_without_probe_rows_is_aligned_from_the_collectives_onto_the_probes() {
     let sources: Vec<_> = plan
         .node_clocks
         .iter()
-        .map(|c| (c.node, c.source, c.reason))
+        .map(|c| (c.node.get(), c.source, c.reason))
         .collect();
     assert_eq!(
         sources,
@@ -116,7 +117,16 @@ fn a_node_without_probe_rows_is_aligned_from_the_collectives_onto_the_probes() {
         .unwrap()
         .merge(dir.path().join("p.xplane.pb"), &MergeSettings::default())
         .unwrap_err();
-    assert!(matches!(err, RunError::Align { node: 2, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            RunError::Align {
+                node: NodeId(2),
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 /// Probes that agree with the collectives: the output is byte for byte
@@ -168,7 +178,7 @@ fn probes_that_contradict_the_collectives_are_reported_and_overridden() {
     assert_eq!(reported.clock_reason, ClockReason::ProbeOffsets);
     let [
         ClockWarning::ProbeConflict {
-            node: 2,
+            node: NodeId(2),
             check,
             overridden: false,
         },
@@ -200,7 +210,7 @@ fn probes_that_contradict_the_collectives_are_reported_and_overridden() {
     assert!(matches!(
         fixed.clock_warnings.as_slice(),
         [ClockWarning::ProbeConflict {
-            node: 2,
+            node: NodeId(2),
             overridden: true,
             ..
         }]

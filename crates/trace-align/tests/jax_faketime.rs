@@ -71,8 +71,8 @@ fn errors_of(name: &str, estimate: &Estimate, ranks: u32, label: &str) -> Vec<Ve
     let dir = fixture(name);
     (0..ranks)
         .map(|rank| {
-            let node = NodeId(rank.into());
-            let report = estimate.report.node(node).unwrap();
+            let node = rank;
+            let report = estimate.report.node(NodeId(node)).unwrap();
             let first = report.segments.first().map(|s| s.start_host_ns);
             let last = report.segments.last().map(|s| s.end_host_ns);
             let mut errors: Vec<i128> = truth(&dir, rank)
@@ -84,7 +84,7 @@ fn errors_of(name: &str, estimate: &Estimate, ranks: u32, label: &str) -> Vec<Ve
                 })
                 .map(|row| {
                     let g = estimate
-                        .to_global(node, HostTime::from_ns(row.faked_ns))
+                        .to_global(NodeId(node), HostTime::from_ns(row.faked_ns))
                         .unwrap();
                     (g.as_ns_floor() - i128::from(row.true_ns)).abs()
                 })
@@ -117,13 +117,7 @@ fn evidence(name: &str) -> Evidence {
     options.include_point_to_point = true;
     let mut all = Extraction::new();
     for (node, trace) in run.traces() {
-        extract_file(
-            &trace,
-            NodeSource::Given(NodeId(node.into())),
-            &options,
-            &mut all,
-        )
-        .unwrap();
+        extract_file(&trace, NodeSource::Given(node), &options, &mut all).unwrap();
     }
     Evidence::from_extraction(&all, PlaneChoice::Auto)
 }
@@ -237,7 +231,10 @@ fn correction_curves_follow_the_true_clock_error() {
         rows[rows.len() * 4 / 5].true_ns,
     );
     let curves = plan.correction_curves(start, end, 50).unwrap();
-    assert_eq!(curves.iter().map(|c| c.node).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(
+        curves.iter().map(|c| c.node.get()).collect::<Vec<_>>(),
+        [0, 1]
+    );
     assert!(curves[0].points.iter().all(|&(_, c)| c == 0));
     assert_eq!(curves[1].points.len(), 50);
     assert_eq!(curves[1].points[0].0, start);

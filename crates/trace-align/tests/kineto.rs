@@ -22,7 +22,7 @@ fn errors_against_truth(estimate: &collective_clock::Estimate) -> Vec<i128> {
         // The span the collectives cover on this rank (all for the reference).
         let span = estimate
             .report
-            .node(NodeId(rank.into()))
+            .node(NodeId(rank))
             .filter(|n| !n.reference)
             .map(|n| {
                 let first = n.segments.first().unwrap().start_host_ns;
@@ -38,7 +38,7 @@ fn errors_against_truth(estimate: &collective_clock::Estimate) -> Vec<i128> {
                 continue;
             }
             let g = estimate
-                .to_global(NodeId(rank.into()), HostTime::from_ns(faked))
+                .to_global(NodeId(rank), HostTime::from_ns(faked))
                 .unwrap();
             errors.push((g.as_ns_floor() - i128::from(true_ns)).abs());
         }
@@ -64,7 +64,7 @@ fn summary(errors: &[i128]) -> (i128, i128, i128) {
 fn skewed_ranks_are_brought_back_to_the_true_clock() {
     let run = RunFiles::discover(fixture("n4_gloo_skew_200steps")).unwrap();
     assert_eq!(run.format().unwrap(), TraceFormat::Kineto);
-    let (estimate, _) = estimate_kineto(&run.traces(), 0, Estimator::default()).unwrap();
+    let (estimate, _) = estimate_kineto(&run.traces(), NodeId(0), Estimator::default()).unwrap();
     assert_eq!(estimate.report.violated_constraints(), 0);
     let errors = errors_against_truth(&estimate);
     let (p50, p99, max) = summary(&errors);
@@ -86,7 +86,7 @@ fn estimators_compared_against_the_truth() {
     let run = RunFiles::discover(fixture("n4_gloo_skew_200steps")).unwrap();
     let mut p99s = Vec::new();
     for estimator in Estimator::ALL {
-        let (fit, _) = estimate_kineto(&run.traces(), 0, estimator).unwrap();
+        let (fit, _) = estimate_kineto(&run.traces(), NodeId(0), estimator).unwrap();
         if estimator != Estimator::Regression {
             // The regression alone may break a constraint (2 here).
             assert_eq!(fit.report.violated_constraints(), 0, "{estimator:?}");
@@ -109,7 +109,7 @@ fn estimators_compared_against_the_truth() {
 fn align_writes_every_rank_and_removes_the_violations() {
     let run = RunFiles::discover(fixture("n4_gloo_skew_200steps")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let outcome = align_kineto(&run.traces(), 0, Estimator::default(), dir.path()).unwrap();
+    let outcome = align_kineto(&run.traces(), NodeId(0), Estimator::default(), dir.path()).unwrap();
     assert!(outcome.before.summary.violations > 1000);
     assert_eq!(outcome.after.summary.violations, 0);
     assert_eq!(outcome.ranks.len(), 4);
@@ -128,7 +128,7 @@ fn align_writes_every_rank_and_removes_the_violations() {
     // Never over the inputs.
     let err = align_kineto(
         &run.traces(),
-        0,
+        NodeId(0),
         Estimator::default(),
         &fixture("n4_gloo_skew_200steps"),
     )

@@ -1,6 +1,7 @@
 //! The one-pass merge against the two-pass path it replaces (align each
 //! node into a file, then merge the files), and its errors.
 
+use clock_model::NodeId;
 use std::path::{Path, PathBuf};
 
 use alignment_core::AlignOptions;
@@ -28,7 +29,7 @@ fn one_pass_equals_align_then_merge() {
     let run = synth_run(dir.path(), 3);
     for reference in [0, 2] {
         let options = AlignOptions {
-            reference_node: reference,
+            reference_node: NodeId(reference),
             ..Default::default()
         };
         let plan = RunFiles::discover(&run).unwrap().plan(&options).unwrap();
@@ -46,7 +47,7 @@ fn one_pass_equals_align_then_merge() {
         let report = trace_merge::merge(
             &inputs,
             &MergeOptions {
-                reference_node: Some(reference),
+                reference_node: Some(NodeId(reference)),
                 summary_path: Some(dir.path().join("two.json")),
                 ..Default::default()
             },
@@ -92,12 +93,18 @@ fn planning_errors_name_what_is_missing() {
 
     let files = RunFiles::discover(&run).unwrap();
     let options = AlignOptions {
-        reference_node: 5,
+        reference_node: NodeId(5),
         ..Default::default()
     };
     let err = files.plan(&options).unwrap_err();
     assert!(
-        matches!(err, RunError::ReferenceWithoutTrace { node: 5, .. }),
+        matches!(
+            err,
+            RunError::ReferenceWithoutTrace {
+                node: NodeId(5),
+                ..
+            }
+        ),
         "{err}"
     );
 
@@ -168,7 +175,16 @@ fn a_failed_merge_leaves_nothing() {
     let err = plan
         .merge(out_dir.join("m.xplane.pb"), &MergeSettings::default())
         .unwrap_err();
-    assert!(matches!(err, RunError::Layout { node: 1, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            RunError::Layout {
+                node: NodeId(1),
+                ..
+            }
+        ),
+        "{err}"
+    );
     let left: Vec<_> = std::fs::read_dir(&out_dir).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
@@ -226,7 +242,7 @@ fn collectives_from_the_aligning_walk_equal_a_read_of_their_own() {
     let files: Vec<_> = plan
         .merge_order()
         .iter()
-        .map(|n| (collective_check::NodeId(n.node_id.into()), n.trace.clone()))
+        .map(|n| (n.node_id, n.trace.clone()))
         .collect();
     let recorded = collective_check::check_files(&files, &options).unwrap();
     let out = dir.path().join("merged.xplane.pb");

@@ -4,6 +4,7 @@
 //! `cargo bench -p trace-merge --bench merge_large`; scale with
 //! `MERGE_BENCH_NODES` and `MERGE_BENCH_MB`.
 
+use clock_model::NodeId;
 use std::path::Path;
 use std::time::Instant;
 
@@ -155,7 +156,7 @@ fn main() {
         let path = dir.path().join(format!("node{node}.xplane.pb"));
         events += generate(&path, node, mb << 20);
         bytes += std::fs::metadata(&path).unwrap().len();
-        inputs.push(MergeInput::new(node, path));
+        inputs.push(MergeInput::new(NodeId(node), path));
     }
     println!(
         "generated {nodes} nodes, {:.0} MB, {events} events in {:.1} s",

@@ -1,5 +1,6 @@
 //! The crate's one error type.
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 /// Why a merge failed. Every variant names the file (and where it applies the
@@ -14,7 +15,7 @@ pub enum MergeError {
     #[error("node id {node_id} given twice: {first} and {second}")]
     DuplicateNode {
         /// The node id.
-        node_id: u32,
+        node_id: NodeId,
         /// The first file given for it.
         first: PathBuf,
         /// The second file given for it.
@@ -24,9 +25,9 @@ pub enum MergeError {
     #[error("reference node {node_id} is not among the inputs (nodes: {known:?})")]
     UnknownReference {
         /// The requested reference node.
-        node_id: u32,
+        node_id: NodeId,
         /// The node ids that were given.
-        known: Vec<u32>,
+        known: Vec<NodeId>,
     },
     /// An option is out of range.
     #[error("invalid merge option: {0}")]
@@ -48,7 +49,7 @@ pub enum MergeError {
         /// The file.
         path: PathBuf,
         /// The node.
-        node_id: u32,
+        node_id: NodeId,
         /// The plane name.
         plane: String,
         /// What is wrong with the ordinal.

@@ -1,6 +1,7 @@
 //! The merge: survey every input, then stream plane by plane into one
 //! XSpace that appears only when complete, then write the summary.
 
+use clock_model::NodeId;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -120,8 +121,11 @@ pub fn summary_beside(output: &Path) -> PathBuf {
 }
 
 /// Check node ids and pick the reference.
-pub(crate) fn check_nodes(inputs: &[MergeInput], wanted: Option<u32>) -> Result<u32, MergeError> {
-    let mut seen: HashMap<u32, &Path> = HashMap::new();
+pub(crate) fn check_nodes(
+    inputs: &[MergeInput],
+    wanted: Option<NodeId>,
+) -> Result<NodeId, MergeError> {
+    let mut seen: HashMap<NodeId, &Path> = HashMap::new();
     for input in inputs {
         if let Some(first) = seen.insert(input.node_id, &input.path) {
             return Err(MergeError::DuplicateNode {
@@ -138,7 +142,7 @@ pub(crate) fn check_nodes(inputs: &[MergeInput], wanted: Option<u32>) -> Result<
         .ok_or(MergeError::NoInputs)?;
     let reference = wanted.unwrap_or(smallest);
     if !seen.contains_key(&reference) {
-        let mut known: Vec<u32> = seen.keys().copied().collect();
+        let mut known: Vec<NodeId> = seen.keys().copied().collect();
         known.sort_unstable();
         return Err(MergeError::UnknownReference {
             node_id: reference,
@@ -183,7 +187,7 @@ pub fn merged_task_environment(reference: &NodeLayout, t_ref: i128, stop: Option
     }
     set(
         NODE_ID_STAT,
-        x_stat::Value::Int64Value(reference.node_id as i64),
+        x_stat::Value::Int64Value(i64::from(reference.node_id)),
     );
     if let Some(h) = &reference.hostname {
         set(HOSTNAME_STAT, x_stat::Value::StrValue(h.clone()));

@@ -16,6 +16,7 @@
 //! (`s` = the GPU id stride.) Hidden names start with `/node:`, so they
 //! neither start with `/device:` nor with `/host:CPU`.
 
+use clock_model::NodeId;
 use serde::Serialize;
 use xplane_proto::{GPU_PLANE_PREFIX, HOST_PLANE, METADATA_PLANE, SNAPSHOT_PLANE, TASK_ENV_PLANE};
 
@@ -88,17 +89,17 @@ impl IdScheme {
 
     /// Id of GPU `ordinal` of `node`; `None` when the ordinal does not fit
     /// below the node's host slot.
-    pub fn gpu_id(&self, node: u32, ordinal: u32) -> Option<i64> {
+    pub fn gpu_id(&self, node: NodeId, ordinal: u32) -> Option<i64> {
         (ordinal < self.stride - 1).then(|| self.base(node) + ordinal as i64)
     }
 
     /// Id of the host plane of a non-reference `node` (the last id of its block).
-    pub fn host_id(&self, node: u32) -> i64 {
+    pub fn host_id(&self, node: NodeId) -> i64 {
         self.base(node) + self.stride as i64 - 1
     }
 
-    fn base(&self, node: u32) -> i64 {
-        node as i64 * self.stride as i64
+    fn base(&self, node: NodeId) -> i64 {
+        i64::from(node) * self.stride as i64
     }
 }
 
@@ -114,12 +115,12 @@ pub struct Placement {
 }
 
 /// Name of a hidden per-node copy of plane `name`.
-pub fn hidden_name(node: u32, name: &str) -> String {
+pub fn hidden_name(node: NodeId, name: &str) -> String {
     format!("/node:{node}/{}", name.trim_start_matches('/'))
 }
 
 /// Name of the drawn plane that carries a non-reference node's host threads.
-pub fn host_node_name(node: u32) -> String {
+pub fn host_node_name(node: NodeId) -> String {
     format!("{GPU_PLANE_PREFIX}Host_Node_{node}")
 }
 
@@ -127,7 +128,7 @@ pub fn host_node_name(node: u32) -> String {
 /// GPU ordinal that does not fit the scheme.
 pub fn place(
     scheme: IdScheme,
-    node: u32,
+    node: NodeId,
     is_reference: bool,
     kind: PlaneKind,
     name: &str,

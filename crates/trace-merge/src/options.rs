@@ -1,5 +1,6 @@
 //! What to merge and how.
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 /// One node's trace. The node id is the caller's (from the job's rank or the
@@ -7,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone)]
 pub struct MergeInput {
     /// The node (machine) this trace came from; unique among the inputs.
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// The node's XSpace file (plain, or gzip when named `.gz`).
     pub path: PathBuf,
     /// The node's hostname; when `None`, the first entry of the file's
@@ -17,7 +18,7 @@ pub struct MergeInput {
 
 impl MergeInput {
     /// An input with no hostname override and no diagnostics.
-    pub fn new(node_id: u32, path: impl Into<PathBuf>) -> Self {
+    pub fn new(node_id: NodeId, path: impl Into<PathBuf>) -> Self {
         MergeInput {
             node_id,
             path: path.into(),
@@ -41,7 +42,7 @@ pub struct MergeOptions {
     /// The node whose `/host:CPU` plane stays the host plane and whose
     /// session start is the merged trace's time base. `None`: the smallest
     /// node id.
-    pub reference_node: Option<u32>,
+    pub reference_node: Option<NodeId>,
     /// Size of each node's block of plane ids; at least 2.
     pub gpu_id_stride: u32,
     /// Where to write the merge summary. `None`: `<output name>.metadata.json`

@@ -1,5 +1,6 @@
 //! What a merge did, written as `<output name>.metadata.json` beside the output.
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -14,7 +15,7 @@ impl MergeReport {
     /// the `Task Environment` plane written so far.
     pub fn new(
         output: &std::path::Path,
-        reference_node: u32,
+        reference_node: NodeId,
         session_start_ns: i128,
         session_stop_ns: Option<i128>,
         scheme: IdScheme,
@@ -108,7 +109,7 @@ pub struct MergeReport {
     /// The merged XSpace.
     pub output: PathBuf,
     /// The node whose host plane and session start the merge kept.
-    pub reference_node: u32,
+    pub reference_node: NodeId,
     /// `profile_start_time` of the merged trace (the reference's), epoch ns.
     pub session_start_ns: i128,
     /// `profile_stop_time` of the merged trace (the latest node's), epoch ns.
@@ -134,7 +135,7 @@ pub struct MergeReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeReport {
     /// The node id.
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// The input file.
     pub path: PathBuf,
     /// The hostname used (given, or from the file), if any.

@@ -2,6 +2,7 @@
 //! plane will go, so every input error is found before anything is written.
 //! Each file is mapped only while it is read.
 
+use clock_model::NodeId;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -33,7 +34,7 @@ pub struct PlannedPlane {
 #[derive(Debug, Clone)]
 pub struct NodeLayout {
     /// The node.
-    pub node_id: u32,
+    pub node_id: NodeId,
     /// Its trace.
     pub path: PathBuf,
     /// Its hostname (given, or the trace's first `hostnames` entry).
@@ -76,7 +77,7 @@ impl NodeLayout {
     pub fn survey(
         view: &SpaceView<'_>,
         path: &Path,
-        node_id: u32,
+        node_id: NodeId,
         hostname: Option<String>,
         is_reference: bool,
         scheme: IdScheme,
@@ -150,7 +151,10 @@ impl NodeLayout {
     /// `original_name`: `node_id`, `hostname` (when known) and
     /// `original_plane_name`.
     pub fn added_stats(&self, original_name: &str) -> Vec<(&'static str, x_stat::Value)> {
-        let mut added = vec![(NODE_ID_STAT, x_stat::Value::Int64Value(self.node_id as i64))];
+        let mut added = vec![(
+            NODE_ID_STAT,
+            x_stat::Value::Int64Value(i64::from(self.node_id)),
+        )];
         if let Some(h) = &self.hostname {
             added.push((HOSTNAME_STAT, x_stat::Value::StrValue(h.clone())));
         }

@@ -3,6 +3,7 @@
 
 mod resolve;
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 use resolve::*;
@@ -21,7 +22,7 @@ fn fixture_inputs(run: &str) -> Vec<MergeInput> {
     files
         .into_iter()
         .enumerate()
-        .map(|(i, p)| MergeInput::new(i as u32, p))
+        .map(|(i, p)| MergeInput::new(NodeId(i as u32), p))
         .collect()
 }
 

@@ -4,6 +4,7 @@
 mod common;
 mod resolve;
 
+use clock_model::NodeId;
 use std::collections::HashSet;
 
 use common::*;
@@ -20,7 +21,7 @@ fn three_nodes(dir: &std::path::Path) -> Vec<MergeInput> {
     (0..3u32)
         .map(|n| {
             let space = gpu_node(n, 2, T0, T0 + 10_000_000_000 + n as u64);
-            MergeInput::new(n, write(dir, &format!("n{n}.xplane.pb"), &space))
+            MergeInput::new(NodeId(n), write(dir, &format!("n{n}.xplane.pb"), &space))
         })
         .collect()
 }
@@ -152,14 +153,14 @@ fn different_session_starts_keep_absolute_times() {
         .map(|(n, &t)| {
             let space = gpu_node(n as u32, 1, t, t + 1_000_000_000);
             MergeInput::new(
-                n as u32 + 10,
+                NodeId(n as u32 + 10),
                 write(dir.path(), &format!("n{n}.pb"), &space),
             )
         })
         .collect();
     let out = dir.path().join("merged.xplane.pb");
     let options = MergeOptions {
-        reference_node: Some(11),
+        reference_node: Some(NodeId(11)),
         gpu_id_stride: 4,
         ..Default::default()
     };
@@ -170,7 +171,7 @@ fn different_session_starts_keep_absolute_times() {
         task_env_time_ns(&merged, xplane_proto::PROFILE_STOP_TIME),
         Some((T0 + 123_456_789 + 1_000_000_000) as i128)
     );
-    assert_eq!(report.nodes[0].node_id, 11);
+    assert_eq!(report.nodes[0].node_id, NodeId(11));
     assert_eq!(report.nodes[1].rebase_ns, 5_000);
     assert_eq!(report.nodes[2].rebase_ns, 123_456_789);
     for (n, input) in inputs.iter().enumerate() {
@@ -252,7 +253,12 @@ fn ids_that_must_move_take_their_references_along() {
     };
     let path = write(dir.path(), "a.pb", &space);
     let out = dir.path().join("m.pb");
-    let report = merge(&[MergeInput::new(0, &path)], &MergeOptions::default(), &out).unwrap();
+    let report = merge(
+        &[MergeInput::new(NodeId(0), &path)],
+        &MergeOptions::default(),
+        &out,
+    )
+    .unwrap();
     assert!(report.nodes[0].planes[0].ids_remapped);
     let merged = read_xspace(&out).unwrap();
     let copy = merged
@@ -279,11 +285,17 @@ fn duplicate_node_id_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let inputs = three_nodes(dir.path());
     let mut dup = inputs.clone();
-    dup[2].node_id = 0;
+    dup[2].node_id = NodeId(0);
     let out = dir.path().join("m.pb");
     let err = merge(&dup, &MergeOptions::default(), &out).unwrap_err();
     assert!(
-        matches!(err, MergeError::DuplicateNode { node_id: 0, .. }),
+        matches!(
+            err,
+            MergeError::DuplicateNode {
+                node_id: NodeId(0),
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("n2.xplane.pb"), "{err}");
@@ -298,14 +310,20 @@ fn bad_options_and_references_are_errors() {
     let e = merge(
         &inputs,
         &MergeOptions {
-            reference_node: Some(7),
+            reference_node: Some(NodeId(7)),
             ..Default::default()
         },
         &out,
     )
     .unwrap_err();
     assert!(
-        matches!(e, MergeError::UnknownReference { node_id: 7, .. }),
+        matches!(
+            e,
+            MergeError::UnknownReference {
+                node_id: NodeId(7),
+                ..
+            }
+        ),
         "{e}"
     );
     let e = merge(
@@ -433,7 +451,12 @@ fn repeated_row_ids_get_fresh_display_ids() {
     space.planes[0].lines[1].id = 1000 + (1 << 32);
     let path = write(dir.path(), "a.pb", &space);
     let out = dir.path().join("m.pb");
-    let report = merge(&[MergeInput::new(0, path)], &MergeOptions::default(), &out).unwrap();
+    let report = merge(
+        &[MergeInput::new(NodeId(0), path)],
+        &MergeOptions::default(),
+        &out,
+    )
+    .unwrap();
     assert_eq!(report.nodes[0].planes[0].rows_renumbered, 1);
     let merged = read_xspace(&out).unwrap();
     let host = merged.planes.iter().find(|p| p.name == HOST_PLANE).unwrap();

@@ -1,6 +1,7 @@
 //! The plane-id scheme: no two drawn planes share an id, for any node count
 //! up to 4096, and hidden names are never drawn.
 
+use clock_model::NodeId;
 use std::collections::HashMap;
 
 use proptest::prelude::*;
@@ -9,7 +10,7 @@ use trace_merge::{IdScheme, PlaneKind, classify, hidden_name, place, viewer_draw
 fn drawn_ids(scheme: IdScheme, nodes: u32, gpus: u32) -> HashMap<i64, (u32, Option<u32>)> {
     let mut ids = HashMap::new();
     for node in 0..nodes {
-        let host = place(scheme, node, false, PlaneKind::Host, "/host:CPU", 0).unwrap();
+        let host = place(scheme, NodeId(node), false, PlaneKind::Host, "/host:CPU", 0).unwrap();
         assert!(host.drawn);
         assert!(
             ids.insert(host.id, (node, None)).is_none(),
@@ -17,7 +18,15 @@ fn drawn_ids(scheme: IdScheme, nodes: u32, gpus: u32) -> HashMap<i64, (u32, Opti
             host.id
         );
         for k in 0..gpus {
-            let gpu = place(scheme, node, false, PlaneKind::Gpu { ordinal: k }, "", 0).unwrap();
+            let gpu = place(
+                scheme,
+                NodeId(node),
+                false,
+                PlaneKind::Gpu { ordinal: k },
+                "",
+                0,
+            )
+            .unwrap();
             assert_eq!(gpu.name, format!("/device:GPU:{}", gpu.id));
             if let Some(prev) = ids.insert(gpu.id, (node, Some(k))) {
                 panic!(
@@ -42,8 +51,28 @@ fn no_collision_up_to_4096_nodes() {
 #[test]
 fn ordinal_must_fit_below_the_host_slot() {
     let scheme = IdScheme::new(9).unwrap();
-    assert!(place(scheme, 3, false, PlaneKind::Gpu { ordinal: 7 }, "", 0).is_ok());
-    assert!(place(scheme, 3, false, PlaneKind::Gpu { ordinal: 8 }, "", 0).is_err());
+    assert!(
+        place(
+            scheme,
+            NodeId(3),
+            false,
+            PlaneKind::Gpu { ordinal: 7 },
+            "",
+            0
+        )
+        .is_ok()
+    );
+    assert!(
+        place(
+            scheme,
+            NodeId(3),
+            false,
+            PlaneKind::Gpu { ordinal: 8 },
+            "",
+            0
+        )
+        .is_err()
+    );
     assert!(IdScheme::new(1).is_none());
 }
 
@@ -58,15 +87,26 @@ fn bookkeeping_planes_are_never_drawn() {
     ] {
         let kind = classify(name, name == "/host:CPU").unwrap();
         for reference in [false, true] {
-            let p = place(IdScheme::new(100).unwrap(), 5, reference, kind, name, 0).unwrap();
+            let p = place(
+                IdScheme::new(100).unwrap(),
+                NodeId(5),
+                reference,
+                kind,
+                name,
+                0,
+            )
+            .unwrap();
             assert!(!p.drawn, "{name}");
             assert!(!viewer_draws(&p.name), "{name} -> {}", p.name);
             assert!(!p.name.starts_with("/device:"), "{}", p.name);
         }
     }
-    assert_eq!(hidden_name(3, "/host:snapshots"), "/node:3/host:snapshots");
     assert_eq!(
-        hidden_name(3, "Task Environment"),
+        hidden_name(NodeId(3), "/host:snapshots"),
+        "/node:3/host:snapshots"
+    );
+    assert_eq!(
+        hidden_name(NodeId(3), "Task Environment"),
         "/node:3/Task Environment"
     );
     assert_eq!(classify("/host:CPU", false).unwrap(), PlaneKind::Host);
@@ -90,7 +130,7 @@ proptest! {
             None => Some(scheme.host_id(node)),
             Some(k) => scheme.gpu_id(node, k),
         };
-        if let (Some(x), Some(y)) = (id(a, ka), id(b, kb)) {
+        if let (Some(x), Some(y)) = (id(NodeId(a), ka), id(NodeId(b), kb)) {
             prop_assert_eq!(x == y, a == b && ka == kb);
         }
     }

@@ -1,5 +1,6 @@
 //! `align-cli align`: one node's trace onto the global timeline.
 
+use collective_check::NodeId;
 use std::path::{Path, PathBuf};
 
 use alignment_core::{AlignNode, NodeInput, OffsetsFile};
@@ -30,7 +31,7 @@ pub struct Args {
     pub clock: super::clock::ClockArgs,
     /// The node id; default: the digits after `node`/`rank` in the trace's file name.
     #[arg(long)]
-    pub node: Option<u32>,
+    pub node: Option<NodeId>,
     /// Snapshot pairs (`SnapshotPairs` protobuf or JSONL); default: the trace's
     /// `/host:snapshots` plane.
     #[arg(long)]
@@ -95,15 +96,13 @@ pub fn stats_path(output: &Path) -> PathBuf {
 }
 
 /// Node id from a file name, or an error naming the file.
-pub fn node_from_name(path: &Path) -> anyhow::Result<u32> {
-    collective_check::node_id_from_path(path)
-        .and_then(|n| u32::try_from(n.0).ok())
-        .with_context(|| {
-            format!(
-                "{}: cannot tell the node id from the file name (no node<N>/rank<N>); give --node",
-                path.display()
-            )
-        })
+pub fn node_from_name(path: &Path) -> anyhow::Result<NodeId> {
+    collective_check::node_id_from_path(path).with_context(|| {
+        format!(
+            "{}: cannot tell the node id from the file name (no node<N>/rank<N>); give --node",
+            path.display()
+        )
+    })
 }
 
 /// Session start of a trace, epoch ns.
@@ -180,7 +179,7 @@ fn run_kineto(
         for r in &outcome.ranks {
             let seg = outcome
                 .collective_clocks
-                .node(collective_check::NodeId(r.rank.into()))
+                .node(r.rank)
                 .filter(|n| !n.reference)
                 .and_then(|n| n.segments.first());
             let clock = seg.map_or("reference".to_owned(), |s| {
@@ -228,7 +227,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         );
     }
     let node = match (args.node, collective_check::node_id_from_path(&trace)) {
-        (Some(n), Some(named)) if i64::from(n) != named.0 => bail!(
+        (Some(n), Some(named)) if n != named => bail!(
             "{}: the file name says node {}, --node says {n}; rename the file if it is node {n}'s",
             trace.display(),
             named.0

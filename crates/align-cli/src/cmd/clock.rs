@@ -1,6 +1,7 @@
 //! The clock-evidence flags shared by `align` and `merge`, and how the
 //! per-node choice is printed.
 
+use collective_check::NodeId;
 use trace_align::{
     ClockPolicy, ClockSource, ClockWarning, CrossCheck, Estimator, NodeClock, RepairBound,
     RepairOutcome,
@@ -187,7 +188,7 @@ pub fn repair_summary(r: &RepairOutcome) -> String {
 /// Node `node`'s clock in brief, when it says more than "probes": where
 /// its correction comes from and why, or how its probes compare with its
 /// collectives.
-pub fn brief(clocks: &[NodeClock], node: u32) -> Option<String> {
+pub fn brief(clocks: &[NodeClock], node: NodeId) -> Option<String> {
     let c = clocks.iter().find(|c| c.node == node)?;
     match (c.source, c.probe_check) {
         (ClockSource::Probes, Some(check)) => Some(format!(

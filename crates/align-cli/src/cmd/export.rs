@@ -23,7 +23,7 @@ pub struct Args {
     pub output: PathBuf,
     /// Node ids of the per-node traces, in order (comma-separated).
     #[arg(long, value_delimiter = ',')]
-    pub node_ids: Vec<i64>,
+    pub node_ids: Vec<NodeId>,
     /// Write a Perfetto trace's packets as they are instead of deflated in
     /// bundles (faster to write, about 2.5 times larger).
     #[arg(long)]
@@ -108,7 +108,7 @@ fn node_sources(
         return Ok(args
             .node_ids
             .iter()
-            .map(|&n| NodeSource::Given(NodeId(n)))
+            .map(|&n| NodeSource::Given(n))
             .collect());
     }
     if files.len() == 1 && is_merged(&files[0])? {
@@ -123,8 +123,9 @@ fn node_sources(
                     "note: not every file name has node<N>/rank<N>; node ids follow the file order"
                 );
             }
-            (0..files.len() as i64)
-                .map(|n| NodeSource::Given(NodeId(n)))
+            (0..)
+                .zip(files)
+                .map(|(n, _)| NodeSource::Given(NodeId(n)))
                 .collect()
         }
     })

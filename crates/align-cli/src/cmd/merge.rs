@@ -1,6 +1,7 @@
 //! `align-cli merge`: align every node of a run and merge them into one
 //! trace, validating collectives before and after.
 
+use collective_check::NodeId;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -42,12 +43,9 @@ pub struct Args {
 /// A node's correction estimated from the collectives, in brief: its
 /// segments, the offset at the middle of the first, the drift, and the
 /// half-width of the feasible interval there.
-fn collective_clock(outcome: &MergeOutcome, node: u32) -> Option<String> {
+fn collective_clock(outcome: &MergeOutcome, node: NodeId) -> Option<String> {
     let report = outcome.collective_clocks.as_ref()?;
-    let n = report
-        .nodes
-        .iter()
-        .find(|n| n.node == collective_check::NodeId(node.into()))?;
+    let n = report.nodes.iter().find(|n| n.node == node)?;
     if n.reference {
         return Some("clock from collectives: reference".to_owned());
     }
@@ -303,12 +301,8 @@ fn correction_counters(
         .into_iter()
         .filter(|curve| outcome.merge.nodes.iter().any(|n| n.node_id == curve.node))
         .map(|curve| {
-            perfetto_export::NodeCounter::new(
-                curve.node.into(),
-                "clock correction (ns)",
-                curve.points,
-            )
-            .map_err(Into::into)
+            perfetto_export::NodeCounter::new(curve.node, "clock correction (ns)", curve.points)
+                .map_err(Into::into)
         })
         .collect()
 }

@@ -4,6 +4,7 @@ use alignment_core::{
     AlignOptions, DeviceTimeline, Extrapolation, OffsetModel, SnapshotModel, TracerLines,
 };
 use clap::ValueEnum;
+use collective_check::NodeId;
 
 /// Outside the anchored range.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -61,8 +62,8 @@ pub enum DeviceTimelineArg {
 #[derive(Debug, Clone, clap::Args)]
 pub struct PolicyArgs {
     /// The node whose host clock is the global timeline.
-    #[arg(long, default_value_t = 0)]
-    pub reference: u32,
+    #[arg(long, default_value_t = NodeId(0))]
+    pub reference: NodeId,
     /// Outside the snapshot pairs.
     #[arg(long, value_enum, default_value = "extrapolate")]
     pub snapshot_extrapolation: ExtrapolationArg,

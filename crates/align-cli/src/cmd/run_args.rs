@@ -1,5 +1,6 @@
 //! The flags that select a run's files, shared by `merge` and `report`.
 
+use collective_check::NodeId;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -19,17 +20,17 @@ pub struct RunArgs {
     pub run_dir: Option<PathBuf>,
     /// A node's trace, `N=PATH` (repeatable); overrides what the run folder has for N.
     #[arg(long = "trace", value_name = "N=PATH", value_parser = parse_node_path)]
-    pub traces: Vec<(u32, PathBuf)>,
+    pub traces: Vec<(NodeId, PathBuf)>,
     /// A node's snapshot pairs, `N=PATH` (repeatable).
     #[arg(long = "snapshots", value_name = "N=PATH", value_parser = parse_node_path)]
-    pub snapshots: Vec<(u32, PathBuf)>,
+    pub snapshots: Vec<(NodeId, PathBuf)>,
     /// The offsets file; default: `round_offsets.jsonl` in the run folder.
     #[arg(long)]
     pub offsets: Option<PathBuf>,
 }
 
 /// `N=PATH`.
-fn parse_node_path(s: &str) -> Result<(u32, PathBuf), String> {
+fn parse_node_path(s: &str) -> Result<(NodeId, PathBuf), String> {
     let (n, p) = s.split_once('=').ok_or("expected N=PATH")?;
     let n = n.parse().map_err(|_| format!("'{n}' is not a node id"))?;
     Ok((n, PathBuf::from(p)))

@@ -35,7 +35,7 @@ pub struct Args {
     pub traces: Vec<PathBuf>,
     /// Node ids of the per-node traces, in order (comma-separated).
     #[arg(long, value_delimiter = ',')]
-    pub node_ids: Vec<i64>,
+    pub node_ids: Vec<NodeId>,
     /// Treat a single trace as one node's file (node 0 unless named or given) rather than a merged one.
     #[arg(long)]
     pub per_node: bool,
@@ -175,7 +175,7 @@ fn node_files(args: &Args, global: &Global) -> anyhow::Result<Vec<(NodeId, PathB
             .node_ids
             .iter()
             .zip(&args.traces)
-            .map(|(&id, p)| (NodeId(id), p.clone()))
+            .map(|(&id, p)| (id, p.clone()))
             .collect());
     }
     let named: Option<Vec<NodeId>> = args.traces.iter().map(node_id_from_path).collect();

@@ -2,6 +2,7 @@
 //! a case folder to align it in: shared by the pipeline tests.
 #![allow(dead_code)] // each test file uses its own part
 
+use clock_model::NodeId;
 use std::path::PathBuf;
 
 use alignment_core::{AlignNode, AlignOptions, NodeInput, OffsetsFile};
@@ -222,7 +223,7 @@ impl Case {
     ) -> alignment_core::Result<alignment_core::NodeDiagnostics> {
         let offsets = OffsetsFile::read(self.path("round_offsets.jsonl"))?;
         let input = NodeInput {
-            node_id: 1,
+            node_id: NodeId(1),
             trace: self.path("node1.xplane.pb"),
             ..Default::default()
         };

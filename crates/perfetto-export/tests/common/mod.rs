@@ -320,7 +320,7 @@ fn session_start(space: &XSpace) -> i128 {
 
 /// The slices a per-node input should give: every timed event, with its
 /// exact ns (picoseconds rounded down), name, stats and launch/kernel flow.
-pub fn expected(node: i64, space: &XSpace) -> Vec<Got> {
+pub fn expected(node: u32, space: &XSpace) -> Vec<Got> {
     let t_sess = session_start(space);
     let mut out = Vec::new();
     for plane in &space.planes {
@@ -363,7 +363,7 @@ pub fn expected(node: i64, space: &XSpace) -> Vec<Got> {
                             _ => None,
                         })
                         .take(1)
-                        .map(|c| correlation_flow_id(node, c))
+                        .map(|c| correlation_flow_id(NodeId(node), c))
                         .collect(),
                     _ => Vec::new(),
                 };
@@ -386,7 +386,7 @@ pub fn expected(node: i64, space: &XSpace) -> Vec<Got> {
 }
 
 /// Inputs of in-memory per-node traces `(node id, bytes)`.
-pub fn inputs_of(nodes: &[(i64, Vec<u8>)]) -> Vec<Input<'_>> {
+pub fn inputs_of(nodes: &[(u32, Vec<u8>)]) -> Vec<Input<'_>> {
     nodes
         .iter()
         .map(|(n, b)| Input {
@@ -401,7 +401,7 @@ pub fn inputs_of(nodes: &[(i64, Vec<u8>)]) -> Vec<Input<'_>> {
 /// every event is there exactly once with its ns, track, name, stats and
 /// flows, and that each collective flow passes through exactly its
 /// participants. Returns the summary and the output size.
-pub fn round_trip(nodes: &[(i64, Vec<u8>)]) -> (Summary, usize) {
+pub fn round_trip(nodes: &[(u32, Vec<u8>)]) -> (Summary, usize) {
     let inputs = inputs_of(nodes);
     let mut out = Vec::new();
     let summary = export(&inputs, &mut PerfettoWriter::new(&mut out)).expect("export");

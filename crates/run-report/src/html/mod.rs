@@ -3,6 +3,7 @@
 
 mod svg;
 
+use clock_model::NodeId;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -263,7 +264,7 @@ fn steps(out: &mut String, r: &Report) {
     }
     let slow: Vec<i64> = s.slowest.iter().map(|x| x.step).collect();
     out.push_str(&svg::step_lengths(&s.steps, &slow));
-    let totals: Vec<(u32, [i64; 3])> = s
+    let totals: Vec<(NodeId, [i64; 3])> = s
         .totals
         .iter()
         .map(|a| (a.node, [a.compute_ns, a.communication_ns, a.idle_ns]))
@@ -337,8 +338,8 @@ mod tests {
         let evil = "<script>alert('x')</script>";
         let report = Report {
             format: InputFormat::Xspace,
-            nodes: vec![0, 1],
-            reference_node: 0,
+            nodes: vec![NodeId(0), NodeId(1)],
+            reference_node: NodeId(0),
             run_start_ns: 0,
             run_length_ns: 1_000,
             clocks: ClockPicture {

@@ -1,5 +1,6 @@
 //! Hand-written inline SVG charts: no script, no external resource.
 
+use clock_model::NodeId;
 use std::fmt::Write;
 
 use super::{escape, fmt_ns};
@@ -265,7 +266,7 @@ pub(super) fn bars(rows: &[(String, i64)], label: &str) -> String {
 
 /// The straggler heat strip: one row per node, one cell per step, darker
 /// the later the node arrived at the step's collectives.
-pub(super) fn heat_strip(nodes: &[u32], steps: &[StepRow]) -> String {
+pub(super) fn heat_strip(nodes: &[NodeId], steps: &[StepRow]) -> String {
     let row_h = 18.0;
     let h = nodes.len() as f64 * row_h + 28.0;
     let mut out = String::new();
@@ -357,7 +358,7 @@ pub(super) fn step_lengths(steps: &[StepRow], slow: &[i64]) -> String {
 }
 
 /// Per node, one bar split into compute, communication and idle.
-pub(super) fn activity_bars(rows: &[(u32, [i64; 3])]) -> String {
+pub(super) fn activity_bars(rows: &[(NodeId, [i64; 3])]) -> String {
     let row_h = 22.0;
     let h = rows.len() as f64 * row_h + 30.0;
     let mut out = String::new();

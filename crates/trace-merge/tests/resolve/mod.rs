@@ -2,6 +2,7 @@
 //! can be compared across a merge that may change ids.
 #![allow(dead_code)]
 
+use clock_model::NodeId;
 use xplane_proto::{XPlane, XPlaneExt, XStat, x_stat};
 
 /// A stat as `(name, value)`, `ref_value` resolved to its string.
@@ -81,13 +82,17 @@ pub fn origin(plane: &XPlane) -> (i64, String) {
 
 /// The plane of `merged` copied from node `node`'s plane `original` (the
 /// merged `Task Environment` is the run's own, never a copy).
-pub fn merged_copy<'a>(merged: &'a xplane_proto::XSpace, node: u32, original: &str) -> &'a XPlane {
+pub fn merged_copy<'a>(
+    merged: &'a xplane_proto::XSpace,
+    node: NodeId,
+    original: &str,
+) -> &'a XPlane {
     merged
         .planes
         .iter()
         .find(|p| {
             p.name != xplane_proto::TASK_ENV_PLANE
-                && origin(p) == (node as i64, original.to_owned())
+                && origin(p) == (i64::from(node), original.to_owned())
         })
         .unwrap_or_else(|| panic!("{original} of node {node} missing from the merge"))
 }
