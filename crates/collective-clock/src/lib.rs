@@ -79,6 +79,7 @@ mod estimate;
 mod evidence;
 mod fit;
 mod joint;
+mod loss;
 mod model;
 mod options;
 mod presplit;
