@@ -37,15 +37,19 @@ impl Role {
 ///
 /// For a node with several devices in one instance, `begin` is the latest
 /// begin and `end` the earliest end among them (the tightest constraints), so
-/// `begin` may lie after `end`.
+/// `begin` may lie after `end`; `last_end` is the latest end among them (the
+/// window every device's end lies in is `end..=last_end`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Member {
     /// The node.
     pub node: NodeId,
     /// Begin, on the node's host clock.
     pub begin: HostTime,
-    /// End, on the node's host clock.
+    /// End, on the node's host clock (the earliest of its devices').
     pub end: HostTime,
+    /// The latest end of its devices, on the node's host clock (`end` for
+    /// one device).
+    pub last_end: HostTime,
     /// Which of the two times constrain the others.
     pub role: Role,
 }
@@ -183,6 +187,7 @@ impl Evidence {
             if m.node == node {
                 m.begin = HostTime::from_ps(m.begin.as_ps() + shift.0);
                 m.end = HostTime::from_ps(m.end.as_ps() + shift.0);
+                m.last_end = HostTime::from_ps(m.last_end.as_ps() + shift.0);
             }
         }
         ev
@@ -196,6 +201,7 @@ impl Evidence {
         for m in self.instances.iter_mut().flat_map(|i| i.members.iter_mut()) {
             m.begin = f(m.node, m.begin);
             m.end = f(m.node, m.end);
+            m.last_end = f(m.node, m.last_end);
         }
     }
 
@@ -216,16 +222,17 @@ impl Evidence {
         complete: bool,
         participants: &[(NodeId, HostTime, HostTime)],
     ) {
-        let mut by_node: BTreeMap<NodeId, (HostTime, HostTime)> = BTreeMap::new();
+        let mut by_node: BTreeMap<NodeId, (HostTime, HostTime, HostTime)> = BTreeMap::new();
         for &(node, begin, end) in participants {
             self.nodes.insert(node);
             by_node
                 .entry(node)
-                .and_modify(|(b, e)| {
+                .and_modify(|(b, e, last)| {
                     *b = (*b).max(begin);
                     *e = (*e).min(end);
+                    *last = (*last).max(end);
                 })
-                .or_insert((begin, end));
+                .or_insert((begin, end, end));
         }
         if by_node.len() < 2 {
             self.stats.single_node += 1;
@@ -235,10 +242,11 @@ impl Evidence {
         self.stats.incomplete += u64::from(!complete);
         let members = by_node
             .into_iter()
-            .map(|(node, (begin, end))| Member {
+            .map(|(node, (begin, end, last_end))| Member {
                 node,
                 begin,
                 end,
+                last_end,
                 role: Role::Both,
             })
             .collect();
@@ -268,12 +276,14 @@ impl Evidence {
                 node: sender.0,
                 begin: sender.1,
                 end: sender.1,
+                last_end: sender.1,
                 role: Role::Sends,
             },
             Member {
                 node: receiver.0,
                 begin: receiver.1,
                 end: receiver.1,
+                last_end: receiver.1,
                 role: Role::Receives,
             },
         ];
@@ -323,7 +333,7 @@ mod tests {
         );
         let m = &ev.instances()[0].members;
         assert_eq!(m.len(), 2);
-        assert_eq!((m[0].begin, m[0].end), (t(12), t(40)));
+        assert_eq!((m[0].begin, m[0].end, m[0].last_end), (t(12), t(40), t(50)));
         assert_eq!(ev.stats.all_to_all, 1);
     }
 

@@ -15,8 +15,8 @@
 //!   constraints have no common solution (a clock step) or, for the
 //!   regression and combined fits, where the ends' residuals follow a
 //!   trend (a wandering clock), by one of three
-//!   [`Estimator`]s: the centre of the feasible region, Huber regression on
-//!   the differences of collective ends, or the regression held inside the
+//!   [`Estimator`]s: the centre of the feasible region, robust regression
+//!   of the collective ends, or the regression held inside the
 //!   feasible region ([`Options`]). The default, [`Estimator::Auto`], takes
 //!   the last where the collective ends agree and the centre where they
 //!   scatter, and says why ([`EstimatorChoice`]). Nodes linked to the reference only
@@ -79,6 +79,7 @@ mod estimate;
 mod evidence;
 mod fit;
 mod joint;
+mod loss;
 mod model;
 mod options;
 mod presplit;

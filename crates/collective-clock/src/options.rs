@@ -10,8 +10,9 @@ pub enum Estimator {
     /// The centre of the feasible region of the happens-before constraints:
     /// the offset and drift with the largest minimum slack.
     Centre,
-    /// Huber regression on the differences of collective ends (each end
-    /// against the median end of the other members).
+    /// Robust regression of the collective ends (each end against its
+    /// instance's weighted mean end; Huber's loss, or an L_p loss with
+    /// `p > 2` where the ends are bounded).
     Regression,
     /// The regression, moved into the feasible region when it lies outside.
     Combined,

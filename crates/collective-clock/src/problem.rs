@@ -40,6 +40,8 @@ pub(crate) struct Problem {
     pub begin: Vec<f64>,
     /// Per member: end, ns (+∞ when its end is bounded by nothing).
     pub end: Vec<f64>,
+    /// Per member: the latest end of its devices, ns (+∞ as `end`).
+    pub last_end: Vec<f64>,
     /// Per member: its instance.
     pub instance_of: Vec<u32>,
     /// Instance `k`'s members are `starts[k]..starts[k + 1]`.
@@ -94,6 +96,7 @@ impl Problem {
             node_of: Vec::new(),
             begin: Vec::new(),
             end: Vec::new(),
+            last_end: Vec::new(),
             instance_of: Vec::new(),
             starts: vec![0],
             bounds: vec![Vec::new(); index.len()],
@@ -109,14 +112,15 @@ impl Problem {
                 } else {
                     f64::NEG_INFINITY
                 };
-                let end = if m.role.ends() {
-                    ns(m.end.as_ps())
+                let (end, last_end) = if m.role.ends() {
+                    (ns(m.end.as_ps()), ns(m.last_end.as_ps()))
                 } else {
-                    f64::INFINITY
+                    (f64::INFINITY, f64::INFINITY)
                 };
                 p.node_of.push(node);
                 p.begin.push(begin);
                 p.end.push(end);
+                p.last_end.push(last_end);
                 p.instance_of.push(k as u32);
                 p.instances_of[node as usize].push(k as u32);
                 if m.role.ends() {
