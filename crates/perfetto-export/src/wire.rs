@@ -17,6 +17,18 @@ pub fn put_varint(buf: &mut Vec<u8>, mut value: u64) {
     buf.push(value as u8);
 }
 
+/// The one-byte key of varint field `field` (below 16).
+pub const fn varint_key(field: u32) -> u8 {
+    assert!(field < 16, "a one-byte key");
+    (field << 3 | VARINT) as u8
+}
+
+/// The one-byte key of length-delimited field `field` (below 16).
+pub const fn length_delimited_key(field: u32) -> u8 {
+    assert!(field < 16, "a one-byte key");
+    (field << 3 | LENGTH_DELIMITED) as u8
+}
+
 #[inline]
 fn key(buf: &mut Vec<u8>, field: u32, wire_type: u32) {
     put_varint(buf, u64::from(field << 3 | wire_type));
