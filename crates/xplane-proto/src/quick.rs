@@ -137,17 +137,18 @@ fn stat_well_formed(stat: &[u8]) -> Option<()> {
     Some(())
 }
 
-/// A stat of the usual shape, `metadata_id` then one value (`uint64_value`,
+/// A stat of the usual shape, `metadata_id` (or none, for id 0) then one value (`uint64_value`,
 /// `int64_value`, `ref_value`, `double_value`, or a `str_value` of valid
 /// UTF-8), one-byte keys and varints of at most 9 bytes: its id and value,
 /// exactly as the full reader gives them; `None` when the full reader must
 /// decide.
 #[inline(always)]
 pub(crate) fn stat(bytes: &[u8]) -> Option<(i64, StatValue<'_>)> {
-    if *bytes.first()? != METADATA_ID {
-        return None;
-    }
-    let (id, at) = short_varint(bytes, 1)?;
+    // A `metadata_id` of 0 is left out, as protobuf leaves out zeros.
+    let (id, at) = match *bytes.first()? {
+        METADATA_ID => short_varint(bytes, 1)?,
+        _ => (0, 0),
+    };
     let key = *bytes.get(at)?;
     let (value, end) = match key {
         UINT64 | INT64 | REF => {
@@ -321,7 +322,7 @@ mod tests {
         /// gives what the full reader gives, or leaves it to the reader.
         #[test]
         fn a_stat_read_quickly_is_the_stat_the_reader_reads(
-            (id, kind, n, s) in (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,6}"),
+            (id, kind, n, s) in (prop_oneof![Just(0i64), any::<i64>()], any::<u8>(), any::<u64>(), "\\PC{0,6}"),
             changes in proptest::collection::vec(
                 (any::<proptest::sample::Index>(), any::<u8>()), 0..3),
             cut in any::<proptest::sample::Index>(),
@@ -441,5 +442,10 @@ mod tests {
         }
         let text = stat(5, 4, 0, "hlo_op").encode_to_vec();
         assert_eq!(super::stat(&text), Some((5, StatValue::Str("hlo_op"))));
+        // Stat metadata id 0 is not on the wire.
+        let zero = stat(0, 2, 7, "").encode_to_vec();
+        assert_eq!(zero[0], UINT64);
+        assert_eq!(super::stat(&zero), Some((0, StatValue::Uint64(7))));
+        assert_eq!(super::stat(&[]), None);
     }
 }

@@ -491,7 +491,12 @@ impl<'a> EventView<'a> {
     /// The event's stats.
     #[inline]
     pub fn stats(&self) -> Repeated<'a, StatView<'a>> {
-        Repeated::new(self.bytes, self.base, Message::Event, 4)
+        // In the usual layout the stats follow the timing fields: start there.
+        let start = match self.rest_start {
+            MIXED_LAYOUT => 0,
+            rest => rest,
+        };
+        Repeated::new(&self.bytes[start..], self.base + start, Message::Event, 4)
     }
 
     /// Append every field of the encoded event whose number is not in
