@@ -27,7 +27,7 @@ const EVENT_NUM_OCCURRENCES: u8 = 5 << 3;
 /// An event's timing fields as the full reader gives them, when the event
 /// is in the usual layout: `metadata_id`, then `offset_ps` or
 /// `num_occurrences`, then `duration_ps` (each may be absent), one-byte
-/// keys and varints of at most 9 bytes, then only `stats` with in-bounds
+/// keys and well-formed varints, then only `stats` with in-bounds
 /// lengths (their contents are read when asked for, as the full reader
 /// does). Returns the timing fields and where the stats begin; `None`
 /// when the full reader must decide.
@@ -65,7 +65,7 @@ fn timing_field(bytes: &[u8], key: u8, at: &mut usize) -> Option<Option<u64>> {
     if bytes.get(*at) != Some(&key) {
         return Some(None);
     }
-    let (v, end) = short_varint(bytes, *at + 1)?;
+    let (v, end) = varint(bytes, *at + 1)?;
     *at = end;
     Some(Some(v))
 }
@@ -139,20 +139,20 @@ fn stat_well_formed(stat: &[u8]) -> Option<()> {
 
 /// A stat of the usual shape, `metadata_id` (or none, for id 0) then one value (`uint64_value`,
 /// `int64_value`, `ref_value`, `double_value`, or a `str_value` of valid
-/// UTF-8), one-byte keys and varints of at most 9 bytes: its id and value,
+/// UTF-8), one-byte keys and well-formed varints: its id and value,
 /// exactly as the full reader gives them; `None` when the full reader must
 /// decide.
 #[inline(always)]
 pub(crate) fn stat(bytes: &[u8]) -> Option<(i64, StatValue<'_>)> {
     // A `metadata_id` of 0 is left out, as protobuf leaves out zeros.
     let (id, at) = match *bytes.first()? {
-        METADATA_ID => short_varint(bytes, 1)?,
+        METADATA_ID => varint(bytes, 1)?,
         _ => (0, 0),
     };
     let key = *bytes.get(at)?;
     let (value, end) = match key {
         UINT64 | INT64 | REF => {
-            let (v, end) = short_varint(bytes, at + 1)?;
+            let (v, end) = varint(bytes, at + 1)?;
             let value = match key {
                 UINT64 => StatValue::Uint64(v),
                 INT64 => StatValue::Int64(v as i64),
@@ -175,12 +175,17 @@ pub(crate) fn stat(bytes: &[u8]) -> Option<(i64, StatValue<'_>)> {
     (end == bytes.len()).then_some((id as i64, value))
 }
 
-/// The varint at `at` when it has at most 9 bytes, and where it ends.
+/// The varint at `at` and where it ends: at most 10 bytes, the tenth at
+/// most 1 (as the full reader requires; negative `int64` values take all
+/// ten).
 #[inline(always)]
-fn short_varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+fn varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut value = 0u64;
-    for i in 0..9 {
+    for i in 0..10 {
         let b = *bytes.get(at + i)?;
+        if i == 9 && b > 1 {
+            return None;
+        }
         value |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
             return Some((value, at + i + 1));
@@ -409,7 +414,7 @@ mod tests {
         late.extend_from_slice(&[EVENT_DURATION_PS, 5]);
         assert_eq!(super::event(&late), None);
         assert_eq!(EventView::parse(&late, 0).unwrap().duration_ps, 5);
-        // A negative offset takes ten bytes: left to the full reader.
+        // A negative offset takes ten bytes, read quickly too.
         let negative = XEvent {
             metadata_id: 1,
             data: Some(x_event::Data::OffsetPs(-1)),
@@ -417,13 +422,22 @@ mod tests {
             stats: vec![],
         }
         .encode_to_vec();
-        assert_eq!(super::event(&negative), None);
+        assert_eq!(
+            super::event(&negative).map(|e| e.data),
+            Some(Some(EventData::OffsetPs(-1)))
+        );
         assert_eq!(EventView::parse(&negative, 0).unwrap().offset_ps(), -1);
     }
 
     #[test]
     fn numeric_stats_are_read_quickly() {
-        for (kind, n) in [(1, 3u64), (2, 1 << 62), (3, 1 << 40), (6, 127)] {
+        for (kind, n) in [
+            (1, 3u64),
+            (2, 1 << 62),
+            (3, 1 << 40),
+            (3, u64::MAX - 5),
+            (6, 127),
+        ] {
             let bytes = stat(5, kind, n, "").encode_to_vec();
             let quick = super::stat(&bytes).map(|(id, v)| StatView {
                 metadata_id: id,
