@@ -29,20 +29,42 @@ pub(crate) struct Sequence {
     strings: IdTable,
     /// The `InternedData` of the packet being written.
     interned: Vec<u8>,
+    /// What every event packet of the sequence holds after its timestamp:
+    /// the sequence id and flags, encoded once per sequence.
+    head: Vec<u8>,
 }
+
+/// The `TrackEvent` of a `TYPE_SLICE_END` packet, field and all: it is the
+/// same in every such packet.
+const SLICE_END_EVENT: [u8; 4] = [
+    wire::length_delimited_key(packet::TRACK_EVENT),
+    2,
+    wire::varint_key(event::TYPE),
+    event::SLICE_END as u8,
+];
 
 impl Sequence {
     /// Sequence `id`, before its first packet.
     pub fn new(id: u32) -> Self {
-        Sequence {
-            id,
-            ..Sequence::default()
-        }
+        let mut sequence = Sequence::default();
+        sequence.set_id(id);
+        sequence
+    }
+
+    fn set_id(&mut self, id: u32) {
+        self.id = id;
+        self.head.clear();
+        wire::varint(&mut self.head, packet::SEQUENCE_ID, u64::from(id));
+        wire::varint(
+            &mut self.head,
+            packet::SEQUENCE_FLAGS,
+            packet::SEQ_NEEDS_INCREMENTAL_STATE,
+        );
     }
 
     /// Start sequence `id` at `first_ns`, with nothing interned.
     pub fn reset(&mut self, id: u32, first_ns: u64) {
-        self.id = id;
+        self.set_id(id);
         self.last_ns = first_ns;
         self.names.clear();
         self.arg_names.clear();
@@ -61,12 +83,7 @@ impl Sequence {
         let mark = wire::open(p, trace::PACKET);
         wire::varint(p, packet::TIMESTAMP, ns - self.last_ns);
         self.last_ns = ns;
-        wire::varint(p, packet::SEQUENCE_ID, u64::from(self.id));
-        wire::varint(
-            p,
-            packet::SEQUENCE_FLAGS,
-            packet::SEQ_NEEDS_INCREMENTAL_STATE,
-        );
+        p.extend_from_slice(&self.head);
         mark
     }
 
@@ -110,9 +127,7 @@ impl Sequence {
     #[inline]
     pub fn end(&mut self, p: &mut Vec<u8>, end_ns: i64) {
         let packet = self.open_packet(p, end_ns);
-        let track_event = wire::open(p, packet::TRACK_EVENT);
-        wire::varint(p, event::TYPE, event::SLICE_END);
-        wire::close(p, track_event);
+        p.extend_from_slice(&SLICE_END_EVENT);
         self.close_packet(p, packet);
     }
 

@@ -17,6 +17,18 @@ pub fn put_varint(buf: &mut Vec<u8>, mut value: u64) {
     buf.push(value as u8);
 }
 
+/// The one-byte key of varint field `field` (below 16).
+pub const fn varint_key(field: u32) -> u8 {
+    assert!(field < 16, "a one-byte key");
+    (field << 3 | VARINT) as u8
+}
+
+/// The one-byte key of length-delimited field `field` (below 16).
+pub const fn length_delimited_key(field: u32) -> u8 {
+    assert!(field < 16, "a one-byte key");
+    (field << 3 | LENGTH_DELIMITED) as u8
+}
+
 #[inline]
 fn key(buf: &mut Vec<u8>, field: u32, wire_type: u32) {
     put_varint(buf, u64::from(field << 3 | wire_type));
@@ -69,7 +81,7 @@ pub fn interned(buf: &mut Vec<u8>, field: u32, iid: u64, name: &[u8]) {
 /// Start a length-delimited field whose length is not known yet: its key
 /// and one byte for the length, patched by [`close`]. Returns the mark to
 /// give [`close`].
-#[inline]
+#[inline(always)]
 pub fn open(buf: &mut Vec<u8>, field: u32) -> usize {
     key(buf, field, LENGTH_DELIMITED);
     buf.push(0);
@@ -79,13 +91,21 @@ pub fn open(buf: &mut Vec<u8>, field: u32) -> usize {
 /// End the field [`open`] started at `mark`: write its length, moving the
 /// field's bytes when the length needs more than one byte (fields opened
 /// inside it must be closed first).
-#[inline]
+#[inline(always)]
 pub fn close(buf: &mut Vec<u8>, mark: usize) {
     let len = buf.len() - mark - 1;
     if len < 0x80 {
         buf[mark] = len as u8;
-        return;
+    } else {
+        close_long(buf, mark, len);
     }
+}
+
+/// [`close`] of a field of `len` bytes, 128 or more: its bytes move to
+/// make room for the longer length.
+#[cold]
+#[inline(never)]
+fn close_long(buf: &mut Vec<u8>, mark: usize, len: usize) {
     let mut varint = [0u8; 10];
     let mut n = 0;
     let mut v = len as u64;

@@ -9,12 +9,76 @@
 //! never accepts what the full reader refuses (a property test holds it to
 //! that), it only saves the full reader's work on well-formed data.
 //! [`stat`] reads a stat of the usual shape (an id and one numeric value)
-//! the same way, and gives what the full reader gives.
+//! the same way, and gives what the full reader gives; [`event`] reads an
+//! event's timing fields in their usual order and only steps over its stats.
 
-use crate::view::StatValue;
+use crate::view::{EventData, StatValue};
 
 /// Key of `XEvent.stats` (field 4, length-delimited).
 const EVENT_STATS_KEY: u8 = 4 << 3 | 2;
+
+/// Keys of `XEvent`'s timing fields: `metadata_id`, `offset_ps`,
+/// `duration_ps`, `num_occurrences` (varints).
+const EVENT_METADATA_ID: u8 = 1 << 3;
+const EVENT_OFFSET_PS: u8 = 2 << 3;
+const EVENT_DURATION_PS: u8 = 3 << 3;
+const EVENT_NUM_OCCURRENCES: u8 = 5 << 3;
+
+/// An event's timing fields as the full reader gives them, when the event
+/// is in the usual layout: `metadata_id`, then `offset_ps` or
+/// `num_occurrences`, then `duration_ps` (each may be absent), one-byte
+/// keys and well-formed varints, then only `stats` with in-bounds
+/// lengths (their contents are read when asked for, as the full reader
+/// does). Returns the timing fields and where the stats begin; `None`
+/// when the full reader must decide.
+#[inline(always)]
+pub(crate) fn event(bytes: &[u8]) -> Option<QuickEvent> {
+    let mut at = 0;
+    let metadata_id = timing_field(bytes, EVENT_METADATA_ID, &mut at)?.unwrap_or(0) as i64;
+    let data = match timing_field(bytes, EVENT_OFFSET_PS, &mut at)? {
+        Some(ps) => Some(EventData::OffsetPs(ps as i64)),
+        None => timing_field(bytes, EVENT_NUM_OCCURRENCES, &mut at)?
+            .map(|n| EventData::NumOccurrences(n as i64)),
+    };
+    let duration_ps = timing_field(bytes, EVENT_DURATION_PS, &mut at)?.unwrap_or(0) as i64;
+    let rest_start = at;
+    while at < bytes.len() {
+        if bytes[at] != EVENT_STATS_KEY {
+            return None;
+        }
+        let (len, start) = length(bytes, at + 1)?;
+        at = start.checked_add(len).filter(|&e| e <= bytes.len())?;
+    }
+    Some(QuickEvent {
+        metadata_id,
+        data,
+        duration_ps,
+        rest_start,
+    })
+}
+
+/// The varint field of one-byte key `key` at `at`, if it stands there
+/// (`Some(None)` when another field does), moving `at` past it; `None`
+/// when its varint is not a short one.
+#[inline(always)]
+fn timing_field(bytes: &[u8], key: u8, at: &mut usize) -> Option<Option<u64>> {
+    if bytes.get(*at) != Some(&key) {
+        return Some(None);
+    }
+    let (v, end) = varint(bytes, *at + 1)?;
+    *at = end;
+    Some(Some(v))
+}
+
+/// What [`event`] reads.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct QuickEvent {
+    pub metadata_id: i64,
+    pub data: Option<EventData>,
+    pub duration_ps: i64,
+    /// Where the stats begin (the length of the event when it has none).
+    pub rest_start: usize,
+}
 
 /// Keys of `XStat`: `metadata_id`, `uint64_value`, `int64_value` and
 /// `ref_value` (varints), `double_value` (fixed 64), `str_value` (UTF-8),
@@ -73,20 +137,22 @@ fn stat_well_formed(stat: &[u8]) -> Option<()> {
     Some(())
 }
 
-/// A stat of the usual shape, `metadata_id` then one numeric value
-/// (`uint64_value`, `int64_value`, `ref_value` or `double_value`), one-byte
-/// keys and varints of at most 9 bytes: its id and value, exactly as the
-/// full reader gives them; `None` when the full reader must decide.
+/// A stat of the usual shape, `metadata_id` (or none, for id 0) then one value (`uint64_value`,
+/// `int64_value`, `ref_value`, `double_value`, or a `str_value` of valid
+/// UTF-8), one-byte keys and well-formed varints: its id and value,
+/// exactly as the full reader gives them; `None` when the full reader must
+/// decide.
 #[inline(always)]
 pub(crate) fn stat(bytes: &[u8]) -> Option<(i64, StatValue<'_>)> {
-    if *bytes.first()? != METADATA_ID {
-        return None;
-    }
-    let (id, at) = short_varint(bytes, 1)?;
+    // A `metadata_id` of 0 is left out, as protobuf leaves out zeros.
+    let (id, at) = match *bytes.first()? {
+        METADATA_ID => varint(bytes, 1)?,
+        _ => (0, 0),
+    };
     let key = *bytes.get(at)?;
     let (value, end) = match key {
         UINT64 | INT64 | REF => {
-            let (v, end) = short_varint(bytes, at + 1)?;
+            let (v, end) = varint(bytes, at + 1)?;
             let value = match key {
                 UINT64 => StatValue::Uint64(v),
                 INT64 => StatValue::Int64(v as i64),
@@ -99,17 +165,27 @@ pub(crate) fn stat(bytes: &[u8]) -> Option<(i64, StatValue<'_>)> {
             let v = f64::from_bits(u64::from_le_bytes(raw.try_into().ok()?));
             (StatValue::Double(v), at + 9)
         }
+        STR => {
+            let (len, start) = length(bytes, at + 1)?;
+            let text = std::str::from_utf8(bytes.get(start..start.checked_add(len)?)?).ok()?;
+            (StatValue::Str(text), start + len)
+        }
         _ => return None,
     };
     (end == bytes.len()).then_some((id as i64, value))
 }
 
-/// The varint at `at` when it has at most 9 bytes, and where it ends.
+/// The varint at `at` and where it ends: at most 10 bytes, the tenth at
+/// most 1 (as the full reader requires; negative `int64` values take all
+/// ten).
 #[inline(always)]
-fn short_varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+fn varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut value = 0u64;
-    for i in 0..9 {
+    for i in 0..10 {
         let b = *bytes.get(at + i)?;
+        if i == 9 && b > 1 {
+            return None;
+        }
         value |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
             return Some((value, at + i + 1));
@@ -251,7 +327,7 @@ mod tests {
         /// gives what the full reader gives, or leaves it to the reader.
         #[test]
         fn a_stat_read_quickly_is_the_stat_the_reader_reads(
-            (id, kind, n, s) in (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,6}"),
+            (id, kind, n, s) in (prop_oneof![Just(0i64), any::<i64>()], any::<u8>(), any::<u64>(), "\\PC{0,6}"),
             changes in proptest::collection::vec(
                 (any::<proptest::sample::Index>(), any::<u8>()), 0..3),
             cut in any::<proptest::sample::Index>(),
@@ -273,9 +349,95 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// Whatever becomes of an event's bytes (bytes replaced anywhere,
+        /// the event cut short), the quick read gives what the full reader
+        /// gives, or leaves it to the reader.
+        #[test]
+        fn an_event_read_quickly_is_the_event_the_reader_reads(
+            (id, offset, duration, aggregated) in (any::<i64>(), any::<i64>(), any::<i64>(), any::<bool>()),
+            stats in proptest::collection::vec(
+                (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,6}"), 0..3),
+            changes in proptest::collection::vec(
+                (any::<proptest::sample::Index>(), any::<u8>()), 0..3),
+            cut in proptest::option::of(any::<proptest::sample::Index>()),
+        ) {
+            let data = if aggregated {
+                x_event::Data::NumOccurrences(offset)
+            } else {
+                x_event::Data::OffsetPs(offset)
+            };
+            let mut bytes = XEvent {
+                metadata_id: id,
+                data: Some(data),
+                duration_ps: duration,
+                stats: stats.iter().map(|(id, k, n, s)| stat(*id, *k, *n, s)).collect(),
+            }
+            .encode_to_vec();
+            for (at, byte) in changes {
+                if !bytes.is_empty() {
+                    let at = at.index(bytes.len());
+                    bytes[at] = byte;
+                }
+            }
+            if let Some(cut) = cut {
+                bytes.truncate(cut.index(bytes.len() + 1));
+            }
+            if let Some(quick) = super::event(&bytes) {
+                let full = EventView::parse_slowly(&bytes, 0);
+                prop_assert!(full.is_ok());
+                let full = full.unwrap();
+                let rest = (full.non_timing_fields() == Some(&bytes[quick.rest_start..]))
+                    .then_some(quick.rest_start);
+                prop_assert_eq!(
+                    quick,
+                    super::QuickEvent {
+                        metadata_id: full.metadata_id,
+                        data: full.data,
+                        duration_ps: full.duration_ps,
+                        rest_start: rest.unwrap_or(usize::MAX),
+                    }
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn usual_events_are_read_quickly_and_others_by_the_reader() {
+        let usual = event_bytes(vec![stat(4, 2, 9, "")]);
+        let quick = super::event(&usual).expect("the usual layout");
+        assert_eq!((quick.metadata_id, quick.duration_ps), (3, 7));
+        assert_eq!(quick.data, Some(EventData::OffsetPs(10)));
+        // A timing field after the stats: the last value wins, so the full
+        // reader must read it.
+        let mut late = usual.clone();
+        late.extend_from_slice(&[EVENT_DURATION_PS, 5]);
+        assert_eq!(super::event(&late), None);
+        assert_eq!(EventView::parse(&late, 0).unwrap().duration_ps, 5);
+        // A negative offset takes ten bytes, read quickly too.
+        let negative = XEvent {
+            metadata_id: 1,
+            data: Some(x_event::Data::OffsetPs(-1)),
+            duration_ps: 0,
+            stats: vec![],
+        }
+        .encode_to_vec();
+        assert_eq!(
+            super::event(&negative).map(|e| e.data),
+            Some(Some(EventData::OffsetPs(-1)))
+        );
+        assert_eq!(EventView::parse(&negative, 0).unwrap().offset_ps(), -1);
+    }
+
     #[test]
     fn numeric_stats_are_read_quickly() {
-        for (kind, n) in [(1, 3u64), (2, 1 << 62), (3, 1 << 40), (6, 127)] {
+        for (kind, n) in [
+            (1, 3u64),
+            (2, 1 << 62),
+            (3, 1 << 40),
+            (3, u64::MAX - 5),
+            (6, 127),
+        ] {
             let bytes = stat(5, kind, n, "").encode_to_vec();
             let quick = super::stat(&bytes).map(|(id, v)| StatView {
                 metadata_id: id,
@@ -287,9 +449,17 @@ mod tests {
                 "kind {kind}"
             );
         }
-        // Strings and stats without a value go to the full reader.
-        for kind in [0, 4, 5, 7] {
+        // Bytes, compressed strings and stats without a value go to the
+        // full reader.
+        for kind in [0, 5, 7] {
             assert_eq!(super::stat(&stat(5, kind, 1, "a").encode_to_vec()), None);
         }
+        let text = stat(5, 4, 0, "hlo_op").encode_to_vec();
+        assert_eq!(super::stat(&text), Some((5, StatValue::Str("hlo_op"))));
+        // Stat metadata id 0 is not on the wire.
+        let zero = stat(0, 2, 7, "").encode_to_vec();
+        assert_eq!(zero[0], UINT64);
+        assert_eq!(super::stat(&zero), Some((0, StatValue::Uint64(7))));
+        assert_eq!(super::stat(&[]), None);
     }
 }

@@ -44,6 +44,9 @@ impl<'a, T> Repeated<'a, T> {
         if self.done {
             return None;
         }
+        if let Some(quick) = self.fields.quick_bytes_field(self.field) {
+            return Some(Ok(quick));
+        }
         loop {
             let next = match self.fields.next_field()? {
                 Ok(next) => next,
@@ -296,7 +299,35 @@ impl<'a> View<'a> for LineView<'a> {
         // The byte range of the events, and whether another field breaks it.
         let mut span: Option<(usize, usize)> = None;
         let mut broken = false;
-        for_each_field(Fields::new(bytes, base, Message::Line), |t| {
+        let mut events = |key: usize, end: usize| {
+            span = Some(match span {
+                None => (key, end),
+                Some((start, last)) => {
+                    broken |= last != key;
+                    (start, end)
+                }
+            });
+        };
+        let mut fields = Fields::new(bytes, base, Message::Line);
+        loop {
+            // Runs of events, the bulk of a line, are stepped over quickly.
+            let key_offset = fields.offset();
+            if fields.quick_bytes_field(4).is_some() {
+                while fields.quick_bytes_field(4).is_some() {}
+                events(key_offset - base, fields.offset() - base);
+                continue;
+            }
+            let Some(next) = fields.next_field() else {
+                break;
+            };
+            let (field, at, value) = next?;
+            let t = Typed {
+                fields: &fields,
+                field,
+                at,
+                value,
+                key_offset,
+            };
             match t.field {
                 1 => line.id = t.i64()?,
                 10 => line.display_id = t.i64()?,
@@ -306,19 +337,11 @@ impl<'a> View<'a> for LineView<'a> {
                 9 => line.duration_ps = t.i64()?,
                 4 => {
                     t.bytes()?;
-                    let (key, end) = (t.key_offset - base, t.end_offset() - base);
-                    span = Some(match span {
-                        None => (key, end),
-                        Some((start, last)) => {
-                            broken |= last != key;
-                            (start, end)
-                        }
-                    });
+                    events(t.key_offset - base, t.end_offset() - base);
                 }
                 _ => {}
             }
-            Ok(())
-        })?;
+        }
         line.events_span = if broken {
             None
         } else {
@@ -405,6 +428,23 @@ impl<'a> View<'a> for EventView<'a> {
 
     #[inline]
     fn parse(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
+        match crate::quick::event(bytes) {
+            Some(quick) => Ok(EventView {
+                bytes,
+                base,
+                metadata_id: quick.metadata_id,
+                data: quick.data,
+                duration_ps: quick.duration_ps,
+                rest_start: quick.rest_start,
+            }),
+            None => Self::parse_slowly(bytes, base),
+        }
+    }
+}
+
+impl<'a> EventView<'a> {
+    /// The full reader of an event (every field, every wire type checked).
+    pub(crate) fn parse_slowly(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
         let mut event = EventView {
             bytes,
             base,
@@ -451,7 +491,12 @@ impl<'a> EventView<'a> {
     /// The event's stats.
     #[inline]
     pub fn stats(&self) -> Repeated<'a, StatView<'a>> {
-        Repeated::new(self.bytes, self.base, Message::Event, 4)
+        // In the usual layout the stats follow the timing fields: start there.
+        let start = match self.rest_start {
+            MIXED_LAYOUT => 0,
+            rest => rest,
+        };
+        Repeated::new(&self.bytes[start..], self.base + start, Message::Event, 4)
     }
 
     /// Append every field of the encoded event whose number is not in

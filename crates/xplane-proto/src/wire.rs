@@ -207,6 +207,34 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// When the next field is length-delimited field `field` in its usual
+    /// short form (a one-byte key, a length of one or two bytes that stays
+    /// in bounds): its payload and the payload's absolute offset, the
+    /// cursor moved past it; else `None` and the cursor unmoved. What
+    /// [`Fields::next_field`] reads in that case, without its general path.
+    #[inline(always)]
+    pub(crate) fn quick_bytes_field(&mut self, field: u32) -> Option<(&'a [u8], usize)> {
+        let key = (field < 16).then_some((field << 3 | 2) as u8)?;
+        let [k, low] = *self.buf.get(self.pos..self.pos + 2)? else {
+            return None;
+        };
+        if k != key {
+            return None;
+        }
+        let (len, start) = if low < 0x80 {
+            (usize::from(low), self.pos + 2)
+        } else {
+            let high = *self.buf.get(self.pos + 2).filter(|&&b| b < 0x80)?;
+            (
+                usize::from(low & 0x7f) | usize::from(high) << 7,
+                self.pos + 3,
+            )
+        };
+        let payload = self.buf.get(start..start + len)?;
+        self.pos = start + len;
+        Some((payload, self.base + start))
+    }
+
     /// The next field: its number, the offset of its value, and the value.
     #[inline(always)]
     pub(crate) fn next_field(&mut self) -> Option<Result<(u32, usize, Value<'a>), WireError>> {
@@ -386,5 +414,51 @@ pub(crate) fn for_each_field<'a>(
             value,
             key_offset,
         })?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// On any bytes, the quick read of a length-delimited field gives
+        /// what the general read gives, or leaves the cursor where it was.
+        #[test]
+        fn a_quick_bytes_field_is_the_field_the_reader_reads(
+            mut bytes in proptest::collection::vec(any::<u8>(), 0..300),
+            field in 1u32..20,
+            base in 0usize..1000,
+            keyed in any::<bool>(),
+        ) {
+            // Mostly the field's own key, so that the quick path is tried.
+            if keyed && !bytes.is_empty() {
+                bytes[0] = (field << 3 | 2) as u8;
+            }
+            let mut quick = Fields::new(&bytes, base, Message::Event);
+            let mut full = quick;
+            match quick.quick_bytes_field(field) {
+                None => prop_assert_eq!(quick.pos, 0),
+                Some((payload, at)) => {
+                    let (f, _, value) = full.next_field().unwrap().unwrap();
+                    prop_assert_eq!(f, field);
+                    prop_assert!(matches!(value, Value::Bytes(b) if b == payload));
+                    prop_assert_eq!(at, full.offset() - payload.len());
+                    prop_assert_eq!(quick.pos, full.pos);
+                }
+            }
+        }
+
+        /// Usual short fields (lengths of one and two bytes) are read quickly.
+        #[test]
+        fn usual_fields_are_read_quickly(len in 0usize..16_384, field in 1u32..16) {
+            let mut bytes = vec![(field << 3 | 2) as u8];
+            prost::encoding::encode_varint(len as u64, &mut bytes);
+            bytes.extend(std::iter::repeat_n(7u8, len));
+            let mut fields = Fields::new(&bytes, 5, Message::Event);
+            let (payload, at) = fields.quick_bytes_field(field).unwrap();
+            prop_assert_eq!((payload.len(), at), (len, 5 + bytes.len() - len));
+        }
     }
 }
