@@ -615,7 +615,7 @@ mod tests {
                     let delta = 1e6 * node as f64 + DRIFTS[node] * t;
                     let host = |g: f64| HostTime::from_ps(((g - delta) * 1e3).round() as i128);
                     (
-                        NodeId(node as i64),
+                        NodeId(node as u32),
                         host(begins[d]),
                         host(last + 1e6 + delay),
                     )
