@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use alignment_core::{NodeDiagnostics, PlaneOutput};
+use alignment_core::{LineBuffers, NodeDiagnostics, PlaneOutput};
 use collective_check::Report;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -74,6 +74,7 @@ impl Plan {
         std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
         let mut nodes = Vec::with_capacity(prepared.len());
         let mut all = collectives.map(|_| NodeCollectives::default());
+        let buffers = LineBuffers::new();
         for (node, output) in prepared.iter().zip(outputs) {
             let bytes = open(&node.input.trace)?;
             let mut file = XSpaceFile::create(&output).map_err(write_err(&output))?;
@@ -84,6 +85,7 @@ impl Plan {
                 file.writer(),
                 |p| PlaneOutput::same(p.id, p.name),
                 collectives,
+                &buffers,
             )?;
             let (hostnames, errors, warnings) = space_strings(&bytes.view(), &node.input.trace)?;
             file.commit(&hostnames, &errors, &warnings)

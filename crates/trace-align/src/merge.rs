@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use alignment_core::{NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
+use alignment_core::{LineBuffers, NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
 use collective_check::Report;
 use collective_clock::EstimateReport;
 use rayon::prelude::*;
@@ -151,8 +151,10 @@ impl Plan {
         let mut report = MergeReport::new(output, reference, t_ref, stop, scheme);
         let mut diagnostics = Vec::with_capacity(nodes.len());
         let mut collectives = settings.validate.then(NodeCollectives::default);
+        let buffers = LineBuffers::new();
         for n in &nodes {
-            let (d, node_report, c) = self.merge_node(n, t_ref, scheme, settings, file.writer())?;
+            let (d, node_report, c) =
+                self.merge_node(n, t_ref, (scheme, &buffers), settings, file.writer())?;
             report.push_node(node_report);
             diagnostics.push(d);
             if let (Some(all), Some(c)) = (collectives.as_mut(), c) {
@@ -253,7 +255,7 @@ impl Plan {
         &self,
         n: &MergeNode<'_>,
         t_ref: i128,
-        scheme: IdScheme,
+        (scheme, buffers): (IdScheme, &LineBuffers),
         settings: &MergeSettings,
         writer: &mut xplane_proto::XSpaceWriter<W>,
     ) -> Result<(NodeDiagnostics, NodeReport, Option<NodeCollectives>)> {
@@ -272,6 +274,7 @@ impl Plan {
             writer,
             |source| placer.place(source),
             settings.validate.then_some(&settings.collectives),
+            buffers,
         )?;
         let (planes, snapshots) = placer.finish(&input.trace, &bytes.view())?;
         let planes = planes

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use alignment_core::{
-    NodeAligner, NodeClocks, NodeDiagnostics, NodeInput, PlaneOutput, PlaneSource, PlaneWritten,
+    LineBuffers, NodeAligner, NodeClocks, NodeDiagnostics, NodeInput, PlaneOutput, PlaneSource,
+    PlaneWritten,
 };
 use collective_check::{Capture, Extraction, NodeId, NodeSource, Retime, append_retimed};
 use xplane_proto::{FileBytes, LineView, PlaneView, XSpaceWriter};
@@ -81,6 +82,7 @@ impl PreparedNode<'_> {
         writer: &mut XSpaceWriter<W>,
         place: impl FnMut(&PlaneSource<'_, '_>) -> PlaneOutput + Send,
         collectives: Option<&collective_check::Options>,
+        buffers: &LineBuffers,
     ) -> Result<(NodeDiagnostics, Vec<PlaneWritten>, Option<NodeCollectives>)> {
         let node = self.input.node_id;
         let mut writing = NodeAligner::with_clocks(
@@ -92,6 +94,7 @@ impl PreparedNode<'_> {
             Some(output_start_ns),
         )
         .map_err(RunError::align(node))?;
+        writing.share_buffers(buffers);
         let Some(check) = collectives else {
             let written = writing
                 .write_placed(writer, place)
