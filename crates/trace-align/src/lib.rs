@@ -55,6 +55,7 @@
 
 mod auto;
 mod capture;
+mod checked;
 mod clocks;
 mod collectives;
 mod content;
