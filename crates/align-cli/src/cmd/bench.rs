@@ -3,7 +3,9 @@
 //! synthetic run, each against the read floor measured in the same run.
 //!
 //! Each stage runs in a child process (`bench --stage ...`) so its peak
-//! resident memory (`VmHWM`) is its own.
+//! resident memory (`VmHWM`) is its own. The stages plan before their
+//! clock starts, except the merge, which plans and merges as `align-cli
+//! merge` does (`RunFiles::merge_checked`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
