@@ -4,7 +4,7 @@
 //! the collectives needs a read of its own.
 
 use alignment_core::{EventTap, NodeAligner};
-use collective_check::{Capture, LineScan, PlaneScan};
+use collective_check::{Capture, LineScan, PlaneScan, Seen};
 use xplane_proto::{EventView, LineView, PlaneView};
 
 /// Which times a capture records for a collective event seen by the
@@ -90,10 +90,7 @@ pub(crate) struct TapLine<'a> {
     view: LineView<'a>,
 }
 
-impl<'a, M: Moves<'a>> EventTap<'a> for CollectiveTap<'a, '_, M> {
-    type Plane = TapPlane<'a, M>;
-    type Line = TapLine<'a>;
-
+impl<'a, M: Moves<'a>> CollectiveTap<'a, '_, M> {
     fn plane(&mut self, plane: &PlaneView<'a>) -> Option<TapPlane<'a, M>> {
         if self.error.is_some() {
             return None;
@@ -109,26 +106,6 @@ impl<'a, M: Moves<'a>> EventTap<'a> for CollectiveTap<'a, '_, M> {
         })
     }
 
-    fn line(plane: &TapPlane<'a, M>, line: &LineView<'a>) -> TapLine<'a> {
-        TapLine {
-            scan: plane.scan.line(line),
-            view: *line,
-        }
-    }
-
-    #[inline]
-    fn event(
-        plane: &TapPlane<'a, M>,
-        line: &mut TapLine<'a>,
-        event: &EventView<'a>,
-        mapped: (i128, i128),
-    ) {
-        let view = line.view;
-        line.scan.event(&plane.scan, event, |begin, end| {
-            plane.moves.moved(&plane.view, &view, mapped, (begin, end))
-        });
-    }
-
     fn line_done(&mut self, plane: &TapPlane<'a, M>, line: TapLine<'a>) {
         if self.error.is_none()
             && let Err(e) = self.capture.line_done(&plane.scan, line.scan)
@@ -138,12 +115,40 @@ impl<'a, M: Moves<'a>> EventTap<'a> for CollectiveTap<'a, '_, M> {
     }
 }
 
-/// Two taps fed by one walk (either may be absent).
-pub(crate) struct BothTaps<A, B>(pub Option<A>, pub Option<B>);
+impl<'a, M: Moves<'a>> TapPlane<'a, M> {
+    fn line(&self, line: &LineView<'a>) -> TapLine<'a> {
+        TapLine {
+            scan: self.scan.line(line),
+            view: *line,
+        }
+    }
 
-impl<'a, A: EventTap<'a>, B: EventTap<'a>> EventTap<'a> for BothTaps<A, B> {
-    type Plane = (Option<A::Plane>, Option<B::Plane>);
-    type Line = (Option<A::Line>, Option<B::Line>);
+    #[inline]
+    fn event(
+        &self,
+        line: &mut TapLine<'a>,
+        event: &EventView<'a>,
+        seen: Seen,
+        mapped: (i128, i128),
+    ) {
+        let view = line.view;
+        line.scan.event_seen(&self.scan, event, seen, |begin, end| {
+            self.moves.moved(&self.view, &view, mapped, (begin, end))
+        });
+    }
+}
+
+/// The collective captures of one walk (either may be absent), each event
+/// classified once for both: the two scans of a plane hold the same
+/// tables, only their options and times differ.
+pub(crate) struct CollectiveTaps<'a, 'o, A, B>(
+    pub Option<CollectiveTap<'a, 'o, A>>,
+    pub Option<CollectiveTap<'a, 'o, B>>,
+);
+
+impl<'a, A: Moves<'a>, B: Moves<'a>> EventTap<'a> for CollectiveTaps<'a, '_, A, B> {
+    type Plane = (Option<TapPlane<'a, A>>, Option<TapPlane<'a, B>>);
+    type Line = (Option<TapLine<'a>>, Option<TapLine<'a>>);
 
     fn plane(&mut self, plane: &PlaneView<'a>) -> Option<Self::Plane> {
         let a = self.0.as_mut().and_then(|t| t.plane(plane));
@@ -153,8 +158,8 @@ impl<'a, A: EventTap<'a>, B: EventTap<'a>> EventTap<'a> for BothTaps<A, B> {
 
     fn line((a, b): &Self::Plane, line: &LineView<'a>) -> Self::Line {
         (
-            a.as_ref().map(|p| A::line(p, line)),
-            b.as_ref().map(|p| B::line(p, line)),
+            a.as_ref().map(|p| p.line(line)),
+            b.as_ref().map(|p| p.line(line)),
         )
     }
 
@@ -165,11 +170,16 @@ impl<'a, A: EventTap<'a>, B: EventTap<'a>> EventTap<'a> for BothTaps<A, B> {
         event: &EventView<'a>,
         mapped: (i128, i128),
     ) {
+        let seen = match (pa, pb) {
+            (Some(p), _) => p.scan.classify(event),
+            (None, Some(p)) => p.scan.classify(event),
+            (None, None) => return,
+        };
         if let (Some(p), Some(l)) = (pa, la) {
-            A::event(p, l, event, mapped);
+            p.event(l, event, seen, mapped);
         }
         if let (Some(p), Some(l)) = (pb, lb) {
-            B::event(p, l, event, mapped);
+            p.event(l, event, seen, mapped);
         }
     }
 

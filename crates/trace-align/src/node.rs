@@ -10,7 +10,7 @@ use alignment_core::{
 use collective_check::{Capture, Extraction, NodeId, NodeSource, Retime, append_retimed};
 use xplane_proto::{FileBytes, LineView, PlaneView, XSpaceWriter};
 
-use crate::capture::{AsAligned, BothTaps, CollectiveTap, OnHostClock};
+use crate::capture::{AsAligned, CollectiveTap, CollectiveTaps, OnHostClock};
 use crate::error::{Result, RunError};
 use crate::plan::Plan;
 
@@ -136,11 +136,11 @@ impl PreparedNode<'_> {
             )),
             _ => None,
         };
-        let mut taps = BothTaps(validation, host_tap);
+        let mut taps = CollectiveTaps(validation, host_tap);
         let written = writing
             .write_tapped(writer, place, &mut taps)
             .map_err(RunError::align(node))?;
-        let BothTaps(validation, host_tap) = taps;
+        let CollectiveTaps(validation, host_tap) = taps;
         let moved = validation.map(finish).transpose();
         let host_moved = host_tap.map(finish).transpose();
         let (moved, host_moved) = (
