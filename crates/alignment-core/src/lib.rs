@@ -23,7 +23,8 @@
 //!   planes into any [`xplane_proto::XSpaceWriter`], each where the caller
 //!   places it ([`NodeAligner::write_placed`], [`PlaneOutput`]): the
 //!   `trace-align` merge writes every node straight into the merged trace
-//!   this way, and reads collectives as aligned with [`NodeAligner::retime`].
+//!   this way, and reads collectives as aligned with [`NodeAligner::retime`];
+//!   its nodes share one pool of line buffers ([`LineBuffers`]).
 //! - [`AlignOptions`] holds the policies; [`NodeDiagnostics`] reports what
 //!   was done (JSON and a human summary), including every default read
 //!   for lack of evidence, with its count ([`Fallback`]). Errors are
@@ -74,6 +75,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod buffers;
 mod clocks;
 mod diagnostics;
 mod error;
@@ -85,6 +87,7 @@ mod output;
 mod snapshots;
 mod tap;
 
+pub use buffers::LineBuffers;
 pub use clock_model::NodeId;
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{

@@ -10,6 +10,7 @@ use xplane_proto::{
     XPlane, XPlaneExt, XSpaceFile, XSpaceWriter, x_stat,
 };
 
+use crate::buffers::LineBuffers;
 use crate::clocks::NodeClocks;
 use crate::diagnostics::{
     AnchorReport, FallbackCounts, LineCounts, LineReport, NodeDiagnostics, SkippedReport,
@@ -148,6 +149,8 @@ pub struct NodeAligner<'a> {
     /// `T_sess = 0` because the trace has no session start.
     no_session_start: bool,
     diagnostics: NodeDiagnostics,
+    /// Where encoded lines are built, and given back once written.
+    buffers: LineBuffers,
 }
 
 impl<'a> NodeAligner<'a> {
@@ -205,6 +208,7 @@ impl<'a> NodeAligner<'a> {
             output_base_ns,
             no_session_start,
             diagnostics,
+            buffers: LineBuffers::new(),
         };
         aligner.check_tracer_inputs()?;
         Ok(aligner)
@@ -317,6 +321,13 @@ impl<'a> NodeAligner<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Build the encoded lines in `buffers`' buffers, shared with other
+    /// aligners (of the other nodes of a merge): the pages of a buffer
+    /// already written are reused instead of faulted in anew.
+    pub fn share_buffers(&mut self, buffers: &LineBuffers) {
+        self.buffers = buffers.clone();
     }
 
     /// The node's session start and the output's, epoch ns.
@@ -531,7 +542,7 @@ impl<'a> NodeAligner<'a> {
             batch
                 .par_iter()
                 .map(|(index, line, clock)| {
-                    let mut out = Vec::with_capacity(line.encoded().len() + 64);
+                    let mut out = self.buffers.take(line.encoded().len() + 64);
                     let display_id = output.display_ids.get(index).copied();
                     let mut seen = tapped.map(|p| T::line(p, line));
                     let shown = |event: &_, mapped| {
@@ -586,6 +597,7 @@ impl<'a> NodeAligner<'a> {
             let (encoded, line_counts, seen) =
                 result.map_err(|e| self.line_error(plane, line, e))?;
             writer.line_encoded(&encoded)?;
+            self.buffers.give(encoded);
             if let (Some(p), Some(l)) = (tapped, seen) {
                 tap.line_done(p, l);
             }

@@ -96,5 +96,5 @@ pub use output::CSV_COLUMNS;
 pub use report::{
     Instance, Report, Slot, Spread, Straggler, Summary, Violation, Warning, WarningKind,
 };
-pub use scan::{Capture, LineScan, PlaneScan};
+pub use scan::{Capture, LineScan, PlaneScan, Seen};
 pub use units::{DurationPs, NodeId, Participant, TimePs};

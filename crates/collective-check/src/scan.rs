@@ -250,6 +250,36 @@ pub struct PlaneScan<'a> {
 }
 
 impl<'a> PlaneScan<'a> {
+    /// What `event` of this plane is to a scan: by its metadata, else by
+    /// its `hlo_op` stat (a malformed stat is kept, for the scan to
+    /// report). For [`LineScan::event_seen`].
+    #[inline]
+    pub fn classify(&self, event: &EventView<'a>) -> Seen {
+        if !self.any || matches!(event.data, Some(EventData::NumOccurrences(_))) {
+            // Nothing on the plane can be a collective; or aggregated,
+            // not on the timeline.
+            return Seen(SeenAs::Skipped);
+        }
+        let class = self.classes.get(event.metadata_id);
+        Seen(match class {
+            Some(EventClass::EndMarker) => SeenAs::EndMarker,
+            Some(EventClass::Collective(k)) => SeenAs::Collective(k),
+            Some(EventClass::Unrecognised) | None => {
+                let by_hlo_op = match self.ids.hlo_op {
+                    Some(hlo_op) => hlo_op_kind(event, hlo_op, &self.ref_kinds, &self.index),
+                    None => Ok(None),
+                };
+                match by_hlo_op {
+                    Ok(Some(k)) => SeenAs::ByHloOp(k),
+                    Ok(None) => SeenAs::Other {
+                        candidate: class.is_some(),
+                    },
+                    Err(e) => SeenAs::Fault(e),
+                }
+            }
+        })
+    }
+
     /// Start scanning `line` of this plane.
     pub fn line(&self, line: &LineView<'a>) -> LineScan<'a> {
         LineScan {
@@ -260,6 +290,27 @@ impl<'a> PlaneScan<'a> {
             fault: None,
         }
     }
+}
+
+/// What an event is to the scan of its plane ([`PlaneScan::classify`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Seen(SeenAs);
+
+#[derive(Clone, Copy, Debug)]
+enum SeenAs {
+    /// Not looked at: aggregated, or on a plane without collectives.
+    Skipped,
+    /// Its `hlo_op` stat could not be read.
+    Fault(WireError),
+    /// An `end: <op>` marker.
+    EndMarker,
+    /// A collective by its name.
+    Collective(CollectiveKind),
+    /// A collective by its `hlo_op` stat only.
+    ByHloOp(CollectiveKind),
+    /// Not a collective; `candidate` when its name was looked at and not
+    /// recognised.
+    Other { candidate: bool },
 }
 
 /// A collective found on a line, its names not yet interned.
@@ -319,11 +370,30 @@ impl<'a> LineScan<'a> {
         if self.fault.is_some() {
             return;
         }
+        let seen = plane.classify(event);
+        self.event_seen(plane, event, seen, moved);
+    }
+
+    /// [`LineScan::event`] for an event `seen` by [`PlaneScan::classify`]
+    /// of a scan of the same plane (the classification depends on the
+    /// plane only, not on the scan's options): several scans of one walk
+    /// look each event up once.
+    #[inline]
+    pub fn event_seen(
+        &mut self,
+        plane: &PlaneScan<'a>,
+        event: &EventView<'a>,
+        seen: Seen,
+        moved: impl FnOnce(i128, i128) -> (i128, i128),
+    ) {
+        if self.fault.is_some() {
+            return;
+        }
         self.stats.events_scanned += 1;
         if !plane.any {
             return;
         }
-        if let Err(e) = self.scan(plane, event, moved) {
+        if let Err(e) = self.scan(plane, event, seen, moved) {
             self.fault = Some(e);
         }
     }
@@ -333,30 +403,21 @@ impl<'a> LineScan<'a> {
         &mut self,
         plane: &PlaneScan<'a>,
         event: &EventView<'a>,
+        seen: Seen,
         moved: impl FnOnce(i128, i128) -> (i128, i128),
     ) -> Result<(), LineFault> {
-        if matches!(event.data, Some(EventData::NumOccurrences(_))) {
-            return Ok(()); // aggregated, not on the timeline
-        }
-        let class = plane.classes.get(event.metadata_id);
-        let kind = match class {
-            Some(EventClass::EndMarker) => return Ok(self.end_marker(event, &plane.ids, moved)?),
-            Some(EventClass::Collective(k)) => k,
-            Some(EventClass::Unrecognised) | None => {
-                let by_hlo_op = match plane.ids.hlo_op {
-                    Some(hlo_op) => hlo_op_kind(event, hlo_op, &plane.ref_kinds, &plane.index)?,
-                    None => None,
-                };
-                match by_hlo_op {
-                    Some(k) => {
-                        self.stats.by_hlo_op_only += 1;
-                        k
-                    }
-                    None => {
-                        self.stats.unclassified_candidates += u64::from(class.is_some());
-                        return Ok(());
-                    }
-                }
+        let kind = match seen.0 {
+            SeenAs::Skipped => return Ok(()),
+            SeenAs::Fault(e) => return Err(e.into()),
+            SeenAs::EndMarker => return Ok(self.end_marker(event, &plane.ids, moved)?),
+            SeenAs::Collective(k) => k,
+            SeenAs::ByHloOp(k) => {
+                self.stats.by_hlo_op_only += 1;
+                k
+            }
+            SeenAs::Other { candidate } => {
+                self.stats.unclassified_candidates += u64::from(candidate);
+                return Ok(());
             }
         };
         self.collective(plane, event, kind, moved)

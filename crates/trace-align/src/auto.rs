@@ -10,7 +10,7 @@ use clock_model::HostTime;
 use collective_check::NodeId;
 use collective_clock::{Estimate, Estimator, Evidence};
 
-use crate::clocks::{ClockEvidence, ClockReason, ClockSource, host_evidence};
+use crate::clocks::{ClockEvidence, ClockReason, ClockSource};
 use crate::error::{Result, RunError};
 use crate::node_clock::{
     ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
@@ -24,14 +24,36 @@ pub(crate) struct Chosen {
     pub warnings: Vec<ClockWarning>,
 }
 
-/// Choose every node's evidence from `offsets` and, where needed or
-/// asked, the collectives.
-pub(crate) fn choose(
+/// Where the choice stands before any collective is read.
+pub(crate) enum Step {
+    /// Chosen without the collectives, or from them alone.
+    Chosen(Chosen),
+    /// The collectives of [`Pending::read`] are needed.
+    Pending(Pending),
+}
+
+/// A choice that needs the collectives of some nodes, on their own host
+/// clocks: to check their probe corrections, or to fit the nodes without
+/// usable probe rows.
+pub(crate) struct Pending {
+    offsets: OffsetsFile,
+    cross_check: CrossCheck,
+    estimator: Estimator,
+    /// Nodes without usable probe rows.
+    without: BTreeSet<NodeId>,
+    /// The probe clocks of the nodes that have them.
+    probes: BTreeMap<NodeId, NodeClocks>,
+    /// The nodes whose collectives are needed, by node id.
+    pub read: Vec<NodeInput>,
+}
+
+/// The choice up to the collectives.
+pub(crate) fn start(
     nodes: &[NodeInput],
     offsets: OffsetsFile,
     options: &AlignOptions,
     policy: &ClockPolicy,
-) -> Result<Chosen> {
+) -> Result<Step> {
     let (cross_check, estimator) = (policy.cross_check, policy.estimator);
     let reference = options.reference_node;
     // With pass-through, nodes without usable rows are copied unaligned.
@@ -40,16 +62,10 @@ pub(crate) fn choose(
         false => nodes_without_anchors(&offsets, nodes),
     };
     if without.contains(&reference) {
-        return all_from_collectives(nodes, options, reference, estimator);
+        return all_from_collectives(nodes, options, reference, estimator).map(Step::Chosen);
     }
     if without.is_empty() && cross_check == CrossCheck::Off {
-        let node_clocks = probe_clocks(nodes, options, &BTreeMap::new());
-        return Ok(Chosen {
-            clocks: ClockEvidence::Probes(offsets),
-            reason: ClockReason::ProbeOffsets,
-            node_clocks,
-            warnings: Vec::new(),
-        });
+        return Ok(Step::Chosen(probes_only(nodes, offsets, options)));
     }
     let probes = probe_maps(nodes, &offsets, options, &without)?;
     let read: Vec<NodeInput> = nodes
@@ -57,56 +73,102 @@ pub(crate) fn choose(
         .filter(|n| probes.contains_key(&n.node_id) || without.contains(&n.node_id))
         .cloned()
         .collect();
-    let evidence = host_evidence(&read, options)?;
-    let mut warnings = Vec::new();
-    let checks = match cross_check {
-        CrossCheck::Off => BTreeMap::new(),
-        _ => check_all(&evidence, &probes, options, estimator, &mut warnings),
-    };
-    let overridden = cross_check == CrossCheck::Override;
-    let conflicting: BTreeSet<NodeId> = checks
-        .iter()
-        .filter(|(_, c)| c.conflict)
-        .map(|(&n, _)| n)
-        .collect();
-    for &node in &conflicting {
-        warnings.push(ClockWarning::ProbeConflict {
-            node,
-            check: checks[&node],
-            overridden,
-        });
+    Ok(Step::Pending(Pending {
+        offsets,
+        cross_check,
+        estimator,
+        without,
+        probes,
+        read,
+    }))
+}
+
+/// Every node on its probe correction, unchecked.
+fn probes_only(nodes: &[NodeInput], offsets: OffsetsFile, options: &AlignOptions) -> Chosen {
+    Chosen {
+        clocks: ClockEvidence::Probes(offsets),
+        reason: ClockReason::ProbeOffsets,
+        node_clocks: probe_clocks(nodes, options, &BTreeMap::new()),
+        warnings: Vec::new(),
     }
-    let mut free = without.clone();
-    if overridden {
-        free.extend(&conflicting);
+}
+
+impl Pending {
+    /// What the choice is when the check finds no conflict: every node on
+    /// its probes; `None` when some node has no usable probe row (its
+    /// correction must come from the collectives whatever the check says).
+    pub fn unless_conflict(&self, nodes: &[NodeInput], options: &AlignOptions) -> Option<Chosen> {
+        self.without
+            .is_empty()
+            .then(|| probes_only(nodes, self.offsets.clone(), options))
     }
-    let mut node_clocks = probe_clocks(nodes, options, &checks);
-    for c in node_clocks.iter_mut().filter(|c| free.contains(&c.node)) {
-        c.source = ClockSource::Collectives;
-        c.reason = match without.contains(&c.node) {
-            true => NodeClockReason::NoUsableProbeRows,
-            false => NodeClockReason::ProbeConflict,
+
+    /// The choice, given `evidence`: the collectives of [`Pending::read`]
+    /// on their host clocks.
+    pub fn decide(
+        self,
+        nodes: &[NodeInput],
+        evidence: &Evidence,
+        options: &AlignOptions,
+    ) -> Result<Chosen> {
+        let Pending {
+            offsets,
+            cross_check,
+            estimator,
+            without,
+            probes,
+            read: _,
+        } = self;
+        let mut warnings = Vec::new();
+        let checks = match cross_check {
+            CrossCheck::Off => BTreeMap::new(),
+            _ => check_all(evidence, &probes, options, estimator, &mut warnings),
         };
-    }
-    if free.is_empty() {
-        return Ok(Chosen {
-            clocks: ClockEvidence::Probes(offsets),
-            reason: ClockReason::ProbeOffsets,
+        let overridden = cross_check == CrossCheck::Override;
+        let conflicting: BTreeSet<NodeId> = checks
+            .iter()
+            .filter(|(_, c)| c.conflict)
+            .map(|(&n, _)| n)
+            .collect();
+        for &node in &conflicting {
+            warnings.push(ClockWarning::ProbeConflict {
+                node,
+                check: checks[&node],
+                overridden,
+            });
+        }
+        let mut free = without.clone();
+        if overridden {
+            free.extend(&conflicting);
+        }
+        let mut node_clocks = probe_clocks(nodes, options, &checks);
+        for c in node_clocks.iter_mut().filter(|c| free.contains(&c.node)) {
+            c.source = ClockSource::Collectives;
+            c.reason = match without.contains(&c.node) {
+                true => NodeClockReason::NoUsableProbeRows,
+                false => NodeClockReason::ProbeConflict,
+            };
+        }
+        if free.is_empty() {
+            return Ok(Chosen {
+                clocks: ClockEvidence::Probes(offsets),
+                reason: ClockReason::ProbeOffsets,
+                node_clocks,
+                warnings,
+            });
+        }
+        let estimate = fit_free(evidence, &probes, &free, estimator)?;
+        Ok(Chosen {
+            clocks: ClockEvidence::Both {
+                offsets,
+                estimate: Box::new(estimate),
+                from_collectives: free,
+            },
+            reason: ClockReason::PerNode,
             node_clocks,
             warnings,
-        });
+        })
     }
-    let estimate = fit_free(&evidence, &probes, &free, estimator)?;
-    Ok(Chosen {
-        clocks: ClockEvidence::Both {
-            offsets,
-            estimate: Box::new(estimate),
-            from_collectives: free,
-        },
-        reason: ClockReason::PerNode,
-        node_clocks,
-        warnings,
-    })
 }
 
 /// The reference itself has no usable probe row: every node from the

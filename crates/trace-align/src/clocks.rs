@@ -184,20 +184,33 @@ pub(crate) fn from_collectives(
 
 /// The collectives of `nodes`, each on its own host clock, matched.
 pub(crate) fn host_evidence(nodes: &[NodeInput], options: &AlignOptions) -> Result<Evidence> {
-    let mut check = collective_check::Options::default();
-    check.include_point_to_point = true;
-    // The evidence is the occurrences only: planes that cannot hold a
-    // collective are not walked (the merge reads and checks every event).
-    check.collectives_only = true;
+    let check = host_check_options();
     let per_node = nodes
         .par_iter()
         .map(|input| host_collectives(input, options, &check))
         .collect::<Result<Vec<_>>>()?;
+    Ok(matched(per_node))
+}
+
+/// How the collectives are read for the evidence on the nodes' host
+/// clocks: point-to-point included, and only the occurrences (planes that
+/// cannot hold a collective are not walked; the merge reads and checks
+/// every event).
+pub(crate) fn host_check_options() -> collective_check::Options {
+    let mut check = collective_check::Options::default();
+    check.include_point_to_point = true;
+    check.collectives_only = true;
+    check
+}
+
+/// The evidence of every node's collectives on its host clock, given in
+/// node order.
+pub(crate) fn matched(per_node: impl IntoIterator<Item = Extraction>) -> Evidence {
     let mut all = Extraction::new();
     for e in per_node {
         all.append(e);
     }
-    Ok(Evidence::from_extraction(&all, PlaneChoice::Auto))
+    Evidence::from_extraction(&all, PlaneChoice::Auto)
 }
 
 /// One node's collectives on its host clock.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use alignment_core::{NodeDiagnostics, PlaneOutput};
+use alignment_core::{LineBuffers, NodeDiagnostics, PlaneOutput};
 use collective_check::Report;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -11,7 +11,7 @@ use xplane_proto::{SpaceView, XSpaceFile};
 
 use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
-use crate::node::{NodeCollectives, open};
+use crate::node::{NodeCollectives, WalkCaptures, open};
 use crate::node_clock::{ClockWarning, NodeClock};
 use crate::plan::Plan;
 
@@ -74,27 +74,32 @@ impl Plan {
         std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
         let mut nodes = Vec::with_capacity(prepared.len());
         let mut all = collectives.map(|_| NodeCollectives::default());
+        let buffers = LineBuffers::new();
         for (node, output) in prepared.iter().zip(outputs) {
             let bytes = open(&node.input.trace)?;
             let mut file = XSpaceFile::create(&output).map_err(write_err(&output))?;
-            let (diagnostics, _, c) = node.align_into(
+            let walked = node.align_into(
                 &bytes,
                 &self.options,
                 t_ref,
                 file.writer(),
                 |p| PlaneOutput::same(p.id, p.name),
-                collectives,
+                WalkCaptures {
+                    validation: collectives,
+                    host_clock: None,
+                    buffers: &buffers,
+                },
             )?;
             let (hostnames, errors, warnings) = space_strings(&bytes.view(), &node.input.trace)?;
             file.commit(&hostnames, &errors, &warnings)
                 .map_err(write_err(&output))?;
-            if let (Some(all), Some(c)) = (all.as_mut(), c) {
+            if let (Some(all), Some(c)) = (all.as_mut(), walked.collectives) {
                 all.before.append(c.before);
                 all.after.append(c.after);
             }
             nodes.push(AlignedNode {
                 output,
-                diagnostics,
+                diagnostics: walked.diagnostics,
             });
         }
         let (before, after) = match (all, collectives) {

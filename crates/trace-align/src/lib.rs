@@ -27,6 +27,9 @@
 //!   diagnostics, the merge report, the happens-before check before and
 //!   after) that serialises to the CLI's `--json`. [`Plan::align_each`]
 //!   writes each node's aligned trace into a folder instead.
+//!   [`RunFiles::merge_checked`] plans and merges in one, taking the check
+//!   of the probe offsets against the collectives from the merge's own
+//!   walk (what `align-cli merge` runs).
 //! - PyTorch (Kineto) runs: [`align_kineto`] and [`merge_kineto`] estimate
 //!   every rank's correction from its collectives ([`estimate_kineto`]) and
 //!   rewrite the ranks' JSON with only the times moved.
@@ -58,6 +61,7 @@
 
 mod auto;
 mod capture;
+mod checked;
 mod clocks;
 mod collectives;
 mod content;

@@ -1,10 +1,12 @@
 //! Align every node of a run straight into one merged trace, reading each
 //! trace once: no intermediate files, no second read of input or output.
 
-use clock_model::NodeId;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use alignment_core::{NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
+use clock_model::NodeId;
+
+use alignment_core::{LineBuffers, NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
 use collective_check::Report;
 use collective_clock::EstimateReport;
 use rayon::prelude::*;
@@ -17,7 +19,7 @@ use xplane_proto::{TASK_ENV_PLANE, XPlane, XSpaceFile};
 
 use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
-use crate::node::{NodeCollectives, PreparedNode, open};
+use crate::node::{NodeCollectives, PreparedNode, WalkCaptures, Walked, open};
 use crate::node_clock::{ClockWarning, NodeClock};
 use crate::plan::Plan;
 
@@ -122,9 +124,23 @@ impl Plan {
         &self,
         output: impl AsRef<Path>,
         settings: &MergeSettings,
-        mut progress: impl FnMut(NodeId),
+        progress: impl FnMut(NodeId),
     ) -> Result<MergeOutcome> {
-        let output = output.as_ref();
+        let written = self.write_merge(output.as_ref(), settings, progress, None)?;
+        self.publish(written, settings)
+    }
+
+    /// Align every node into the merged trace, a temporary file until
+    /// [`Plan::publish`]; with `host_clock`, the collectives of those
+    /// nodes are also captured on their own host clocks, read with those
+    /// options.
+    pub(crate) fn write_merge(
+        &self,
+        output: &Path,
+        settings: &MergeSettings,
+        mut progress: impl FnMut(NodeId),
+        host_clock: Option<(&BTreeSet<NodeId>, &collective_check::Options)>,
+    ) -> Result<Unpublished> {
         let summary_path = settings
             .summary_path
             .clone()
@@ -152,28 +168,67 @@ impl Plan {
         let mut report = MergeReport::new(output, reference, t_ref, stop, scheme);
         let mut diagnostics = Vec::with_capacity(nodes.len());
         let mut collectives = settings.validate.then(NodeCollectives::default);
+        let mut on_host = BTreeMap::new();
+        let buffers = LineBuffers::new();
         for n in &nodes {
-            let (d, node_report, c) = self.merge_node(n, t_ref, scheme, settings, file.writer())?;
+            let id = n.node.input.node_id;
+            let captures = WalkCaptures {
+                validation: settings.validate.then_some(&settings.collectives),
+                host_clock: host_clock
+                    .filter(|(nodes, _)| nodes.contains(&id))
+                    .map(|(_, options)| options),
+                buffers: &buffers,
+            };
+            let (node_report, walked) =
+                self.merge_node(n, t_ref, scheme, captures, file.writer())?;
             report.push_node(node_report);
-            diagnostics.push(d);
-            if let (Some(all), Some(c)) = (collectives.as_mut(), c) {
+            diagnostics.push(walked.diagnostics);
+            if let (Some(all), Some(c)) = (collectives.as_mut(), walked.collectives) {
                 all.before.append(c.before);
                 all.after.append(c.after);
             }
-            progress(n.node.input.node_id);
+            if let Some(e) = walked.host_clock {
+                on_host.insert(id, e);
+            }
+            progress(id);
         }
         report.finish();
         diagnostics.sort_by_key(|d| d.node_id);
+        Ok(Unpublished {
+            file,
+            summary: summary_path,
+            report,
+            diagnostics,
+            collectives,
+            on_host,
+        })
+    }
+
+    /// Put a merge written under this plan in place, with its summary,
+    /// and check its collectives.
+    pub(crate) fn publish(
+        &self,
+        written: Unpublished,
+        settings: &MergeSettings,
+    ) -> Result<MergeOutcome> {
+        let Unpublished {
+            file,
+            summary,
+            report,
+            diagnostics,
+            collectives,
+            on_host: _,
+        } = written;
+        let output = report.output.clone();
         file.commit(&report.hostnames, &[], &report.warnings)
-            .map_err(write_err(output))?;
-        let summary = summary_path;
+            .map_err(write_err(&output))?;
         trace_merge::write_summary(
             &summary,
             &Summary {
                 merge: &report,
                 alignment: &diagnostics,
             },
-            output,
+            &output,
         )
         .map_err(RunError::Merge)?;
         let (before, after) = match collectives {
@@ -187,7 +242,7 @@ impl Plan {
             None => (None, None),
         };
         Ok(MergeOutcome {
-            output: output.to_path_buf(),
+            output,
             summary,
             clock_source: self.clocks.source(),
             clock_reason: self.clock_reason,
@@ -255,9 +310,9 @@ impl Plan {
         n: &MergeNode<'_>,
         t_ref: i128,
         scheme: IdScheme,
-        settings: &MergeSettings,
+        captures: WalkCaptures<'_>,
         writer: &mut xplane_proto::XSpaceWriter<W>,
-    ) -> Result<(NodeDiagnostics, NodeReport, Option<NodeCollectives>)> {
+    ) -> Result<(NodeReport, Walked)> {
         let input = n.node.input;
         let bytes = open(&input.trace)?;
         let mut placer = Placer::new(
@@ -266,18 +321,18 @@ impl Plan {
             input.node_id == self.options.reference_node,
             n.node.session_start_ns,
         );
-        let (diagnostics, written, collectives) = n.node.align_into(
+        let walked = n.node.align_into(
             &bytes,
             &self.options,
             t_ref,
             writer,
             |source| placer.place(source),
-            settings.validate.then_some(&settings.collectives),
+            captures,
         )?;
         let (planes, snapshots) = placer.finish(&input.trace, &bytes.view())?;
         let planes = planes
             .into_iter()
-            .zip(written)
+            .zip(&walked.written)
             .map(|(plane, w)| PlaneReport {
                 lines: w.lines,
                 events: w.events,
@@ -294,8 +349,20 @@ impl Plan {
             snapshots,
             planes,
         };
-        Ok((diagnostics, report, collectives))
+        Ok((report, walked))
     }
+}
+
+/// A merge written but not in place: its trace is a temporary file until
+/// [`Plan::publish`] (dropped, nothing appears).
+pub(crate) struct Unpublished {
+    file: XSpaceFile,
+    summary: PathBuf,
+    report: MergeReport,
+    diagnostics: Vec<NodeDiagnostics>,
+    collectives: Option<NodeCollectives>,
+    /// Per node id, its collectives on its own host clock, when captured.
+    pub on_host: BTreeMap<NodeId, collective_check::Extraction>,
 }
 
 /// Places the planes of one node as the aligner writes them.

@@ -4,12 +4,13 @@
 use std::path::Path;
 
 use alignment_core::{
-    NodeAligner, NodeClocks, NodeDiagnostics, NodeInput, PlaneOutput, PlaneSource, PlaneWritten,
+    LineBuffers, NodeAligner, NodeClocks, NodeDiagnostics, NodeInput, PlaneOutput, PlaneSource,
+    PlaneWritten,
 };
 use collective_check::{Capture, Extraction, NodeSource, Retime, append_retimed};
 use xplane_proto::{FileBytes, LineView, PlaneView, XSpaceWriter};
 
-use crate::capture::CollectiveTap;
+use crate::capture::{AsAligned, CollectiveTap, CollectiveTaps, OnHostClock};
 use crate::error::{Result, RunError};
 use crate::plan::Plan;
 
@@ -58,6 +59,28 @@ pub(crate) struct NodeCollectives {
     pub after: Extraction,
 }
 
+/// What a node's aligning walk captures besides its aligned planes.
+#[derive(Clone, Copy)]
+pub(crate) struct WalkCaptures<'s> {
+    /// The collectives as recorded and as aligned, read with these options.
+    pub validation: Option<&'s collective_check::Options>,
+    /// The collectives on the node's own host clock (the evidence of the
+    /// probe check), read with these options.
+    pub host_clock: Option<&'s collective_check::Options>,
+    /// The line buffers the aligners of a run share.
+    pub buffers: &'s LineBuffers,
+}
+
+/// What a node's aligning walk gave besides its planes.
+pub(crate) struct Walked {
+    pub diagnostics: NodeDiagnostics,
+    pub written: Vec<PlaneWritten>,
+    /// With [`WalkCaptures::validation`].
+    pub collectives: Option<NodeCollectives>,
+    /// With [`WalkCaptures::host_clock`].
+    pub host_clock: Option<Extraction>,
+}
+
 /// Retimes collectives exactly as the aligner maps their events.
 pub(crate) struct AlignedTimes<'n, 'a>(pub &'n NodeAligner<'a>);
 
@@ -69,9 +92,8 @@ impl Retime for AlignedTimes<'_, '_> {
 
 impl PreparedNode<'_> {
     /// Align the node's trace `bytes` into `writer`, each plane placed by
-    /// `place`, and (with `collectives`) read its collectives as recorded
-    /// and as aligned from the same walk. `output_start_ns` is the
-    /// output's session start.
+    /// `place`, and take what `captures` asks for from the same walk.
+    /// `output_start_ns` is the output's session start.
     pub(crate) fn align_into<W: std::io::Write + std::io::Seek + Send>(
         &self,
         bytes: &FileBytes,
@@ -79,8 +101,8 @@ impl PreparedNode<'_> {
         output_start_ns: i128,
         writer: &mut XSpaceWriter<W>,
         place: impl FnMut(&PlaneSource<'_, '_>) -> PlaneOutput + Send,
-        collectives: Option<&collective_check::Options>,
-    ) -> Result<(NodeDiagnostics, Vec<PlaneWritten>, Option<NodeCollectives>)> {
+        captures: WalkCaptures<'_>,
+    ) -> Result<Walked> {
         let node = self.input.node_id;
         let mut writing = NodeAligner::with_clocks(
             &self.input.trace,
@@ -91,27 +113,94 @@ impl PreparedNode<'_> {
             Some(output_start_ns),
         )
         .map_err(RunError::align(node))?;
-        let Some(check) = collectives else {
-            let written = writing
-                .write_placed(writer, place)
-                .map_err(RunError::align(node))?;
-            return Ok((writing.into_diagnostics(), written, None));
+        writing.share_buffers(captures.buffers);
+        let host = match captures.host_clock {
+            Some(_) => Some(self.host_clock_aligner(bytes, options)?),
+            None => None,
         };
         let collectives_err = |source| RunError::Collectives { node, source };
         let source = NodeSource::Given(node);
-        let mut mine = Extraction::new();
-        let capture = Capture::new(bytes, &self.input.trace, source, check, &mut mine)
-            .map_err(collectives_err)?;
-        let mut tap = CollectiveTap::new(capture);
+        let (mut mine, mut on_host) = (Extraction::new(), Extraction::new());
+        let capture = |check, out| {
+            Capture::new(bytes, &self.input.trace, source, check, out).map_err(collectives_err)
+        };
+        let validation = match captures.validation {
+            Some(check) => Some(CollectiveTap::new(capture(check, &mut mine)?, AsAligned)),
+            None => None,
+        };
+        let host_tap = match (captures.host_clock, host.as_ref()) {
+            (Some(check), Some(host)) => Some(CollectiveTap::new(
+                capture(check, &mut on_host)?,
+                OnHostClock(host),
+            )),
+            _ => None,
+        };
+        let mut taps = CollectiveTaps(validation, host_tap);
         let written = writing
-            .write_tapped(writer, place, &mut tap)
+            .write_tapped(writer, place, &mut taps)
             .map_err(RunError::align(node))?;
-        if let Some(source) = tap.error {
-            return Err(collectives_err(source));
-        }
-        let moved = tap.capture.finish();
-        let mut c = NodeCollectives::default();
-        append_retimed(mine, &moved, &mut c.before, &mut c.after);
-        Ok((writing.into_diagnostics(), written, Some(c)))
+        let CollectiveTaps(validation, host_tap) = taps;
+        let moved = validation.map(finish).transpose();
+        let host_moved = host_tap.map(finish).transpose();
+        let (moved, host_moved) = (
+            moved.map_err(collectives_err)?,
+            host_moved.map_err(collectives_err)?,
+        );
+        let collectives = moved.map(|moved| {
+            let mut c = NodeCollectives::default();
+            append_retimed(mine, &moved, &mut c.before, &mut c.after);
+            c
+        });
+        let host_clock = host_moved.map(|moved| {
+            let (mut recorded, mut retimed) = (Extraction::new(), Extraction::new());
+            append_retimed(on_host, &moved, &mut recorded, &mut retimed);
+            retimed
+        });
+        Ok(Walked {
+            diagnostics: writing.into_diagnostics(),
+            written,
+            collectives,
+            host_clock,
+        })
+    }
+
+    /// The aligner that maps the node onto its own host clock (no offset,
+    /// no repair) and its own session start, as the planning's read of the
+    /// collectives maps them.
+    fn host_clock_aligner<'b>(
+        &self,
+        bytes: &'b FileBytes,
+        options: &alignment_core::AlignOptions,
+    ) -> Result<NodeAligner<'b>> {
+        let node = self.input.node_id;
+        let (clocks, session_start_ns) = NodeClocks::with_offset(
+            self.input,
+            &bytes.view(),
+            clock_model::OffsetMap::Identity,
+            options,
+        )
+        .map_err(RunError::align(node))?;
+        NodeAligner::with_clocks(
+            &self.input.trace,
+            bytes.view(),
+            clocks,
+            session_start_ns,
+            options,
+            Some(session_start_ns),
+        )
+        .map_err(RunError::align(node))
+    }
+}
+
+/// The moved times of a finished capture, or the first error of its scan.
+fn finish<M>(
+    tap: CollectiveTap<'_, '_, M>,
+) -> std::result::Result<
+    Vec<(collective_check::TimePs, collective_check::TimePs)>,
+    collective_check::Error,
+> {
+    match tap.error {
+        Some(e) => Err(e),
+        None => Ok(tap.capture.finish()),
     }
 }

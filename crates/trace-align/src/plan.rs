@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use alignment_core::{AlignOptions, NodeInput, OffsetsFile};
 
+use crate::auto::{Chosen, Pending, Step};
 use crate::clocks::{ClockEvidence, ClockReason, ClockSource};
 use crate::discover::{OFFSETS_FILE_NAME, RunFiles};
 use crate::error::{Result, RunError};
@@ -84,6 +85,23 @@ impl RunFiles {
 
     /// The plan with the clock correction of `policy`, before any repair.
     fn plan_fitted(&self, options: &AlignOptions, policy: &ClockPolicy) -> Result<Plan> {
+        match self.plan_step(options, policy)? {
+            PlanStep::Planned(plan) => Ok(plan),
+            PlanStep::Pending(nodes, pending) => {
+                let evidence = crate::clocks::host_evidence(&pending.read, options)?;
+                let chosen = pending.decide(&nodes, &evidence, options)?;
+                Ok(Plan::chosen(nodes, chosen, options))
+            }
+        }
+    }
+
+    /// The plan with the clock correction of `policy`, up to the
+    /// collectives `auto` needs on the nodes' host clocks.
+    pub(crate) fn plan_step(
+        &self,
+        options: &AlignOptions,
+        policy: &ClockPolicy,
+    ) -> Result<PlanStep> {
         let source = policy.source;
         if self.nodes.is_empty() {
             return Err(RunError::NoTraces);
@@ -124,14 +142,16 @@ impl RunFiles {
         };
         match (source, &self.offsets) {
             (ClockSource::Collectives, _) => {
-                return collectives(nodes, ClockReason::Asked, NodeClockReason::Asked);
+                return collectives(nodes, ClockReason::Asked, NodeClockReason::Asked)
+                    .map(PlanStep::Planned);
             }
             (_, None) if auto => {
                 return collectives(
                     nodes,
                     ClockReason::NoOffsetsFile,
                     NodeClockReason::NoOffsetsFile,
-                );
+                )
+                .map(PlanStep::Planned);
             }
             _ => {}
         }
@@ -152,16 +172,12 @@ impl RunFiles {
             return Err(RunError::NodeNotInOffsets { path, node });
         }
         if auto {
-            let chosen = crate::auto::choose(&nodes, offsets, options, policy)?;
-            return Ok(Plan {
-                nodes,
-                clocks: chosen.clocks,
-                clock_reason: chosen.reason,
-                node_clocks: chosen.node_clocks,
-                clock_warnings: chosen.warnings,
-                options: options.clone(),
-                repair: None,
-            });
+            return Ok(
+                match crate::auto::start(&nodes, offsets, options, policy)? {
+                    Step::Chosen(chosen) => PlanStep::Planned(Plan::chosen(nodes, chosen, options)),
+                    Step::Pending(pending) => PlanStep::Pending(nodes, pending),
+                },
+            );
         }
         let node_clocks = nodes
             .iter()
@@ -175,7 +191,7 @@ impl RunFiles {
                 probe_check: None,
             })
             .collect();
-        Ok(Plan {
+        Ok(PlanStep::Planned(Plan {
             nodes,
             clocks: ClockEvidence::Probes(offsets),
             clock_reason: ClockReason::Asked,
@@ -183,7 +199,7 @@ impl RunFiles {
             clock_warnings: Vec::new(),
             options: options.clone(),
             repair: None,
-        })
+        }))
     }
 
     /// One input per node, by node id.
@@ -210,7 +226,28 @@ impl RunFiles {
     }
 }
 
+/// A plan, or `auto`'s plan up to the collectives it needs.
+pub(crate) enum PlanStep {
+    /// Planned.
+    Planned(Plan),
+    /// Every node's input, and the choice waiting for the collectives.
+    Pending(Vec<NodeInput>, Pending),
+}
+
 impl Plan {
+    /// The plan of `nodes` with `auto`'s choice.
+    pub(crate) fn chosen(nodes: Vec<NodeInput>, chosen: Chosen, options: &AlignOptions) -> Plan {
+        Plan {
+            nodes,
+            clocks: chosen.clocks,
+            clock_reason: chosen.reason,
+            node_clocks: chosen.node_clocks,
+            clock_warnings: chosen.warnings,
+            options: options.clone(),
+            repair: None,
+        }
+    }
+
     /// Fail with [`RunError::OutputIsInput`] when `output` is one of the
     /// run's inputs (a trace, a snapshots file, the offsets file), so that
     /// no command writes over the data it reads.

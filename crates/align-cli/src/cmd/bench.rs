@@ -3,7 +3,9 @@
 //! synthetic run, each against the read floor measured in the same run.
 //!
 //! Each stage runs in a child process (`bench --stage ...`) so its peak
-//! resident memory (`VmHWM`) is its own.
+//! resident memory (`VmHWM`) is its own. The stages plan before their
+//! clock starts, except the merge, which plans and merges as `align-cli
+//! merge` does (`RunFiles::merge_checked`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -116,11 +118,19 @@ fn count_events(traces: &[PathBuf]) -> anyhow::Result<u64> {
 /// Run one stage on the run in `dir` and return its figures.
 fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     let run_dir = dir.join("run");
-    let plan = RunFiles::discover(&run_dir)?.plan(&AlignOptions::default())?;
-    let traces: Vec<PathBuf> = plan.nodes.iter().map(|n| n.trace.clone()).collect();
+    let run = RunFiles::discover(&run_dir)?;
+    let options = AlignOptions::default();
+    let traces: Vec<PathBuf> = run.nodes.values().map(|n| n.trace.clone()).collect();
     let aligned_dir = dir.join("aligned");
     let combined = dir.join("combined.xplane.pb");
     // The report stage's event count, taken before its clock starts.
+    // Planned before the clock starts, except for the merge, which plans
+    // as `align-cli merge` does (the probe check from its own walk).
+    let planned = match stage {
+        "align" | "report" => Some(run.plan(&options)?),
+        _ => None,
+    };
+    let plan = || planned.as_ref().expect("planned for this stage");
     let report_events = match stage {
         "report" => count_events(&traces)?,
         _ => 0,
@@ -131,7 +141,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
     let (events, bytes) = match stage {
         "read" => (count_events(&traces)?, file_bytes(&traces)),
         "align" => {
-            let outcome = plan.align_each(&aligned_dir, None)?;
+            let outcome = plan().align_each(&aligned_dir, None)?;
             let events = outcome
                 .nodes
                 .iter()
@@ -143,7 +153,13 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
             (events, file_bytes(&traces))
         }
         "merge" => {
-            let outcome = plan.merge(&combined, &MergeSettings::default())?;
+            let (_, outcome) = run.merge_checked(
+                &options,
+                &Default::default(),
+                &combined,
+                &MergeSettings::default(),
+                |_| {},
+            )?;
             (outcome.merge.events, file_bytes(&traces))
         }
         "validate" => {
@@ -171,7 +187,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
             (summary.slices, file_bytes(std::slice::from_ref(&combined)))
         }
         "report" => {
-            let report = run_report::Report::from_plan(&plan)?;
+            let report = run_report::Report::from_plan(plan())?;
             run_report::write_html(&report, &dir.join("report.html"), &[])?;
             (report_events, file_bytes(&traces))
         }

@@ -210,15 +210,43 @@ pub fn merge_with_bar(
     settings: &MergeSettings,
     show: bool,
 ) -> anyhow::Result<MergeOutcome> {
+    let bar = merge_bar(plan.nodes.len(), show);
+    let outcome = plan.merge_with_progress(output, settings, |_| bar.inc(1))?;
+    bar.finish_and_clear();
+    Ok(outcome)
+}
+
+/// Plan `run` and merge it into `output` ([`RunFiles::merge_checked`]:
+/// the probe check from the merge's own walk), with a progress bar on
+/// stderr when `show`.
+fn plan_and_merge(
+    run: &RunFiles,
+    args: &Args,
+    output: &Path,
+    settings: &MergeSettings,
+    show: bool,
+) -> anyhow::Result<(Plan, MergeOutcome)> {
+    let bar = merge_bar(run.nodes.len(), show);
+    let merged = run.merge_checked(
+        &args.policy.options(),
+        &args.clock.policy(),
+        output,
+        settings,
+        |_| bar.inc(1),
+    )?;
+    bar.finish_and_clear();
+    Ok(merged)
+}
+
+/// The progress bar of a merge of `nodes` nodes (hidden unless `show`).
+fn merge_bar(nodes: usize, show: bool) -> ProgressBar {
     let bar = if show {
-        ProgressBar::new(plan.nodes.len() as u64)
+        ProgressBar::new(nodes as u64)
     } else {
         ProgressBar::hidden()
     };
     bar.set_message("aligning and merging");
-    let outcome = plan.merge_with_progress(output, settings, |_| bar.inc(1))?;
-    bar.finish_and_clear();
-    Ok(outcome)
+    bar
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
@@ -242,17 +270,13 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if format == trace_align::TraceFormat::Kineto {
         return merge_kineto(&args, &run, global);
     }
-    let plan = run.plan_clocks(&args.policy.options(), &args.clock.policy())?;
-    if !args.json && !global.quiet {
-        super::clock::warn(&plan.clock_warnings);
-    }
     let settings = MergeSettings {
         gpu_id_stride: args.gpu_id_stride,
         validate: !args.no_validate,
         ..MergeSettings::default()
     };
     let show = !global.quiet && !args.json;
-    let outcome = match perfetto_export::Format::from_path(&args.output) {
+    let (plan, outcome) = match perfetto_export::Format::from_path(&args.output) {
         // Perfetto or Chrome JSON: merged as XSpace beside it, then exported.
         Some(_) => {
             let tmp = safe_temp::TempFile::beside(&args.output)?;
@@ -260,7 +284,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
                 summary_path: Some(trace_merge::summary_beside(&args.output)),
                 ..settings
             };
-            let mut outcome = merge_with_bar(&plan, tmp.path(), &settings, show)?;
+            let (plan, mut outcome) = plan_and_merge(&run, &args, tmp.path(), &settings, show)?;
             let bytes = xplane_proto::FileBytes::open(tmp.path())?;
             let input = perfetto_export::Input {
                 bytes: &bytes,
@@ -272,10 +296,13 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             perfetto_export::export_file_with(&[input], &args.output, &options)
                 .with_context(|| format!("exporting {}", args.output.display()))?;
             outcome.output = args.output.clone();
-            outcome
+            (plan, outcome)
         }
-        None => merge_with_bar(&plan, &args.output, &settings, show)?,
+        None => plan_and_merge(&run, &args, &args.output, &settings, show)?,
     };
+    if !args.json && !global.quiet {
+        super::clock::warn(&plan.clock_warnings);
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
