@@ -22,10 +22,10 @@ impl NodeCounter {
     /// ns). A counter holds its value until the next point.
     ///
     /// ```
-    /// use perfetto_export::NodeCounter;
-    /// let c = NodeCounter::new(1, "clock correction", vec![(1_000, -250), (2_000, -240)])?;
+    /// use perfetto_export::{NodeCounter, NodeId};
+    /// let c = NodeCounter::new(NodeId(1), "clock correction", vec![(1_000, -250), (2_000, -240)])?;
     /// assert_eq!(c.points().len(), 2);
-    /// assert!(NodeCounter::new(1, "clock correction", vec![(2_000, 0), (1_000, 0)]).is_err());
+    /// assert!(NodeCounter::new(NodeId(1), "clock correction", vec![(2_000, 0), (1_000, 0)]).is_err());
     /// # Ok::<(), perfetto_export::Error>(())
     /// ```
     pub fn new(node: NodeId, name: impl Into<String>, points: Vec<(i64, i64)>) -> Result<Self> {

@@ -96,6 +96,7 @@ mod wire;
 
 pub use args::{Arg, ArgValue, ref_text, stat_name};
 pub use chrome::{ChromeWriter, write_us};
+pub use collective_check::NodeId;
 pub use counter::NodeCounter;
 pub use error::{Error, Result};
 pub use file::{Format, Options, export_file, export_file_with, write_format};

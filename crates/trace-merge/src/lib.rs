@@ -19,7 +19,7 @@
 //!   errors are [`MergeError`]s naming the file (and byte offset).
 //!
 //! ```
-//! use trace_merge::{MergeInput, MergeOptions, merge};
+//! use trace_merge::{MergeInput, MergeOptions, NodeId, merge};
 //! use xplane_proto::{XEvent, XEventMetadata, XLine, XPlane, XSpace, read_xspace, write_xspace, x_event};
 //!
 //! let dir = tempfile::tempdir()?;
@@ -47,7 +47,7 @@
 //!     };
 //!     let path = dir.path().join(format!("node{node}.xplane.pb"));
 //!     write_xspace(&path, &space)?;
-//!     inputs.push(MergeInput::new(node, path));
+//!     inputs.push(MergeInput::new(NodeId(node), path));
 //! }
 //! let out = dir.path().join("merged.xplane.pb");
 //! let report = merge(&inputs, &MergeOptions::default(), &out)?;
@@ -70,6 +70,7 @@ mod remap;
 mod report;
 mod survey;
 
+pub use clock_model::NodeId;
 pub use copy::renumbered_rows;
 pub use error::MergeError;
 pub use merge::{SUMMARY_SUFFIX, merge, merged_task_environment, summary_beside, write_summary};
