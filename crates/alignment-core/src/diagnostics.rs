@@ -2,9 +2,9 @@
 //! corrected, clamped and extrapolated events, the anchors used and skipped,
 //! the correction range, and the policies in force.
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 use clock_model::{AnchorSource, OffsetWarning, ShiftHistogram, SkipReason};
 use serde::{Serialize, Serializer};
 

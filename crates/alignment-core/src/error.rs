@@ -1,8 +1,8 @@
 //! The crate's one error type.
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 /// Why a node could not be aligned: one variant per meaning, each naming
 /// the file and the place (line, plane, pair, node) so the user can find
 /// the bad input. A cause is printed by the error chain, never twice.

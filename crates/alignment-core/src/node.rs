@@ -1,8 +1,8 @@
 //! Aligning one node: its trace file in, an aligned trace file out.
 
-use clock_model::NodeId;
 use std::path::{Path, PathBuf};
 
+use clock_model::NodeId;
 use rayon::prelude::*;
 use xplane_proto::{
     CORRECTION_STAT, FileBytes, LineView, METADATA_PLANE, ORIGINAL_PROFILE_START_STAT,

@@ -1,11 +1,11 @@
 //! `round_offsets.jsonl`: the network-probed offsets of every node against
 //! the reference node, one row per (round, node), after a meta header.
 
-use clock_model::NodeId;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+use clock_model::NodeId;
 use serde::Deserialize;
 
 use crate::error::{AlignError, Result};

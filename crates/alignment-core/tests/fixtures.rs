@@ -2,9 +2,9 @@
 //! is put on one rank, described in an offsets file, and alignment must
 //! give back the original times exactly.
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 mod common;
 use common::times;
 

@@ -3,9 +3,9 @@
 
 mod common;
 
-use collective_check::NodeId;
 use std::path::{Path, PathBuf};
 
+use collective_check::NodeId;
 use common::inputs_of;
 use prost::Message;
 use trace_synth::{SynthConfig, synthesize};

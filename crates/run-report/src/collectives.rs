@@ -3,9 +3,9 @@
 //! A node *arrives* at an instance when its last device begins it; its
 //! *lateness* is its arrival minus the median arrival of the other nodes.
 
-use clock_model::NodeId;
 use std::collections::BTreeMap;
 
+use clock_model::NodeId;
 use collective_check::{Instance, Report as CheckReport};
 
 use crate::model::{Collectives, KindSkew, NodeWait, Quantiles, StragglerRank};

@@ -1,8 +1,8 @@
 //! What can go wrong while building a report.
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 /// A report could not be built or written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

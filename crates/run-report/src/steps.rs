@@ -1,13 +1,13 @@
 //! Steps: where each node's time in each step went, who was late at the
 //! step's collectives, and the slowest steps.
 
-use clock_model::NodeId;
 use std::collections::BTreeMap;
 
 use crate::collectives::NodeInstance;
 use crate::input::{RunData, Span, covered, union};
 use crate::model::{Activity, InputFormat, SlowStep, StepRow, StepSource, Steps};
 use crate::stats::median;
+use clock_model::NodeId;
 
 /// Slowest steps listed.
 pub const SLOWEST_STEPS: usize = 5;

@@ -5,11 +5,11 @@
 //! again only when the check overrides a node's probes (rare: a probe
 //! graph with a sign or loop-closure error).
 
-use clock_model::NodeId;
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use alignment_core::AlignOptions;
+use clock_model::NodeId;
 
 use crate::clocks::{ClockEvidence, host_check_options, host_evidence, matched};
 use crate::discover::RunFiles;

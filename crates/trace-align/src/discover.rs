@@ -1,10 +1,10 @@
 //! What a run is made of: one trace per node, optional snapshot files, and
 //! the probe offsets file, found in a run folder or given one by one.
 
-use clock_model::NodeId;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use clock_model::NodeId;
 use serde::Serialize;
 
 use crate::error::{Result, RunError};

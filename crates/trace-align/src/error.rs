@@ -1,8 +1,8 @@
 //! The crate's one error type.
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 /// Why a run could not be discovered, planned, aligned or merged. Every
 /// variant names the file, folder or node concerned; a failed merge leaves
 /// no output behind.

@@ -2,10 +2,10 @@
 //! collectives where it has none, and the probes checked against the
 //! collectives (a contradiction reported, and overridden when asked).
 
-use clock_model::NodeId;
 use std::path::{Path, PathBuf};
 
 use alignment_core::AlignOptions;
+use clock_model::NodeId;
 use trace_align::{
     ClockPolicy, ClockReason, ClockSource, ClockWarning, CrossCheck, MergeOutcome, MergeSettings,
     NodeClockReason, RunError, RunFiles,

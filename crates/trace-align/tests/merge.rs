@@ -1,10 +1,10 @@
 //! The one-pass merge against the two-pass path it replaces (align each
 //! node into a file, then merge the files), and its errors.
 
-use clock_model::NodeId;
 use std::path::{Path, PathBuf};
 
 use alignment_core::AlignOptions;
+use clock_model::NodeId;
 use trace_align::{ClockPolicy, CrossCheck, MergeSettings, RunError, RunFiles};
 use trace_merge::{MergeInput, MergeOptions};
 use trace_synth::{SynthConfig, synthesize};

@@ -4,10 +4,10 @@
 //! `cargo bench -p trace-merge --bench merge_large`; scale with
 //! `MERGE_BENCH_NODES` and `MERGE_BENCH_MB`.
 
-use clock_model::NodeId;
 use std::path::Path;
 use std::time::Instant;
 
+use clock_model::NodeId;
 use trace_merge::{MergeInput, MergeOptions, merge};
 use xplane_proto::{
     PROFILE_START_TIME, XEvent, XEventMetadata, XLine, XPlane, XSpaceFile, XStat, XStatMetadata,

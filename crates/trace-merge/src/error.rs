@@ -1,8 +1,8 @@
 //! The crate's one error type.
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 /// Why a merge failed. Every variant names the file (and where it applies the
 /// plane, line or byte offset); a failed merge leaves no output behind.
 #[derive(Debug, thiserror::Error)]

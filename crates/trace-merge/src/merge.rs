@@ -1,10 +1,10 @@
 //! The merge: survey every input, then stream plane by plane into one
 //! XSpace that appears only when complete, then write the summary.
 
-use clock_model::NodeId;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use clock_model::NodeId;
 use xplane_proto::{
     FileBytes, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PROFILE_START_TIME,
     PROFILE_STOP_TIME, TASK_ENV_PLANE, XPlane, XSpaceFile, XStat, write_atomically, x_stat,

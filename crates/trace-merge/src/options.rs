@@ -1,8 +1,8 @@
 //! What to merge and how.
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 /// One node's trace. The node id is the caller's (from the job's rank or the
 /// offsets header), never the position in the input list.
 #[derive(Debug, Clone)]

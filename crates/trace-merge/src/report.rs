@@ -1,8 +1,8 @@
 //! What a merge did, written as `<output name>.metadata.json` beside the output.
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 use serde::Serialize;
 
 use xplane_proto::HOST_PLANE;

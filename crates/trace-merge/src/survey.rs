@@ -2,10 +2,10 @@
 //! plane will go, so every input error is found before anything is written.
 //! Each file is mapped only while it is read.
 
-use clock_model::NodeId;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use clock_model::NodeId;
 use xplane_proto::{
     FileBytes, GPU_PLANE_PREFIX, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT,
     PROFILE_STOP_TIME, SpaceView, XPlane, session_start_ns_view, task_env_time_ns_view, x_stat,

@@ -3,9 +3,9 @@
 
 mod resolve;
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
+use clock_model::NodeId;
 use resolve::*;
 use trace_merge::{MergeInput, MergeOptions, merge};
 use xplane_proto::{HOST_PLANE, read_xspace, session_start_ns};

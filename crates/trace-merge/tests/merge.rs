@@ -4,9 +4,9 @@
 mod common;
 mod resolve;
 
-use clock_model::NodeId;
 use std::collections::HashSet;
 
+use clock_model::NodeId;
 use common::*;
 use resolve::*;
 use trace_merge::{MergeError, MergeInput, MergeOptions, merge, viewer_draws};

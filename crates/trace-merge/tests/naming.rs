@@ -1,9 +1,9 @@
 //! The plane-id scheme: no two drawn planes share an id, for any node count
 //! up to 4096, and hidden names are never drawn.
 
-use clock_model::NodeId;
 use std::collections::HashMap;
 
+use clock_model::NodeId;
 use proptest::prelude::*;
 use trace_merge::{IdScheme, PlaneKind, classify, hidden_name, place, viewer_draws};
 

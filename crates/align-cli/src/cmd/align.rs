@@ -1,10 +1,10 @@
 //! `align-cli align`: one node's trace onto the global timeline.
 
-use collective_check::NodeId;
 use std::path::{Path, PathBuf};
 
 use alignment_core::{AlignNode, NodeInput, OffsetsFile};
 use anyhow::{Context, bail};
+use collective_check::NodeId;
 
 use super::policy::PolicyArgs;
 use crate::Global;

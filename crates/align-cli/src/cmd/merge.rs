@@ -1,10 +1,10 @@
 //! `align-cli merge`: align every node of a run and merge them into one
 //! trace, validating collectives before and after.
 
-use collective_check::NodeId;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use collective_check::NodeId;
 use indicatif::ProgressBar;
 use trace_align::{ClockSource, MergeOutcome, MergeSettings, Plan, RunFiles};
 

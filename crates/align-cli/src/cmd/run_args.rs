@@ -1,9 +1,9 @@
 //! The flags that select a run's files, shared by `merge` and `report`.
 
-use collective_check::NodeId;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use collective_check::NodeId;
 use trace_align::RunFiles;
 
 /// A run folder and/or trace paths, with per-node overrides.

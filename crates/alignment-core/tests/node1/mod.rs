@@ -2,10 +2,10 @@
 //! a case folder to align it in: shared by the pipeline tests.
 #![allow(dead_code)] // each test file uses its own part
 
-use clock_model::NodeId;
 use std::path::PathBuf;
 
 use alignment_core::{AlignNode, AlignOptions, NodeInput, OffsetsFile};
+use clock_model::NodeId;
 use xplane_proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, write_xspace, x_event,
     x_stat,

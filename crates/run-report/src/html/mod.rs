@@ -3,12 +3,12 @@
 
 mod svg;
 
-use clock_model::NodeId;
 use std::fmt::Write;
 use std::path::Path;
 
 use crate::error::{ReportError, Result};
 use crate::model::{EvidenceKind, Report, StepSource};
+use clock_model::NodeId;
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#222;max-width:760px;margin:24px auto;padding:0 12px}

@@ -1,10 +1,10 @@
 //! Hand-written inline SVG charts: no script, no external resource.
 
-use clock_model::NodeId;
 use std::fmt::Write;
 
 use super::{escape, fmt_ns};
 use crate::model::{EvidenceKind, NodeClock, Quantiles, StepRow};
+use clock_model::NodeId;
 
 /// Chart width, px.
 const W: f64 = 720.0;
