@@ -100,15 +100,45 @@ fn errors_of(name: &str, estimate: &Estimate, ranks: u32, label: &str) -> Vec<Ve
             let drift = report.segments.first().map_or(0, |s| s.drift_ppb);
             println!(
                 "{name} {label} rank {rank}: correction at start {offset} ns, drift {drift} ppb; \
-                 {} truth rows; |error| p50 {} ns, p99 {} ns, max {} ns",
+                 {} truth rows; |error| p50 {} ns, p99 {} ns, max {} ns{}",
                 errors.len(),
                 quantile(&errors, 0.5),
                 quantile(&errors, 0.99),
-                errors[errors.len() - 1]
+                errors[errors.len() - 1],
+                feasible_against_truth(&dir, rank, report)
             );
             errors
         })
         .collect()
+}
+
+/// For a fitted rank: the half-widths the fit reports for its first segment
+/// (start, middle, end, µs), and the true correction at the segment's
+/// middle, which must lie in the feasible interval reported there.
+fn feasible_against_truth(dir: &Path, rank: u32, report: &collective_clock::NodeReport) -> String {
+    let Some(seg) = report.segments.first().filter(|_| !report.reference) else {
+        return String::new();
+    };
+    let us = |v: Option<i64>| v.map_or("-".to_string(), |v| (v / 1000).to_string());
+    let u = &seg.uncertainty;
+    let middle = seg.start_host_ns + (seg.end_host_ns - seg.start_host_ns) / 2;
+    let truth = faked_to_true(&truth(dir, rank), middle) - middle;
+    // Every constraint holds on the true clocks
+    // (`the_tightest_constraints_are_uneven_latencies_not_descheduling`), so
+    // the truth lies in the feasible interval: the reported half-width
+    // covers the error on these runs.
+    let [lo, hi] = seg.feasible_middle_ns.expect("a bounded interval");
+    assert!(
+        (lo..=hi).contains(&truth),
+        "rank {rank}: true correction {truth} ns outside [{lo}, {hi}]"
+    );
+    let inside = format!("true correction {truth} ns in [{lo}, {hi}]");
+    format!(
+        "; half-width {} / {} / {} µs; at the middle {inside}",
+        us(u.start_ns),
+        us(u.middle_ns),
+        us(u.end_ns)
+    )
 }
 
 /// The run's collectives, each trace read on its own clock.
