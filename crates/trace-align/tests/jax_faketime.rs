@@ -374,3 +374,76 @@ fn the_tightest_constraints_are_uneven_latencies_not_descheduling() {
         }
     }
 }
+
+/// The run's collectives of one op kind (the op name before its first `.`).
+fn evidence_of_kind(all: &Evidence, kind: &str) -> Evidence {
+    let mut ev = Evidence::new();
+    ev.nodes = all.nodes.clone();
+    for inst in all.instances() {
+        let op = all.op_name(inst.op);
+        if op.split('.').next() == Some(kind) {
+            let parts: Vec<_> = inst
+                .members
+                .iter()
+                .map(|m| (m.node, m.begin, m.end))
+                .collect();
+            ev.push_all_to_all(op, inst.key.clone(), &parts);
+        }
+    }
+    ev
+}
+
+/// The centre fitted on each op kind's collectives alone: each kind's
+/// tightest constraints have their own uneven latencies, so the kinds
+/// disagree by tens of µs; the mean of their corrections is printed beside
+/// them (`--nocapture`).
+#[test]
+fn centres_of_each_op_kind_against_the_truth() {
+    let name = "n4_skew_300steps";
+    let ranks = 4;
+    let all = evidence(name);
+    let dir = fixture(name);
+    let options = Options::with_estimator(Estimator::Centre);
+    let kinds = ["all_gather", "psum_invariant", "reduce_scatter"];
+    let fits: Vec<Estimate> = kinds
+        .iter()
+        .map(|kind| {
+            let fit = estimate(&evidence_of_kind(&all, kind), NodeId(0), &options).unwrap();
+            assert_eq!(fit.report.violated_constraints(), 0, "{kind}");
+            fit
+        })
+        .collect();
+    for rank in 1..ranks {
+        let rows = truth(&dir, rank);
+        let inner = &rows[rows.len() / 10..rows.len() * 9 / 10];
+        let mut per_kind = vec![Vec::new(); kinds.len()];
+        let mut mean = Vec::new();
+        for row in inner {
+            let h = HostTime::from_ns(row.faked_ns);
+            let errs: Vec<i128> = fits
+                .iter()
+                .map(|f| {
+                    f.to_global(NodeId(rank), h).unwrap().as_ns_floor() - i128::from(row.true_ns)
+                })
+                .collect();
+            for (k, e) in errs.iter().enumerate() {
+                per_kind[k].push(e.abs());
+            }
+            mean.push((errs.iter().sum::<i128>() / errs.len() as i128).abs());
+        }
+        let p99 = |mut v: Vec<i128>| {
+            v.sort_unstable();
+            quantile(&v, 0.99) / 1000
+        };
+        let kind_p99: Vec<String> = kinds
+            .iter()
+            .zip(per_kind)
+            .map(|(k, v)| format!("{k} {}", p99(v)))
+            .collect();
+        println!(
+            "{name} rank {rank}: centre of one kind, p99 |error| (µs): {}; their mean {}",
+            kind_p99.join(", "),
+            p99(mean)
+        );
+    }
+}
