@@ -197,8 +197,10 @@ fn n4_skewed_ranks_are_brought_back_to_the_true_clock() {
     let errors = errors_against_truth("n4_skew_300steps", 4);
     // Measured with the default (`auto` → centre): p99 54, 57 and 13 µs for
     // ranks 1–3 (docs/accuracy.md; the combined fit: 71, 44 and 132 µs):
-    // four processes share two cores, and the collectives bound each offset
-    // only to ±110–300 µs (the 20 µs target is not reached on this run).
+    // the collectives bound each offset only to ±112–298 µs, and the
+    // tightest ones have uneven latencies in the two directions of a pair
+    // (see `the_tightest_constraints_are_uneven_latencies_not_descheduling`;
+    // the 20 µs target is not reached on this run).
     for (rank, e) in errors.iter().enumerate() {
         let p99 = quantile(e, 0.99);
         assert!(p99 < 80_000, "rank {rank}: p99 {p99} ns");
