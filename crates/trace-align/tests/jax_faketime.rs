@@ -235,17 +235,22 @@ fn estimators_compared_against_the_truth() {
     }
 }
 
-/// The true correction of a rank at true time `g`: `true − faked`,
-/// interpolated between the truth rows around `g`.
-fn true_correction(rows: &[TruthRow], g: i64) -> i64 {
+/// The correction `true − faked` of a rank where the clock `clock` picks
+/// from a truth row reads `at`, interpolated between the rows around it.
+fn correction_at(rows: &[TruthRow], clock: impl Fn(&TruthRow) -> i64, at: i64) -> i64 {
     let k = rows
-        .partition_point(|r| r.true_ns <= g)
+        .partition_point(|r| clock(r) <= at)
         .clamp(1, rows.len() - 1);
     let (a, b) = (&rows[k - 1], &rows[k]);
     let (ca, cb) = (a.true_ns - a.faked_ns, b.true_ns - b.faked_ns);
-    let t = i128::from(g - a.true_ns);
-    let span = i128::from(b.true_ns - a.true_ns);
+    let t = i128::from(at - clock(a));
+    let span = i128::from(clock(b) - clock(a));
     ca + (i128::from(cb - ca) * t / span) as i64
+}
+
+/// The true correction of a rank at true time `g`.
+fn true_correction(rows: &[TruthRow], g: i64) -> i64 {
+    correction_at(rows, |r| r.true_ns, g)
 }
 
 /// `Plan::correction_curves`: the correction each node gets, sampled over
@@ -285,17 +290,9 @@ fn correction_curves_follow_the_true_clock_error() {
     assert!(curves[1].points.iter().all(|&(_, c)| c < -3_000_000));
 }
 
-/// The true time of a rank's faked reading `f`: the correction
-/// `true − faked` interpolated between the truth rows around `f`.
+/// The true time of a rank's faked reading `f`.
 fn faked_to_true(rows: &[TruthRow], f: i64) -> i64 {
-    let k = rows
-        .partition_point(|r| r.faked_ns <= f)
-        .clamp(1, rows.len() - 1);
-    let (a, b) = (&rows[k - 1], &rows[k]);
-    let (ca, cb) = (a.true_ns - a.faked_ns, b.true_ns - b.faked_ns);
-    let t = i128::from(f - a.faked_ns);
-    let span = i128::from(b.faked_ns - a.faked_ns);
-    f + ca + (i128::from(cb - ca) * t / span) as i64
+    f + correction_at(rows, |r| r.faked_ns, f)
 }
 
 /// Per op kind (the op name before its first `.`): the shortest duration
