@@ -3,6 +3,7 @@
 //! recorded beside the faked one), aligned from their collectives alone and
 //! compared with the truth.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use alignment_core::AlignOptions;
@@ -99,15 +100,45 @@ fn errors_of(name: &str, estimate: &Estimate, ranks: u32, label: &str) -> Vec<Ve
             let drift = report.segments.first().map_or(0, |s| s.drift_ppb);
             println!(
                 "{name} {label} rank {rank}: correction at start {offset} ns, drift {drift} ppb; \
-                 {} truth rows; |error| p50 {} ns, p99 {} ns, max {} ns",
+                 {} truth rows; |error| p50 {} ns, p99 {} ns, max {} ns{}",
                 errors.len(),
                 quantile(&errors, 0.5),
                 quantile(&errors, 0.99),
-                errors[errors.len() - 1]
+                errors[errors.len() - 1],
+                feasible_against_truth(&dir, rank, report)
             );
             errors
         })
         .collect()
+}
+
+/// For a fitted rank: the half-widths the fit reports for its first segment
+/// (start, middle, end, µs), and the true correction at the segment's
+/// middle, which must lie in the feasible interval reported there.
+fn feasible_against_truth(dir: &Path, rank: u32, report: &collective_clock::NodeReport) -> String {
+    let Some(seg) = report.segments.first().filter(|_| !report.reference) else {
+        return String::new();
+    };
+    let us = |v: Option<i64>| v.map_or("-".to_string(), |v| (v / 1000).to_string());
+    let u = &seg.uncertainty;
+    let middle = seg.start_host_ns + (seg.end_host_ns - seg.start_host_ns) / 2;
+    let truth = faked_to_true(&truth(dir, rank), middle) - middle;
+    // Every constraint holds on the true clocks
+    // (`the_tightest_constraints_are_uneven_latencies_not_descheduling`), so
+    // the truth lies in the feasible interval: the reported half-width
+    // covers the error on these runs.
+    let [lo, hi] = seg.feasible_middle_ns.expect("a bounded interval");
+    assert!(
+        (lo..=hi).contains(&truth),
+        "rank {rank}: true correction {truth} ns outside [{lo}, {hi}]"
+    );
+    let inside = format!("true correction {truth} ns in [{lo}, {hi}]");
+    format!(
+        "; half-width {} / {} / {} µs; at the middle {inside}",
+        us(u.start_ns),
+        us(u.middle_ns),
+        us(u.end_ns)
+    )
 }
 
 /// The run's collectives, each trace read on its own clock.
@@ -166,8 +197,10 @@ fn n4_skewed_ranks_are_brought_back_to_the_true_clock() {
     let errors = errors_against_truth("n4_skew_300steps", 4);
     // Measured with the default (`auto` → centre): p99 54, 57 and 13 µs for
     // ranks 1–3 (docs/accuracy.md; the combined fit: 71, 44 and 132 µs):
-    // four processes share two cores, and the collectives bound each offset
-    // only to ±110–300 µs (the 20 µs target is not reached on this run).
+    // the collectives bound each offset only to ±112–298 µs, and the
+    // tightest ones have uneven latencies in the two directions of a pair
+    // (see `the_tightest_constraints_are_uneven_latencies_not_descheduling`;
+    // the 20 µs target is not reached on this run).
     for (rank, e) in errors.iter().enumerate() {
         let p99 = quantile(e, 0.99);
         assert!(p99 < 80_000, "rank {rank}: p99 {p99} ns");
@@ -202,17 +235,22 @@ fn estimators_compared_against_the_truth() {
     }
 }
 
-/// The true correction of a rank at true time `g`: `true − faked`,
-/// interpolated between the truth rows around `g`.
-fn true_correction(rows: &[TruthRow], g: i64) -> i64 {
+/// The correction `true − faked` of a rank where the clock `clock` picks
+/// from a truth row reads `at`, interpolated between the rows around it.
+fn correction_at(rows: &[TruthRow], clock: impl Fn(&TruthRow) -> i64, at: i64) -> i64 {
     let k = rows
-        .partition_point(|r| r.true_ns <= g)
+        .partition_point(|r| clock(r) <= at)
         .clamp(1, rows.len() - 1);
     let (a, b) = (&rows[k - 1], &rows[k]);
     let (ca, cb) = (a.true_ns - a.faked_ns, b.true_ns - b.faked_ns);
-    let t = i128::from(g - a.true_ns);
-    let span = i128::from(b.true_ns - a.true_ns);
+    let t = i128::from(at - clock(a));
+    let span = i128::from(clock(b) - clock(a));
     ca + (i128::from(cb - ca) * t / span) as i64
+}
+
+/// The true correction of a rank at true time `g`.
+fn true_correction(rows: &[TruthRow], g: i64) -> i64 {
+    correction_at(rows, |r| r.true_ns, g)
 }
 
 /// `Plan::correction_curves`: the correction each node gets, sampled over
@@ -250,4 +288,161 @@ fn correction_curves_follow_the_true_clock_error() {
     // correction itself is about −3.7 ms.
     assert!(worst < 40_000, "{worst} ns");
     assert!(curves[1].points.iter().all(|&(_, c)| c < -3_000_000));
+}
+
+/// The true time of a rank's faked reading `f`.
+fn faked_to_true(rows: &[TruthRow], f: i64) -> i64 {
+    f + correction_at(rows, |r| r.faked_ns, f)
+}
+
+/// Per op kind (the op name before its first `.`): the shortest duration
+/// of each rank's part (its own clock), and per ordered pair of ranks
+/// `(i, j)` the least `end_j − begin_i` in true time over the kind's
+/// instances: the tightest constraint between `i` and `j` as the truth sees
+/// it. Indexed `[i][j]`, `i64::MAX` where never measured.
+type Tightest = BTreeMap<String, (Vec<i64>, Vec<Vec<i64>>)>;
+
+fn tightest_true_slacks(name: &str, ranks: u32) -> Tightest {
+    let dir = fixture(name);
+    let rows: Vec<Vec<TruthRow>> = (0..ranks).map(|r| truth(&dir, r)).collect();
+    let ev = evidence(name);
+    let n = ranks as usize;
+    let mut out = Tightest::new();
+    for inst in ev.instances() {
+        let kind = ev.op_name(inst.op).split('.').next().unwrap().to_string();
+        let (own, cross) = out
+            .entry(kind)
+            .or_insert_with(|| (vec![i64::MAX; n], vec![vec![i64::MAX; n]; n]));
+        let times: Vec<(usize, i64, i64, i64)> = inst
+            .members
+            .iter()
+            .map(|m| {
+                let r = m.node.0 as usize;
+                let (b, e) = (m.begin.as_ns_floor() as i64, m.end.as_ns_floor() as i64);
+                (
+                    r,
+                    e - b,
+                    faked_to_true(&rows[r], b),
+                    faked_to_true(&rows[r], e),
+                )
+            })
+            .collect();
+        for &(i, duration, begin, _) in &times {
+            own[i] = own[i].min(duration);
+            for &(j, _, _, end) in times.iter().filter(|t| t.0 != i) {
+                cross[i][j] = cross[i][j].min(end - begin);
+            }
+        }
+    }
+    out
+}
+
+/// Where the constraints of the 4-process run bind in truth: every
+/// constraint holds on the true clocks, but the tightest ones leave
+/// 108–369 µs between one rank's begin and another's end (the collectives'
+/// own latency), unevenly between the two directions of a pair. The centre
+/// of the feasible region puts each pair midway, so it is off by half that
+/// asymmetry: the reduce_scatters of ranks 0 and 1 leave 254 µs one way and
+/// 147 µs the other, and the default fit is 53 µs off on rank 1
+/// (docs/accuracy.md). Descheduling only widens a slack, so it is not what
+/// binds.
+#[test]
+fn the_tightest_constraints_are_uneven_latencies_not_descheduling() {
+    for (name, ranks) in [("n2_skew_250steps", 2), ("n4_skew_300steps", 4)] {
+        for (kind, (own, cross)) in tightest_true_slacks(name, ranks) {
+            let us = |v: &[i64]| -> Vec<i64> {
+                v.iter()
+                    .map(|&t| if t == i64::MAX { -1 } else { t / 1000 })
+                    .collect()
+            };
+            println!("{name} {kind}: shortest part per rank (µs) {:?}", us(&own));
+            for (i, row) in cross.iter().enumerate() {
+                println!(
+                    "  least end − begin of rank {i} in true time (µs) {:?}",
+                    us(row)
+                );
+                assert!(
+                    row.iter().all(|&t| t > 0),
+                    "{name} {kind}: the truth violates a constraint"
+                );
+            }
+            if name == "n4_skew_300steps" && kind == "reduce_scatter" {
+                let uneven = (cross[0][1] - cross[1][0]).abs();
+                assert!(uneven > 80_000, "ranks 0 and 1: {uneven} ns");
+            }
+        }
+    }
+}
+
+/// The run's collectives of one op kind (the op name before its first `.`).
+fn evidence_of_kind(all: &Evidence, kind: &str) -> Evidence {
+    let mut ev = Evidence::new();
+    ev.nodes = all.nodes.clone();
+    for inst in all.instances() {
+        let op = all.op_name(inst.op);
+        if op.split('.').next() == Some(kind) {
+            let parts: Vec<_> = inst
+                .members
+                .iter()
+                .map(|m| (m.node, m.begin, m.end))
+                .collect();
+            ev.push_all_to_all(op, inst.key.clone(), &parts);
+        }
+    }
+    ev
+}
+
+/// The centre fitted on each op kind's collectives alone: each kind's
+/// tightest constraints have their own uneven latencies, so the kinds
+/// disagree by tens of µs; the mean of their corrections is printed beside
+/// them (`--nocapture`).
+#[test]
+fn centres_of_each_op_kind_against_the_truth() {
+    let name = "n4_skew_300steps";
+    let ranks = 4;
+    let all = evidence(name);
+    let dir = fixture(name);
+    let options = Options::with_estimator(Estimator::Centre);
+    let kinds = ["all_gather", "psum_invariant", "reduce_scatter"];
+    let fits: Vec<Estimate> = kinds
+        .iter()
+        .map(|kind| {
+            let fit = estimate(&evidence_of_kind(&all, kind), NodeId(0), &options).unwrap();
+            assert_eq!(fit.report.violated_constraints(), 0, "{kind}");
+            fit
+        })
+        .collect();
+    for rank in 1..ranks {
+        let rows = truth(&dir, rank);
+        let inner = &rows[rows.len() / 10..rows.len() * 9 / 10];
+        let mut per_kind = vec![Vec::new(); kinds.len()];
+        let mut mean = Vec::new();
+        for row in inner {
+            let h = HostTime::from_ns(row.faked_ns);
+            let errs: Vec<i128> = fits
+                .iter()
+                .map(|f| {
+                    f.to_global(NodeId(rank), h).unwrap().as_ns_floor() - i128::from(row.true_ns)
+                })
+                .collect();
+            for (k, e) in errs.iter().enumerate() {
+                per_kind[k].push(e.abs());
+            }
+            mean.push((errs.iter().sum::<i128>() / errs.len() as i128).abs());
+        }
+        let p99 = |mut v: Vec<i128>| {
+            v.sort_unstable();
+            quantile(&v, 0.99) / 1000
+        };
+        let kind_p99: Vec<String> = kinds
+            .iter()
+            .zip(per_kind)
+            .map(|(k, v)| format!("{k} {}", p99(v)))
+            .collect();
+        println!(
+            "{name} rank {rank}: centre of one kind, p99 |error| (µs): {}; their mean {}",
+            kind_p99.join(", "),
+            p99(mean)
+        );
+    }
 }
