@@ -1,7 +1,9 @@
 //! The per-event pipeline of one line: absolute time, clock maps, the
 //! monotonicity guard, and re-encoding.
 
-use clock_model::{Cursor, Global, Host, HostTime, Mapped, OffsetCursor, Side, Tracer, TracerTime};
+use clock_model::{
+    Cursor, Global, Host, HostTime, Mapped, OffsetCursor, Piece, Side, Tracer, TracerTime,
+};
 use xplane_proto::prost::Message as _;
 use xplane_proto::{
     EventData, EventView, LineView, WireError, XLine, XStat, encode_event_retimed_field, x_stat,
@@ -79,6 +81,13 @@ fn side_flag(outside: Option<Side>, before: u8, after: u8) -> u8 {
 }
 
 /// Maps absolute stored times of one line, keeping cursors for locality.
+///
+/// When a line's times take only `P_i` and `O_i` (no `O_r⁻¹`, no repair,
+/// no re-bisect to the tracer axis, and an offset model of linear pieces),
+/// the pieces of both maps that served the last time are kept: a time they
+/// both cover is mapped by them alone, exactly as the cursors would map it
+/// ([`Piece::map`]), and any other time goes through the cursors, whose
+/// new pieces are then kept.
 struct Mapper<'a> {
     clock: LineClock,
     snap: Option<Cursor<'a, Tracer, Host>>,
@@ -92,6 +101,12 @@ struct Mapper<'a> {
     repaired_ps: i128,
     /// `(S_w − S_g)` in ps: stored wall-axis time minus tracer time.
     tracer_shift_ps: i128,
+    /// Whether the pieces below may be used (see the type docs).
+    pieces_apply: bool,
+    /// The piece of `P_i` of the last time mapped through the cursors.
+    snap_piece: Option<Piece<Tracer, Host>>,
+    /// The piece of `O_i` of the last time mapped through the cursors.
+    offset_piece: Option<Piece<Host, Global>>,
 }
 
 impl<'a> Mapper<'a> {
@@ -104,7 +119,7 @@ impl<'a> Mapper<'a> {
             (Some(sw), Some(sg)) => (sw as i128 - sg as i128) * 1000,
             _ => 0,
         };
-        Mapper {
+        let mut mapper = Mapper {
             clock,
             snap: snap.map(|s| s.cursor()),
             inverse: snap
@@ -115,7 +130,39 @@ impl<'a> Mapper<'a> {
             repair: clocks.repair.as_ref().map(|m| m.cursor()),
             repaired_ps: 0,
             tracer_shift_ps: shift,
+            pieces_apply: false,
+            snap_piece: None,
+            offset_piece: None,
+        };
+        mapper.pieces_apply = mapper.inverse.is_none()
+            && mapper.to_reference.is_none()
+            && mapper.repair.is_none()
+            && mapper.offset.piece().is_some();
+        mapper
+    }
+
+    /// Keeps the pieces the cursors used last.
+    #[inline]
+    fn keep_pieces(&mut self) {
+        if self.pieces_apply {
+            self.snap_piece = self.snap.as_ref().map(Cursor::piece);
+            self.offset_piece = self.offset.piece();
         }
+    }
+
+    /// `O_i` by the kept piece, when it covers `h`.
+    #[inline(always)]
+    fn wall_by_pieces(&self, h: HostTime) -> Option<(i128, u8)> {
+        let g = self.offset_piece.as_ref()?.map(h)?;
+        Some((g.time.as_ps(), side_flag(g.outside, OFF_BEFORE, OFF_AFTER)))
+    }
+
+    /// `O_i ∘ P_i` by the kept pieces, when they cover the time.
+    #[inline(always)]
+    fn tracer_by_pieces(&self, t: TracerTime) -> Option<(i128, u8)> {
+        let h = self.snap_piece.as_ref()?.map(t)?;
+        let (g, flags) = self.wall_by_pieces(h.time)?;
+        Some((g, flags | side_flag(h.outside, SNAP_BEFORE, SNAP_AFTER)))
     }
 
     /// `O_i`, then `O_r⁻¹` when the reference is not node 0, then `R_i`
@@ -131,9 +178,30 @@ impl<'a> Mapper<'a> {
         r
     }
 
-    /// The output absolute time (ps) of a stored absolute time, with flags.
-    #[inline]
+    /// The output absolute time (ps) of a stored absolute time, with flags:
+    /// by the kept pieces when they cover it, else by the cursors.
+    #[inline(always)]
     fn map(&mut self, abs_ps: i128) -> (i128, u8) {
+        let by_pieces = match self.clock {
+            LineClock::Unchanged => return (abs_ps, 0),
+            LineClock::Wall => self.wall_by_pieces(HostTime::from_ps(abs_ps)),
+            LineClock::Tracer => {
+                self.tracer_by_pieces(TracerTime::from_ps(abs_ps - self.tracer_shift_ps))
+            }
+        };
+        if let Some(mapped) = by_pieces {
+            // Only lines without a repair take pieces: nothing moved.
+            self.repaired_ps = 0;
+            return mapped;
+        }
+        let mapped = self.map_by_cursors(abs_ps);
+        self.keep_pieces();
+        mapped
+    }
+
+    /// [`Mapper::map`] through the cursors.
+    #[inline(never)]
+    fn map_by_cursors(&mut self, abs_ps: i128) -> (i128, u8) {
         match self.clock {
             LineClock::Unchanged => (abs_ps, 0),
             LineClock::Wall => {
@@ -326,6 +394,113 @@ fn encode_header(header: &XLine, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clock_model::{
+        Extrapolation, NodeId, OffsetMap, PiecewiseLinear, SnapshotMap, SnapshotPair,
+    };
+    use proptest::prelude::*;
+
+    const EPOCH_PS: i128 = 1_765_432_100_000_000_000_000;
+    const BOOT_PS: i128 = 864_123_456_789_012_000;
+    const MS_PS: i128 = 1_000_000_000;
+
+    /// Points from `(x0, y0)` on, segments of 1–50 ms, slopes 1 ± 1000 ppm.
+    fn points(x0: i128, y0: i128, segs: &[(i128, i128)]) -> Vec<(i128, i128)> {
+        let mut pts = vec![(x0, y0)];
+        for &(dx, ppb) in segs {
+            let (x, y) = *pts.last().expect("one point");
+            pts.push((x + dx, y + dx + dx * ppb / 1_000_000_000));
+        }
+        pts
+    }
+
+    /// `P_i` through `snap`, `O_i` through `offset` or the identity.
+    fn clocks(snap: &[(i128, i128)], offset: Option<&[(i128, i128)]>, hold: bool) -> NodeClocks {
+        let e = if hold {
+            Extrapolation::Hold
+        } else {
+            Extrapolation::Extrapolate
+        };
+        let pairs: Vec<SnapshotPair> = points(BOOT_PS, EPOCH_PS, snap)
+            .into_iter()
+            .map(|(t, h)| SnapshotPair {
+                tracer: TracerTime::from_ps(t),
+                host: HostTime::from_ps(h),
+            })
+            .collect();
+        let offset = offset.map(|segs| {
+            let anchors: Vec<(HostTime, clock_model::GlobalTime)> =
+                points(EPOCH_PS + MS_PS, EPOCH_PS + 7 * MS_PS, segs)
+                    .into_iter()
+                    .map(|(h, g)| (HostTime::from_ps(h), clock_model::GlobalTime::from_ps(g)))
+                    .collect();
+            OffsetMap::Fit(PiecewiseLinear::new(&anchors, e).expect("valid anchors"))
+        });
+        NodeClocks {
+            node_id: NodeId(1),
+            snapshot: Some(SnapshotMap::new(&pairs, e).expect("valid pairs")),
+            snapshot_choice: None,
+            snapshots: None,
+            offset: offset.unwrap_or(OffsetMap::Identity),
+            to_reference: None,
+            anchors: None,
+            offset_choice: None,
+            passed_through: false,
+            repair: None,
+            start_walltime_ns: Some((EPOCH_PS / 1000) as u64),
+            start_gpu_ns: Some((BOOT_PS / 1000) as u64),
+        }
+    }
+
+    fn segs() -> impl Strategy<Value = Vec<(i128, i128)>> {
+        prop::collection::vec((MS_PS..50 * MS_PS, -1_000_000i128..=1_000_000), 1..6)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The kept pieces map every time exactly as the cursors do, flags
+        /// included, on lines of ascending times that cross pieces and
+        /// leave both maps' anchors, and on times that go back.
+        #[test]
+        fn pieces_map_exactly_as_the_cursors(
+            snap in segs(),
+            offset in segs(),
+            identity in any::<bool>(),
+            hold in any::<bool>(),
+            start in -20 * MS_PS..200 * MS_PS,
+            steps in prop::collection::vec(-MS_PS..5 * MS_PS, 1..200),
+        ) {
+            let clocks = clocks(&snap, (!identity).then_some(&offset[..]), hold);
+            let ctx = LineContext {
+                clocks: &clocks,
+                session_start_ns: 0,
+                output_base_ns: 0,
+                corrected_tracer: false,
+                correction_stat: None,
+            };
+            for clock in [LineClock::Tracer, LineClock::Wall] {
+                let mut fast = Mapper::new(&ctx, clock);
+                prop_assert!(fast.pieces_apply);
+                let mut exact = Mapper::new(&ctx, clock);
+                exact.pieces_apply = false;
+                let mut t = EPOCH_PS + start;
+                let mut by_pieces = 0;
+                for &step in &steps {
+                    t += step;
+                    let covered = match clock {
+                        LineClock::Tracer => fast.tracer_by_pieces(TracerTime::from_ps(t - fast.tracer_shift_ps)),
+                        _ => fast.wall_by_pieces(HostTime::from_ps(t)),
+                    };
+                    by_pieces += usize::from(covered.is_some());
+                    prop_assert_eq!(fast.map(t), exact.map_by_cursors(t), "at {}", t);
+                    prop_assert_eq!(fast.repaired_ps, 0);
+                }
+                // Once the cursors have run, times within the pieces are
+                // mapped by them (a piece spans at least 1 ms of 5 ms steps).
+                prop_assert!(steps.len() < 20 || by_pieces > 0);
+            }
+        }
+    }
 
     /// Stored `(start, end)` pairs through the guard, with mapped times
     /// `mapped`: what is written, and the count of raises.

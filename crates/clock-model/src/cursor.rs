@@ -2,6 +2,7 @@
 
 use crate::map::PiecewiseLinear;
 use crate::mapped::{MapCursor, Mapped};
+use crate::piece::Piece;
 use crate::time::{Domain, Time};
 
 /// Lookup state over one map that remembers the segment last used.
@@ -53,6 +54,14 @@ impl<'a, X: Domain, Y: Domain> Cursor<'a, X, Y> {
         }
         self.region = self.map.seek(self.region, x);
         self.map.eval_in(self.region, x)
+    }
+
+    /// The piece of the map that served the last query (the first
+    /// segment's before any): it answers exactly as this cursor does for
+    /// every time it covers.
+    #[inline]
+    pub fn piece(&self) -> Piece<X, Y> {
+        Piece::new(*self.map.region(self.region))
     }
 
     /// The map this cursor walks.

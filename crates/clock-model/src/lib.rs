@@ -13,7 +13,9 @@
 //!   arithmetic (fixed-point slope, no division per query), with an
 //!   [`Extrapolation`] policy and a [`Mapped`] result that says whether and
 //!   on which [`Side`] it extrapolated. [`Cursor`] answers sorted queries in
-//!   amortised O(1), binary search answers the rest, identically.
+//!   amortised O(1), binary search answers the rest, identically; a
+//!   cursor's [`Piece`] (the linear piece of its last query) answers the
+//!   queries that stay within it with two compares and no lookup.
 //! - [`SnapshotMap`] is `P_i : Tracer → Host` with its inverse (the
 //!   re-bisect on the host side), built from typed [`SnapshotPair`]s under
 //!   a [`SnapshotModel`]: through every pair, or a least-squares fit when
@@ -98,6 +100,7 @@ mod noise;
 mod offset_map;
 mod offset_rows;
 mod pair;
+mod piece;
 mod search;
 mod segment;
 mod shift;
@@ -123,6 +126,7 @@ pub use offset_rows::{
     SkippedRow,
 };
 pub use pair::SnapshotPair;
+pub use piece::Piece;
 pub use shift::{ShiftHistogram, ShiftStats};
 pub use snapshot::{SnapshotEstimate, SnapshotMap};
 pub use snapshot_choice::{

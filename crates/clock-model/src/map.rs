@@ -16,8 +16,8 @@ use crate::time::{Domain, Time};
 pub(crate) struct Region {
     pub(crate) lo: i128,
     pub(crate) hi: i128,
-    seg: Segment,
-    place: Place,
+    pub(crate) seg: Segment,
+    pub(crate) place: Place,
 }
 
 /// A non-decreasing piecewise-linear map `Time<X> → Time<Y>` through integer

@@ -9,6 +9,7 @@ use crate::fit::OffsetFit;
 use crate::map::PiecewiseLinear;
 use crate::mapped::{ClockMap, Extrapolation, MapCursor, Mapped};
 use crate::offset_rows::OffsetAnchors;
+use crate::piece::Piece;
 use crate::time::{DurationPs, Global, GlobalTime, Host, HostTime};
 
 /// How offsets are modelled between and beyond anchors.
@@ -135,7 +136,7 @@ impl OffsetMap {
     #[inline]
     pub fn cursor(&self) -> OffsetCursor<'_> {
         match self {
-            OffsetMap::Identity => OffsetCursor::Identity,
+            OffsetMap::Identity => OffsetCursor::Identity { last: 0 },
             OffsetMap::Interpolate(m) => OffsetCursor::Interpolate(m.cursor()),
             OffsetMap::Drift(m) => OffsetCursor::Drift(m.cursor()),
             OffsetMap::Fit(m) => OffsetCursor::Fit(m.cursor()),
@@ -147,8 +148,11 @@ impl OffsetMap {
 /// [`OffsetMap::map`].
 #[derive(Debug, Clone)]
 pub enum OffsetCursor<'a> {
-    /// Over [`OffsetMap::Identity`].
-    Identity,
+    /// Over [`OffsetMap::Identity`]; `last` is the last query, ps.
+    Identity {
+        /// The last query, ps (0 before any).
+        last: i128,
+    },
     /// Over [`OffsetMap::Interpolate`].
     Interpolate(Cursor<'a, Host, Global>),
     /// Over [`OffsetMap::Drift`].
@@ -162,13 +166,27 @@ impl OffsetCursor<'_> {
     #[inline]
     pub fn map(&mut self, h: HostTime) -> Mapped<Global> {
         match self {
-            OffsetCursor::Identity => Mapped {
-                time: GlobalTime::from_ps(h.as_ps()),
-                outside: None,
-            },
+            OffsetCursor::Identity { last } => {
+                *last = h.as_ps();
+                Mapped {
+                    time: GlobalTime::from_ps(h.as_ps()),
+                    outside: None,
+                }
+            }
             OffsetCursor::Interpolate(c) => c.map(h),
             OffsetCursor::Drift(c) => c.map(h),
             OffsetCursor::Fit(c) => c.map(h),
+        }
+    }
+
+    /// The linear piece that served the last query ([`Cursor::piece`]);
+    /// `None` for the drift model, whose pieces are not linear.
+    #[inline]
+    pub fn piece(&self) -> Option<Piece<Host, Global>> {
+        match self {
+            OffsetCursor::Identity { last } => Some(Piece::identity_around(*last)),
+            OffsetCursor::Interpolate(c) | OffsetCursor::Fit(c) => Some(c.piece()),
+            OffsetCursor::Drift(_) => None,
         }
     }
 }

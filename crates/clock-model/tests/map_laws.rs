@@ -152,6 +152,34 @@ proptest! {
     }
 
     #[test]
+    fn a_cursors_piece_answers_as_the_map_wherever_it_covers(
+        pts in snapshot_anchors(),
+        hold in any::<bool>(),
+        raw in prop::collection::vec(any::<i128>(), 40),
+        steps in prop::collection::vec(-2 * US_PS..2 * US_PS, 8),
+    ) {
+        let map = build(&pts, policy(hold));
+        let q = queries(&pts, &raw);
+        let mut c = map.cursor();
+        for &x in &q {
+            let at = TracerTime::from_ps(x);
+            let expected = map.map(at);
+            prop_assert_eq!(c.map(at), expected);
+            let piece = c.piece();
+            // The piece always covers the query that chose it.
+            prop_assert_eq!(piece.map(at), Some(expected));
+            // Near and far times: covered ones exactly as the map.
+            let near = steps.iter().map(|&s| x + s);
+            for y in near.chain(q.iter().copied()) {
+                let y = TracerTime::from_ps(y);
+                if let Some(m) = piece.map(y) {
+                    prop_assert_eq!(m, map.map(y));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn inverse_of_map_within_1_ps(
         pts in snapshot_anchors(),
         hold in any::<bool>(),
