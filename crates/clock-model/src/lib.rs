@@ -7,7 +7,9 @@
 //!   domain `D` ([`Tracer`], [`Host`] or [`Global`]; aliases [`TracerTime`],
 //!   [`HostTime`], [`GlobalTime`]); [`DurationPs`] is a signed span. Domains
 //!   never mix implicitly.
-//! - [`NodeId`] names a node; every crate of the workspace uses it.
+//! - [`NodeId`] names a node, in every crate above this one (the Kineto
+//!   format crate keeps a file's rank as written, the simulator its own
+//!   numbering).
 //! - [`PiecewiseLinear<X, Y>`](PiecewiseLinear) is a non-decreasing map
 //!   through integer anchors, evaluated within 9/16 ps of exact rational
 //!   arithmetic (fixed-point slope, no division per query), with an

@@ -33,8 +33,8 @@
 //! - PyTorch (Kineto) runs: [`align_kineto`] and [`merge_kineto`] estimate
 //!   every rank's correction from its collectives ([`estimate_kineto`]) and
 //!   rewrite the ranks' JSON with only the times moved.
-//! - Every crate names a node by one type, [`NodeId`] (from `clock-model`,
-//!   re-exported here): the `node_id` of the offsets file and the merged
+//! - The crates above `clock-model` name a node by one type, [`NodeId`]
+//!   (re-exported here): the `node_id` of the offsets file and the merged
 //!   trace, the rank of a PyTorch trace.
 //! - Errors are [`RunError`]s naming the file, folder or node; no output
 //!   ever replaces an input ([`same_file`], [`Plan::check_output`]).
