@@ -204,21 +204,31 @@ fn a_merged_file_gives_the_same_report_as_the_rank_files() {
     }
 }
 
-#[test]
-fn a_merged_plane_without_node_id_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
+/// Check a merged n2 run whose reference host plane `edit` changed; the
+/// error it gives.
+fn merged_host_plane_error(
+    dir: &std::path::Path,
+    edit: impl FnOnce(&mut xplane_proto::XPlane),
+) -> collective_check::Error {
     let mut space = merge(&fixture("n2_shardmap_psum_50steps"));
     let host = space
         .planes
         .iter_mut()
         .find(|p| p.name == HOST_PLANE)
         .unwrap();
-    let id = stat_id(host, NODE_ID_STAT);
-    host.stats.retain(|s| s.metadata_id != id);
-    let path = write(dir.path(), "merged.xplane.pb", &space);
-    let err = check_merged(&path, &Options::default())
-        .unwrap_err()
-        .to_string();
+    edit(host);
+    let path = write(dir, "merged.xplane.pb", &space);
+    check_merged(&path, &Options::default()).unwrap_err()
+}
+
+#[test]
+fn a_merged_plane_without_node_id_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = merged_host_plane_error(dir.path(), |host| {
+        let id = stat_id(host, NODE_ID_STAT);
+        host.stats.retain(|s| s.metadata_id != id);
+    })
+    .to_string();
     assert!(
         err.contains("merged.xplane.pb") && err.contains("/host:CPU") && err.contains("node_id"),
         "{err}"
@@ -229,15 +239,9 @@ fn a_merged_plane_without_node_id_is_an_error() {
 fn a_merged_plane_whose_node_id_is_no_node_id_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     for value in [-1, i64::from(u32::MAX) + 1] {
-        let mut space = merge(&fixture("n2_shardmap_psum_50steps"));
-        let host = space
-            .planes
-            .iter_mut()
-            .find(|p| p.name == HOST_PLANE)
-            .unwrap();
-        set_plane_stat(host, NODE_ID_STAT, x_stat::Value::Int64Value(value));
-        let path = write(dir.path(), "merged.xplane.pb", &space);
-        let err = check_merged(&path, &Options::default()).unwrap_err();
+        let err = merged_host_plane_error(dir.path(), |host| {
+            set_plane_stat(host, NODE_ID_STAT, x_stat::Value::Int64Value(value));
+        });
         assert!(
             matches!(&err, collective_check::Error::NodeIdOutOfRange { value: v, .. } if *v == value),
             "{err:?}"
