@@ -97,19 +97,17 @@ fn node_instance(i: &Instance) -> NodeInstance {
             .collect();
         p.lateness = median(&mut others).map_or(0, |m| p.arrival - m);
     }
-    let last = (parts.len() >= 2).then(|| {
-        let latest = parts.iter().map(|p| p.arrival).max().unwrap_or(0);
-        let who = parts
-            .iter()
-            .find(|p| p.arrival == latest)
-            .map_or(NodeId(0), |p| p.node);
+    // The first node of the latest arrival, and how long after the next
+    // latest it arrived (instances of two nodes or more).
+    let latest = parts.iter().min_by_key(|p| std::cmp::Reverse(p.arrival));
+    let last = latest.filter(|_| parts.len() >= 2).map(|late| {
         let next = parts
             .iter()
-            .filter(|p| p.node != who)
+            .filter(|p| p.node != late.node)
             .map(|p| p.arrival)
             .max()
-            .unwrap_or(latest);
-        (who, latest - next)
+            .unwrap_or(late.arrival);
+        (late.node, late.arrival - next)
     });
     let first_begin = ns(i.slots.iter().map(|s| s.begin_ps.0).min().unwrap_or(0));
     NodeInstance {
