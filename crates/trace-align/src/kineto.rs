@@ -5,6 +5,7 @@
 //! `docs/kineto.md`), so one host correction per rank applies to every
 //! event of its file.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clock_model::{HostTime, OffsetMap};
@@ -244,12 +245,14 @@ impl kineto_trace::TimeMap for RankClock<'_> {
 /// times corrected by `estimate`; a rank the estimate does not hold is an
 /// error ([`RunError::NotEstimated`]).
 pub fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Result<Extraction> {
-    for &node in before.nodes.keys() {
-        rank_map(estimate, node)?;
-    }
-    before.map_times(|node, t| match estimate.maps.get(&node) {
-        Some(map) => collective_check::TimePs(map.map(HostTime::from_ps(t.0)).time.as_ps()),
-        None => unreachable!("every node was checked to be in the estimate"),
+    // Every occurrence's node is one of `before.nodes`.
+    let maps = before
+        .nodes
+        .keys()
+        .map(|&node| Ok((node, rank_map(estimate, node)?)))
+        .collect::<Result<BTreeMap<_, _>>>()?;
+    before.map_times(|node, t| {
+        collective_check::TimePs(maps[&node].map(HostTime::from_ps(t.0)).time.as_ps())
     });
     Ok(before)
 }
