@@ -59,8 +59,9 @@ pub(crate) struct PlaneEntry<'a> {
 }
 
 /// One node.
-#[derive(Default)]
 pub(crate) struct NodeEntry {
+    /// Its process id: the node id + 1, a positive `i32`.
+    pub pid: i32,
     pub hostname: Option<String>,
 }
 
@@ -91,13 +92,10 @@ pub(crate) fn survey<'a>(inputs: &[Input<'a>]) -> Result<Survey<'a>> {
         let space = SpaceView::new(input.bytes);
         let t_sess = session_start_ns_view(&space).map_err(wire(input))?;
         if let NodeSource::Given(node) = input.node {
-            let value = i128::from(node.get());
-            if node_for_pid(value).is_none() {
-                return Err(Error::NodeIdRange {
-                    path: input.path.to_path_buf(),
-                    value,
-                });
-            }
+            let entry = node_entry(&mut nodes, input, i128::from(node.get()))?.1;
+            let host = space.hostnames().next().transpose();
+            let host = host.map_err(wire(input))?;
+            entry.hostname = entry.hostname.take().or(host.map(str::to_owned));
             if let Some(first) = given.insert(node, input.path) {
                 return Err(Error::DuplicateNode {
                     node,
@@ -105,10 +103,6 @@ pub(crate) fn survey<'a>(inputs: &[Input<'a>]) -> Result<Survey<'a>> {
                     second: input.path.to_path_buf(),
                 });
             }
-            let host = space.hostnames().next().transpose();
-            let host = host.map_err(wire(input))?;
-            let entry = nodes.entry(node).or_default();
-            entry.hostname = entry.hostname.take().or(host.map(str::to_owned));
         }
         for plane in space.planes() {
             let plane = plane.map_err(wire(input))?;
@@ -165,11 +159,7 @@ fn plane_entry<'a>(
             plane: plane.name.to_owned(),
         })?,
     };
-    let node = node_for_pid(value).ok_or_else(|| Error::NodeIdRange {
-        path: input.path.to_path_buf(),
-        value,
-    })?;
-    let entry = nodes.entry(node).or_default();
+    let (node, entry) = node_entry(nodes, input, value)?;
     if entry.hostname.is_none() {
         entry.hostname = hostname.map(str::to_owned);
     }
@@ -186,20 +176,26 @@ fn plane_entry<'a>(
 }
 
 /// The display name of a node's process.
-/// The node `value` names, if its process id (`node + 1`) is a positive
-/// `i32`.
-fn node_for_pid(value: i128) -> Option<NodeId> {
-    (0..i128::from(i32::MAX))
-        .contains(&value)
-        .then(|| u32::try_from(value).ok().map(NodeId))
-        .flatten()
-}
-
-/// The process id of `node` (its id + 1; the survey refused a node whose
-/// process id is not a positive `i32`).
-pub(crate) fn pid_of(node: NodeId) -> i32 {
-    debug_assert!(node_for_pid(i128::from(node.get())).is_some());
-    node.get() as i32 + 1
+/// The entry of the node `value` of `input` names, made when new; an error
+/// when its process id (`node + 1`) is not a positive `i32`.
+fn node_entry<'n>(
+    nodes: &'n mut BTreeMap<NodeId, NodeEntry>,
+    input: &Input<'_>,
+    value: i128,
+) -> Result<(NodeId, &'n mut NodeEntry)> {
+    let pid = i32::try_from(value + 1).ok().filter(|&pid| pid > 0);
+    let (Some(pid), Ok(node)) = (pid, u32::try_from(value)) else {
+        return Err(Error::NodeIdRange {
+            path: input.path.to_path_buf(),
+            value,
+        });
+    };
+    let node = NodeId(node);
+    let entry = nodes.entry(node).or_insert(NodeEntry {
+        pid,
+        hostname: None,
+    });
+    Ok((node, entry))
 }
 
 pub(crate) fn process_name(node: NodeId, entry: &NodeEntry) -> String {

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::flows::{CollectiveFlows, correlation_flow_id};
 use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
 use crate::sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
-use crate::survey::{PlaneEntry, Role, pid_of, process_name, survey};
+use crate::survey::{PlaneEntry, Role, process_name, survey};
 use crate::tids::Tids;
 
 /// One input trace: its encoded XSpace and whose planes it holds.
@@ -91,7 +91,7 @@ pub fn export_with<S: Sink + ?Sized>(
     let mut processes: HashMap<NodeId, Process> = HashMap::new();
     for (&node, entry) in &survey.nodes {
         let process = Process {
-            pid: pid_of(node),
+            pid: entry.pid,
             node,
             name: process_name(node, entry),
             uuid: next_uuid(),
