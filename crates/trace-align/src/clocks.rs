@@ -130,29 +130,29 @@ impl ClockEvidence {
         view: &xplane_proto::SpaceView<'_>,
         options: &AlignOptions,
     ) -> Result<(NodeClocks, i128)> {
-        let aligning = RunError::align(input.node_id);
-        match self {
+        let node = input.node_id;
+        let clocks = match self {
             ClockEvidence::Probes(offsets) => NodeClocks::for_trace(input, view, offsets, options),
             ClockEvidence::Collectives(estimate) => {
-                let offset = estimated(estimate, input.node_id)?;
+                let offset = estimated(estimate, node)?;
                 NodeClocks::with_offset(input, view, offset, options)
             }
             ClockEvidence::Both {
                 offsets,
                 estimate,
                 from_collectives,
-            } => match from_collectives.contains(&input.node_id) {
-                true => {
-                    // A node aligned from its collectives (its probes
-                    // contradicted them) is still checked to be itself.
-                    NodeClocks::check_identity(input, view, offsets).map_err(aligning)?;
-                    let offset = estimated(estimate, input.node_id)?;
-                    NodeClocks::with_offset(input, view, offset, options)
-                }
-                false => NodeClocks::for_trace(input, view, offsets, options),
-            },
-        }
-        .map_err(RunError::align(input.node_id))
+            } if from_collectives.contains(&node) => {
+                // A node aligned from its collectives (its probes
+                // contradicted them) is still checked to be itself.
+                let offset = estimated(estimate, node)?;
+                NodeClocks::check_identity(input, view, offsets)
+                    .and_then(|()| NodeClocks::with_offset(input, view, offset, options))
+            }
+            ClockEvidence::Both { offsets, .. } => {
+                NodeClocks::for_trace(input, view, offsets, options)
+            }
+        };
+        clocks.map_err(RunError::align(node))
     }
 }
 
