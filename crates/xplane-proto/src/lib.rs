@@ -68,6 +68,7 @@ mod generated {
     include!("generated/tensorflow.profiler.rs");
 }
 
+mod background;
 mod error;
 mod file;
 mod index;
@@ -78,6 +79,7 @@ mod walk;
 mod wire;
 mod writer;
 
+pub use background::BackgroundFile;
 pub use error::{Error, Result};
 pub use file::{
     FileBytes, MAX_FILE_BYTES, encode_xspace, malformed_error, read_xspace, write_atomically,

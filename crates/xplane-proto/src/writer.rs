@@ -8,12 +8,13 @@
 //! the C++ and Python runtimes) reads it; lengths up to 32 GiB fit.
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use prost::Message as _;
 use prost::encoding::{WireType, encode_key, encode_varint};
 
+use crate::background::BackgroundFile;
 use crate::file::{MAX_FILE_BYTES, write_atomically};
 use crate::generated::{XEvent, XLine, XPlane, XSpace, XStat, x_event};
 use crate::view::{EventData, EventView};
@@ -24,7 +25,7 @@ const PLACEHOLDER_LEN: u64 = 5;
 /// Bytes handed to the kernel per `write`: copying a 215 MB merge into
 /// the page cache took 0.37 s of system time in writes of ~2.6 MB each
 /// and 0.05 s in writes of 128 KiB (ext4, Linux 6).
-const WRITE_CHUNK: usize = 128 << 10;
+pub(crate) const WRITE_CHUNK: usize = 128 << 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -285,7 +286,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 pub struct XSpaceFile {
     path: PathBuf,
     tmp: safe_temp::TempFile,
-    writer: XSpaceWriter<BufWriter<EarlyWriteback>>,
+    writer: XSpaceWriter<BackgroundFile>,
 }
 
 impl XSpaceFile {
@@ -297,18 +298,19 @@ impl XSpaceFile {
             path: tmp.path().to_path_buf(),
             source,
         })?;
+        let out = BackgroundFile::new(file).map_err(|source| Error::Io {
+            path: tmp.path().to_path_buf(),
+            source,
+        })?;
         Ok(XSpaceFile {
             path,
             tmp,
-            writer: XSpaceWriter::new(BufWriter::with_capacity(
-                WRITE_CHUNK,
-                EarlyWriteback::new(file),
-            )),
+            writer: XSpaceWriter::new(out),
         })
     }
 
     /// The streaming writer.
-    pub fn writer(&mut self) -> &mut XSpaceWriter<BufWriter<EarlyWriteback>> {
+    pub fn writer(&mut self) -> &mut XSpaceWriter<BackgroundFile> {
         &mut self.writer
     }
 
@@ -326,9 +328,8 @@ impl XSpaceFile {
         };
         let file = writer
             .finish(hostnames, errors, warnings)?
-            .into_inner()
-            .map_err(|e| io(e.into_error()))?
-            .file;
+            .finish()
+            .map_err(io)?;
         file.sync_all().map_err(io)?;
         drop(file);
         let gz = path
@@ -368,7 +369,7 @@ pub struct EarlyWriteback {
 const WRITEBACK_STEP: u64 = 8 << 20;
 
 impl EarlyWriteback {
-    fn new(file: File) -> Self {
+    pub(crate) fn new(file: File) -> Self {
         EarlyWriteback {
             file,
             pos: 0,
@@ -396,6 +397,10 @@ impl EarlyWriteback {
             }
         }
         self.kicked = self.written;
+    }
+
+    pub(crate) fn into_file(self) -> File {
+        self.file
     }
 }
 
