@@ -24,7 +24,8 @@ With --single-thread every process runs XLA on one thread (no Eigen or
 OpenMP pools); with --pin, rank R is bound to CPU R mod (the CPUs this
 script may use) before JAX starts, so that the processes of a run do not
 migrate between cores; --rows and --cols shrink or grow the per-rank
-block (and so the bytes every collective moves).
+block (and so the bytes every collective moves); with --realtime the
+profiled loop's threads run under SCHED_RR (root only).
 """
 
 import argparse
@@ -67,7 +68,7 @@ def launch(args):
                "--lag-ms", str(args.lag_ms), "--python-tracer", str(args.python_tracer),
                "--rows", str(args.rows), "--cols", str(args.cols),
                "--port", str(port)]
-        for flag in ("skew", "pin", "single_thread"):
+        for flag in ("skew", "pin", "single_thread", "realtime"):
             if getattr(args, flag):
                 cmd.append("--" + flag.replace("_", "-"))
         procs.append(subprocess.Popen(cmd, env=env))
@@ -78,12 +79,18 @@ def launch(args):
     meta = {"world_size": args.world_size, "steps": args.steps, "sleep_ms": args.sleep_ms,
             "lag_ms": args.lag_ms, "python_tracer": args.python_tracer,
             "rows": args.rows, "cols": args.cols, "pin": args.pin,
-            "single_thread": args.single_thread,
+            "single_thread": args.single_thread, "realtime": args.realtime,
             "skew": {str(r): SKEWS[r] for r in SKEWS if args.skew and r < args.world_size},
             "jax": jax.__version__}
     with open(os.path.join(args.out, "recording.json"), "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
+
+
+def set_policy(policy, priority):
+    """Set every thread of this process to the scheduling `policy`."""
+    for tid in os.listdir("/proc/self/task"):
+        os.sched_setscheduler(int(tid), policy, os.sched_param(priority))
 
 
 def pin(rank):
@@ -139,6 +146,8 @@ def worker(args):
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = args.python_tracer
     jax.profiler.start_trace(logdir, profiler_options=options)
+    if args.realtime:
+        set_policy(os.SCHED_RR, 1)
     for i in range(args.steps):
         if args.lag_ms and i % world == rank:
             # Each rank in turn comes late to a step, so that each rank's
@@ -149,6 +158,8 @@ def worker(args):
             jax.block_until_ready((w, x))
         if args.sleep_ms:
             pause(args.sleep_ms / 1000)
+    if args.realtime:
+        set_policy(os.SCHED_OTHER, 0)
     jax.profiler.stop_trace()
     found = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)
     if len(found) != 1:
@@ -177,6 +188,8 @@ def main():
     p.add_argument("--cols", type=int, default=64, help="columns of x (and the size of w)")
     p.add_argument("--single-thread", action="store_true",
                    help="run XLA on one thread per process (no Eigen/OpenMP pools)")
+    p.add_argument("--realtime", action="store_true",
+                   help="run the profiled loop's threads under SCHED_RR (priority 1; needs root)")
     p.add_argument("--pin", action="store_true",
                    help="bind rank R to CPU R mod (the CPUs this script may use)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

@@ -509,9 +509,10 @@ fn least_end_after_last_begin(name: &str, ranks: u32) -> BTreeMap<String, Vec<i6
 /// algorithm) ends ranks 1 and 2 well after ranks 0 and 3 (on
 /// `n4_skew_300steps` at least 254 and 258 µs against 111 and 108 µs, on
 /// `n4_skew_1thread_350steps` 239 and 209 against 109 and 131 µs), while
-/// the all-reduce and the all-gather end every rank within tens of µs of
-/// the others. So a constraint from rank 0 to rank 1 always leaves more
-/// room than the one from rank 1 to rank 0, with or without contention.
+/// for the all-reduce and the all-gather the rank that ends last changes
+/// from run to run. So a reduce-scatter's constraint from rank 0 to rank 1
+/// leaves more room than the one from rank 1 to rank 0, with or without
+/// contention.
 #[test]
 fn the_reduce_scatter_ends_ranks_1_and_2_last() {
     for (name, ranks) in RUNS.into_iter().filter(|&(_, r)| r == 4) {
