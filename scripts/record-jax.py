@@ -19,6 +19,13 @@ bracket_ns their distance, at most 100 µs); the same format as
 
     python3 scripts/record-jax.py --world-size 4 --steps 400 --sleep-ms 25 --skew \
         --out fixtures/jax-faketime/n4_skew_400steps
+
+With --single-thread every process runs XLA on one thread (no Eigen or
+OpenMP pools); with --pin, rank R is bound to CPU R mod (the CPUs this
+script may use) before JAX starts, so that the processes of a run do not
+migrate between cores; --rows and --cols shrink or grow the per-rank
+block (and so the bytes every collective moves); with --realtime the
+profiled loop's threads run under SCHED_RR (root only).
 """
 
 import argparse
@@ -33,6 +40,14 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faketime_truth import TruthSampler, faketime_env, free_port, pause  # noqa: E402
 
+# Environment of a process that runs XLA on its calling thread only.
+SINGLE_THREAD_ENV = {
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
 # Offset (s) and rate of the faked clock per rank; rank 0 keeps the true clock.
 SKEWS = {1: "+0.0037 x1.000025", 2: "-0.0012 x0.999985", 3: "+0.0115 x1.00001"}
 
@@ -43,15 +58,19 @@ def launch(args):
     procs = []
     for rank in range(args.world_size):
         env = dict(os.environ, JAX_PLATFORMS="cpu")
+        if args.single_thread:
+            env.update(SINGLE_THREAD_ENV)
         if args.skew and rank in SKEWS:
             env.update(faketime_env(SKEWS[rank]))
         cmd = [sys.executable, __file__, "--worker", "--out", args.out,
                "--steps", str(args.steps), "--sleep-ms", str(args.sleep_ms),
                "--world-size", str(args.world_size), "--rank", str(rank),
                "--lag-ms", str(args.lag_ms), "--python-tracer", str(args.python_tracer),
+               "--rows", str(args.rows), "--cols", str(args.cols),
                "--port", str(port)]
-        if args.skew:
-            cmd.append("--skew")
+        for flag in ("skew", "pin", "single_thread", "realtime"):
+            if getattr(args, flag):
+                cmd.append("--" + flag.replace("_", "-"))
         procs.append(subprocess.Popen(cmd, env=env))
     codes = [p.wait() for p in procs]
     if any(codes):
@@ -59,11 +78,25 @@ def launch(args):
     import jax
     meta = {"world_size": args.world_size, "steps": args.steps, "sleep_ms": args.sleep_ms,
             "lag_ms": args.lag_ms, "python_tracer": args.python_tracer,
+            "rows": args.rows, "cols": args.cols, "pin": args.pin,
+            "single_thread": args.single_thread, "realtime": args.realtime,
             "skew": {str(r): SKEWS[r] for r in SKEWS if args.skew and r < args.world_size},
             "jax": jax.__version__}
     with open(os.path.join(args.out, "recording.json"), "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
+
+
+def set_policy(policy, priority):
+    """Set every thread of this process to the scheduling `policy`."""
+    for tid in os.listdir("/proc/self/task"):
+        os.sched_setscheduler(int(tid), policy, os.sched_param(priority))
+
+
+def pin(rank):
+    """Bind this process to one of the CPUs it may use, by rank."""
+    cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpus[rank % len(cpus)]})
 
 
 def build_step(jax, world):
@@ -90,6 +123,8 @@ def build_step(jax, world):
 
 def worker(args):
     rank, world = args.rank, args.world_size
+    if args.pin:
+        pin(rank)
     sampler = TruthSampler() if args.skew else None
     if sampler:
         sampler.start()
@@ -102,16 +137,17 @@ def worker(args):
     jax.distributed.initialize(coordinator_address=f"127.0.0.1:{args.port}",
                                num_processes=world, process_id=rank)
     mesh, step = build_step(jax, world)
-    rows = 32
-    local_x = np.full((rows, 64), 0.01 * (rank + 1), dtype=np.float32)
+    local_x = np.full((args.rows, args.cols), 0.01 * (rank + 1), dtype=np.float32)
     x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("x")), local_x)
-    w = jax.device_put(np.eye(64, dtype=np.float32), NamedSharding(mesh, P()))
+    w = jax.device_put(np.eye(args.cols, dtype=np.float32), NamedSharding(mesh, P()))
     w, x = step(w, x)  # compile outside the profiled part
     jax.block_until_ready((w, x))
     logdir = tempfile.mkdtemp(prefix=f"record-jax-rank{rank}-")
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = args.python_tracer
     jax.profiler.start_trace(logdir, profiler_options=options)
+    if args.realtime:
+        set_policy(os.SCHED_RR, 1)
     for i in range(args.steps):
         if args.lag_ms and i % world == rank:
             # Each rank in turn comes late to a step, so that each rank's
@@ -122,6 +158,8 @@ def worker(args):
             jax.block_until_ready((w, x))
         if args.sleep_ms:
             pause(args.sleep_ms / 1000)
+    if args.realtime:
+        set_policy(os.SCHED_OTHER, 0)
     jax.profiler.stop_trace()
     found = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)
     if len(found) != 1:
@@ -145,6 +183,15 @@ def main():
     p.add_argument("--python-tracer", type=int, default=0,
                    help="the profiler's python_tracer_level (1 records every Python call)")
     p.add_argument("--skew", action="store_true")
+    p.add_argument("--rows", type=int, default=32,
+                   help="rows of each rank's block of x")
+    p.add_argument("--cols", type=int, default=64, help="columns of x (and the size of w)")
+    p.add_argument("--single-thread", action="store_true",
+                   help="run XLA on one thread per process (no Eigen/OpenMP pools)")
+    p.add_argument("--realtime", action="store_true",
+                   help="run the profiled loop's threads under SCHED_RR (priority 1; needs root)")
+    p.add_argument("--pin", action="store_true",
+                   help="bind rank R to CPU R mod (the CPUs this script may use)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)

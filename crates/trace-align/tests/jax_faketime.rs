@@ -14,6 +14,13 @@ use collective_check::{
 use collective_clock::{Estimate, Estimator, Evidence, Options, estimate};
 use trace_align::{ClockEvidence, ClockSource, MergeSettings, RunFiles, TraceFormat};
 
+/// The recorded runs and their number of ranks.
+const RUNS: [(&str, u32); 3] = [
+    ("n2_skew_250steps", 2),
+    ("n4_skew_300steps", 4),
+    ("n4_skew_1thread_350steps", 4),
+];
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/jax-faketime")
@@ -176,41 +183,57 @@ fn merge_removes_violations(name: &str) {
     assert_eq!(outcome.merge.nodes.len(), run.nodes.len());
 }
 
+/// Align the run `name` (as the plan does) and check every rank's p99
+/// |error| against the truth is below `bound_ns`.
+fn p99_below(name: &str, ranks: u32, bound_ns: i128) {
+    for (rank, e) in errors_against_truth(name, ranks).iter().enumerate() {
+        let p99 = quantile(e, 0.99);
+        assert!(p99 < bound_ns, "{name} rank {rank}: p99 {p99} ns");
+    }
+}
+
 /// Two processes, rank 1 skewed by +3.7 ms/+25 ppm (at libfaketime's start),
 /// 250 steps of psum, all_gather, psum_scatter and ppermute over 12.6 s.
 #[test]
 fn n2_skewed_rank_is_brought_back_to_the_true_clock() {
-    let errors = errors_against_truth("n2_skew_250steps", 2);
     // Measured with the default (`auto` → centre): rank 1 p50 2.3 µs, p99
     // 2.8 µs (docs/accuracy.md; the combined fit 23 µs); the target is
     // 20 µs.
-    for (rank, e) in errors.iter().enumerate() {
-        let p99 = quantile(e, 0.99);
-        assert!(p99 < 20_000, "rank {rank}: p99 {p99} ns");
-    }
+    p99_below("n2_skew_250steps", 2, 20_000);
 }
 
 /// Four processes on two cores, ranks 1–3 skewed by +3.7 ms/+25 ppm,
 /// −1.2 ms/−15 ppm and +11.5 ms/+10 ppm, 300 steps over 16.6 s.
 #[test]
 fn n4_skewed_ranks_are_brought_back_to_the_true_clock() {
-    let errors = errors_against_truth("n4_skew_300steps", 4);
     // Measured with the default (`auto` → centre): p99 54, 57 and 13 µs for
     // ranks 1–3 (docs/accuracy.md; the combined fit: 71, 44 and 132 µs):
     // the collectives bound each offset only to ±112–298 µs, and the
     // tightest ones have uneven latencies in the two directions of a pair
     // (see `the_tightest_constraints_are_uneven_latencies_not_descheduling`;
     // the 20 µs target is not reached on this run).
-    for (rank, e) in errors.iter().enumerate() {
-        let p99 = quantile(e, 0.99);
-        assert!(p99 < 80_000, "rank {rank}: p99 {p99} ns");
-    }
+    p99_below("n4_skew_300steps", 4, 80_000);
+}
+
+/// The same clock errors with less contention: every process runs XLA on
+/// one thread and is bound to one of the two cores (ranks 0 and 2 on one,
+/// 1 and 3 on the other), with a 4×16 block per rank; 350 steps over
+/// 15.3 s.
+#[test]
+fn n4_one_thread_per_process_ranks_are_brought_back_to_the_true_clock() {
+    // Measured with the default (`auto` → centre): p99 64, 70 and 76 µs for
+    // ranks 1–3 (docs/accuracy.md): the collectives are no shorter, and
+    // the reduce-scatter still ends ranks 1 and 2 last
+    // (`the_reduce_scatter_ends_ranks_1_and_2_last`), so the 40 µs target
+    // is not reached on this run either.
+    p99_below("n4_skew_1thread_350steps", 4, 80_000);
 }
 
 #[test]
 fn merge_from_collectives_removes_every_violation() {
-    merge_removes_violations("n2_skew_250steps");
-    merge_removes_violations("n4_skew_300steps");
+    for (name, _) in RUNS {
+        merge_removes_violations(name);
+    }
 }
 
 /// The three estimators of `collective-clock` on the same recorded
@@ -219,7 +242,7 @@ fn merge_from_collectives_removes_every_violation() {
 /// fit violate no constraint.
 #[test]
 fn estimators_compared_against_the_truth() {
-    for (name, ranks) in [("n2_skew_250steps", 2), ("n4_skew_300steps", 4)] {
+    for (name, ranks) in RUNS {
         let ev = evidence(name);
         let planned = errors_against_truth(name, ranks);
         for estimator in Estimator::ALL {
@@ -302,31 +325,46 @@ fn faked_to_true(rows: &[TruthRow], f: i64) -> i64 {
 /// it. Indexed `[i][j]`, `i64::MAX` where never measured.
 type Tightest = BTreeMap<String, (Vec<i64>, Vec<Vec<i64>>)>;
 
-fn tightest_true_slacks(name: &str, ranks: u32) -> Tightest {
+/// One rank's part in an instance: its rank, its duration on its own
+/// clock, and its begin and end in true time.
+type TruePart = (usize, i64, i64, i64);
+
+/// Every instance of the run's collectives: its op kind (the op name
+/// before its first `.`) and its parts.
+fn instances_in_true_time(name: &str, ranks: u32) -> Vec<(String, Vec<TruePart>)> {
     let dir = fixture(name);
     let rows: Vec<Vec<TruthRow>> = (0..ranks).map(|r| truth(&dir, r)).collect();
     let ev = evidence(name);
+    ev.instances()
+        .iter()
+        .map(|inst| {
+            let kind = ev.op_name(inst.op).split('.').next().unwrap().to_string();
+            let parts = inst
+                .members
+                .iter()
+                .map(|m| {
+                    let r = m.node.0 as usize;
+                    let (b, e) = (m.begin.as_ns_floor() as i64, m.end.as_ns_floor() as i64);
+                    (
+                        r,
+                        e - b,
+                        faked_to_true(&rows[r], b),
+                        faked_to_true(&rows[r], e),
+                    )
+                })
+                .collect();
+            (kind, parts)
+        })
+        .collect()
+}
+
+fn tightest_true_slacks(name: &str, ranks: u32) -> Tightest {
     let n = ranks as usize;
     let mut out = Tightest::new();
-    for inst in ev.instances() {
-        let kind = ev.op_name(inst.op).split('.').next().unwrap().to_string();
+    for (kind, times) in instances_in_true_time(name, ranks) {
         let (own, cross) = out
             .entry(kind)
             .or_insert_with(|| (vec![i64::MAX; n], vec![vec![i64::MAX; n]; n]));
-        let times: Vec<(usize, i64, i64, i64)> = inst
-            .members
-            .iter()
-            .map(|m| {
-                let r = m.node.0 as usize;
-                let (b, e) = (m.begin.as_ns_floor() as i64, m.end.as_ns_floor() as i64);
-                (
-                    r,
-                    e - b,
-                    faked_to_true(&rows[r], b),
-                    faked_to_true(&rows[r], e),
-                )
-            })
-            .collect();
         for &(i, duration, begin, _) in &times {
             own[i] = own[i].min(duration);
             for &(j, _, _, end) in times.iter().filter(|t| t.0 != i) {
@@ -348,7 +386,7 @@ fn tightest_true_slacks(name: &str, ranks: u32) -> Tightest {
 /// binds.
 #[test]
 fn the_tightest_constraints_are_uneven_latencies_not_descheduling() {
-    for (name, ranks) in [("n2_skew_250steps", 2), ("n4_skew_300steps", 4)] {
+    for (name, ranks) in RUNS {
         for (kind, (own, cross)) in tightest_true_slacks(name, ranks) {
             let us = |v: &[i64]| -> Vec<i64> {
                 v.iter()
@@ -443,6 +481,51 @@ fn centres_of_each_op_kind_against_the_truth() {
             "{name} rank {rank}: centre of one kind, p99 |error| (µs): {}; their mean {}",
             kind_p99.join(", "),
             p99(mean)
+        );
+    }
+}
+
+/// Per op kind and rank, the least time (true time) from the last begin of
+/// an instance in which every rank takes part to the rank's end.
+fn least_end_after_last_begin(name: &str, ranks: u32) -> BTreeMap<String, Vec<i64>> {
+    let mut out = BTreeMap::<String, Vec<i64>>::new();
+    for (kind, parts) in instances_in_true_time(name, ranks) {
+        if parts.len() != ranks as usize {
+            continue;
+        }
+        let last_begin = parts.iter().map(|p| p.2).max().expect("members");
+        let least = out
+            .entry(kind)
+            .or_insert_with(|| vec![i64::MAX; ranks as usize]);
+        for &(rank, _, _, end) in &parts {
+            least[rank] = least[rank].min(end - last_begin);
+        }
+    }
+    out
+}
+
+/// Why the tightest constraints of a 4-process run are uneven: once the
+/// last rank has begun, XLA's gloo reduce-scatter (gloo's halving-doubling
+/// algorithm) ends ranks 1 and 2 well after ranks 0 and 3 (on
+/// `n4_skew_300steps` at least 254 and 258 µs against 111 and 108 µs, on
+/// `n4_skew_1thread_350steps` 239 and 209 against 109 and 131 µs), while
+/// for the all-reduce and the all-gather the rank that ends last changes
+/// from run to run. So a reduce-scatter's constraint from rank 0 to rank 1
+/// leaves more room than the one from rank 1 to rank 0, with or without
+/// contention.
+#[test]
+fn the_reduce_scatter_ends_ranks_1_and_2_last() {
+    for (name, ranks) in RUNS.into_iter().filter(|&(_, r)| r == 4) {
+        let least = least_end_after_last_begin(name, ranks);
+        for (kind, v) in &least {
+            let us: Vec<i64> = v.iter().map(|t| t / 1000).collect();
+            println!("{name} {kind}: least end after the last begin per rank (µs) {us:?}");
+        }
+        let rs = &least["reduce_scatter"];
+        let gap = rs[1].min(rs[2]) - rs[0].max(rs[3]);
+        assert!(
+            gap > 60_000,
+            "{name}: ranks 1 and 2 end {gap} ns after 0 and 3"
         );
     }
 }
