@@ -539,8 +539,12 @@ impl<'a> NodeAligner<'a> {
         // Pipelined: while one batch's encoded lines are written (a copy
         // into the page cache), the next batch is aligned on other cores.
         let align_batch = |batch: &'_ [PlannedLine<'_, 'a>]| -> Vec<_> {
+            // One task per line: left to rayon's adaptive splitting, the
+            // last lines of a slice (a host plane's two long API lines)
+            // share one task and are aligned one after the other.
             batch
                 .par_iter()
+                .with_max_len(1)
                 .map(|(index, line, clock)| {
                     let mut out = self.buffers.take(line.encoded().len() + 64);
                     let display_id = output.display_ids.get(index).copied();

@@ -28,6 +28,7 @@ pub(crate) fn read(
     let (estimate, _) = trace_align::estimate_kineto(traces, reference, estimator)?;
     let read = traces
         .par_iter()
+        .with_max_len(1) // one task per rank
         .map(|(rank, path)| {
             let map = trace_align::rank_map(&estimate, *rank)?.clone();
             read_rank(*rank, path, map)

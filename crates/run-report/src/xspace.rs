@@ -29,6 +29,7 @@ pub(crate) fn read(plan: &Plan) -> Result<RunData> {
     let read = plan
         .nodes
         .par_iter()
+        .with_max_len(1) // one task per node
         .map(|input| read_node(plan, input, t_ref))
         .collect::<Result<Vec<_>>>()?;
     let (mut before, mut after) = (Extraction::new(), Extraction::new());

@@ -187,6 +187,7 @@ pub(crate) fn host_evidence(nodes: &[NodeInput], options: &AlignOptions) -> Resu
     let check = host_check_options();
     let per_node = nodes
         .par_iter()
+        .with_max_len(1) // one task per node
         .map(|input| host_collectives(input, options, &check))
         .collect::<Result<Vec<_>>>()?;
     Ok(matched(per_node))

@@ -64,6 +64,7 @@ impl Plan {
         let prepared = self
             .nodes
             .par_iter()
+            .with_max_len(1) // one task per node
             .map(|input| self.prepare(input))
             .collect::<Result<Vec<_>>>()?;
         let t_ref = prepared

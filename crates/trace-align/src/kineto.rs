@@ -109,6 +109,7 @@ pub fn estimate_kineto(
     let options = check_options();
     let per_rank = traces
         .par_iter()
+        .with_max_len(1) // one task per rank
         .map(|(rank, path)| {
             let mut ex = Extraction::new();
             collective_check::extract_kineto_file(path, &options, &mut ex).map_err(|source| {

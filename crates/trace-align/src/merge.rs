@@ -154,6 +154,7 @@ impl Plan {
         let nodes: Vec<MergeNode<'_>> = self
             .merge_order()
             .into_par_iter()
+            .with_max_len(1) // one task per node
             .map(|input| self.prepare_merge(input, scheme))
             .collect::<Result<_>>()?;
         let t_ref = nodes[0].node.session_start_ns;

@@ -40,6 +40,7 @@ impl Plan {
         let per_node = self
             .nodes
             .par_iter()
+            .with_max_len(1) // one task per node
             .map(|input| {
                 let bytes = crate::node::open(&input.trace)?;
                 let node = self.prepare_from(input, &bytes)?;

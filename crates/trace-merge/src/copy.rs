@@ -113,6 +113,7 @@ pub(crate) fn copy_plane<W: Write + Seek>(
     // anything of it is written; the copy itself is then sequential.
     let checks: Vec<LineCheck> = lines
         .par_iter()
+        .with_max_len(1) // one task per line: lines differ in size by orders
         .map(|line| check_line(line, job.snapshot_base_ns))
         .collect::<Result<_, _>>()
         .map_err(corrupt)?;
