@@ -16,7 +16,9 @@
 //!   [`FileBytes::check`] does both for a file, and readers that meet
 //!   malformed bytes on the way report them through [`SpaceView::locate`] /
 //!   [`malformed_error`], so every command gives the same message.
-//! - [`XSpaceWriter`] / [`XSpaceFile`] stream a plane line by line.
+//! - [`XSpaceWriter`] / [`XSpaceFile`] stream a plane line by line; the
+//!   file is written by a thread of its own ([`BackgroundFile`]) while the
+//!   caller produces the next bytes.
 //! - [`absolute_ps`] and [`session_start_ns`] turn stored times into absolute
 //!   epoch picoseconds (`i128`); [`PlaneIndex`] and [`XPlaneExt`] look up stat
 //!   metadata by name and resolve interned strings (`ref_value`).
