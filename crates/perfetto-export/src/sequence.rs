@@ -80,7 +80,7 @@ impl Sequence {
 
     /// Open a `Trace.packet` at `ns` and write its head; returns the mark
     /// [`Sequence::close_packet`] needs.
-    #[inline]
+    #[inline(always)]
     fn open_packet(&mut self, p: &mut Vec<u8>, ns: i64) -> usize {
         let ns = ns as u64;
         debug_assert!(
