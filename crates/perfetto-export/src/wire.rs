@@ -196,6 +196,19 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// A varint field appended as a word is prost's encoding of it,
+        /// whatever the field number and the value.
+        #[test]
+        fn any_varint_field_matches_prost(field in 1u32..(1 << 29), v in proptest::num::u64::ANY) {
+            let (mut ours, mut theirs) = (vec![3u8], vec![3u8]);
+            varint(&mut ours, field, v);
+            prost::encoding::encode_key(field, prost::encoding::WireType::Varint, &mut theirs);
+            prost::encoding::encode_varint(v, &mut theirs);
+            proptest::prop_assert_eq!(ours, theirs);
+        }
+    }
+
     #[test]
     fn interned_entries_decode() {
         let mut buf = Vec::new();
