@@ -21,7 +21,28 @@ fn mix(mut z: u64) -> u64 {
 
 /// The flow id of a launch/kernel pair: `correlation_id` on `node`.
 pub fn correlation_flow_id(node: NodeId, correlation: u64) -> u64 {
-    mix(mix(u64::from(node.get()) ^ 0x636f_7272) ^ correlation).max(1)
+    CorrelationIds::of(node).flow_id(correlation)
+}
+
+/// The launch/kernel flow ids of one node: the node's part of the mix done
+/// once, so each event's id costs one mix.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CorrelationIds {
+    salt: u64,
+}
+
+impl CorrelationIds {
+    pub fn of(node: NodeId) -> Self {
+        CorrelationIds {
+            salt: mix(u64::from(node.get()) ^ 0x636f_7272),
+        }
+    }
+
+    /// [`correlation_flow_id`] of `correlation` on this node.
+    #[inline]
+    pub fn flow_id(self, correlation: u64) -> u64 {
+        mix(self.salt ^ correlation).max(1)
+    }
 }
 
 /// The flow id of collective instance `index` (its position in the validator's report).

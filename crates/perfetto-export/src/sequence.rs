@@ -30,8 +30,10 @@ pub(crate) struct Sequence {
     /// The `InternedData` of the packet being written.
     interned: Vec<u8>,
     /// What every event packet of the sequence holds after its timestamp:
-    /// the sequence id and flags, encoded once per sequence.
-    head: Vec<u8>,
+    /// the sequence id and flags, encoded once per sequence: the low
+    /// `head_len` bytes of the word.
+    head: u64,
+    head_len: usize,
 }
 
 /// The `TrackEvent` of a `TYPE_SLICE_END` packet, field and all: it is the
@@ -53,13 +55,18 @@ impl Sequence {
 
     fn set_id(&mut self, id: u32) {
         self.id = id;
-        self.head.clear();
-        wire::varint(&mut self.head, packet::SEQUENCE_ID, u64::from(id));
+        // At most 6 bytes for the id and 2 for the flags: one word.
+        let mut head = Vec::with_capacity(8);
+        wire::varint(&mut head, packet::SEQUENCE_ID, u64::from(id));
         wire::varint(
-            &mut self.head,
+            &mut head,
             packet::SEQUENCE_FLAGS,
             packet::SEQ_NEEDS_INCREMENTAL_STATE,
         );
+        let mut word = [0; 8];
+        word[..head.len()].copy_from_slice(&head);
+        self.head = u64::from_le_bytes(word);
+        self.head_len = head.len();
     }
 
     /// Start sequence `id` at `first_ns`, with nothing interned.
@@ -73,7 +80,7 @@ impl Sequence {
 
     /// Open a `Trace.packet` at `ns` and write its head; returns the mark
     /// [`Sequence::close_packet`] needs.
-    #[inline]
+    #[inline(always)]
     fn open_packet(&mut self, p: &mut Vec<u8>, ns: i64) -> usize {
         let ns = ns as u64;
         debug_assert!(
@@ -83,7 +90,7 @@ impl Sequence {
         let mark = wire::open(p, trace::PACKET);
         wire::varint(p, packet::TIMESTAMP, ns - self.last_ns);
         self.last_ns = ns;
-        p.extend_from_slice(&self.head);
+        wire::word(p, self.head, self.head_len);
         mark
     }
 

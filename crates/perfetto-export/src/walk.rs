@@ -11,7 +11,7 @@ use xplane_proto::{EventData, EventView, LineView, WireError};
 use crate::args::{Arg, ArgValue, arg};
 use crate::counter::NodeCounter;
 use crate::error::{Error, Result};
-use crate::flows::{CollectiveFlows, correlation_flow_id};
+use crate::flows::{CollectiveFlows, CorrelationIds};
 use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
 use crate::sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 use crate::survey::{PlaneEntry, Role, process_name, survey};
@@ -112,6 +112,7 @@ pub fn export_with<S: Sink + ?Sized>(
             flows: &mut flows,
             summary: &mut summary,
             correlation: entry.index.stat_id("correlation_id"),
+            correlation_ids: CorrelationIds::of(entry.node),
             hlo_op: entry.index.stat_id("hlo_op"),
         };
         for line in entry.plane.lines() {
@@ -214,6 +215,7 @@ struct PlaneWalk<'w, 'a> {
     flows: &'w mut CollectiveFlows,
     summary: &'w mut Summary,
     correlation: Option<i64>,
+    correlation_ids: CorrelationIds,
     hlo_op: Option<i64>,
 }
 
@@ -423,7 +425,7 @@ impl<'a> PlaneWalk<'_, 'a> {
                 FlowStep::End
             };
             flows.push(FlowRef {
-                id: correlation_flow_id(self.entry.node, corr),
+                id: self.correlation_ids.flow_id(corr),
                 step,
             });
             self.summary.correlated_slices += 1;

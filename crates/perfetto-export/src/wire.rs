@@ -29,16 +29,50 @@ pub const fn length_delimited_key(field: u32) -> u8 {
     (field << 3 | LENGTH_DELIMITED) as u8
 }
 
-#[inline]
+#[inline(always)]
 fn key(buf: &mut Vec<u8>, field: u32, wire_type: u32) {
-    put_varint(buf, u64::from(field << 3 | wire_type));
+    let (key, key_len) = varint_word(u64::from(field << 3 | wire_type));
+    word(buf, key, key_len);
 }
 
-/// Append a varint field.
-#[inline]
+/// `value` (below 2^56) as a varint in the low bytes of a word, and its
+/// length in bytes.
+#[inline(always)]
+pub fn varint_word(mut value: u64) -> (u64, usize) {
+    debug_assert!(value < 1 << 56);
+    let mut word = 0;
+    let mut n = 0;
+    while value >= 0x80 {
+        word |= ((value & 0x7f) | 0x80) << (8 * n);
+        value >>= 7;
+        n += 1;
+    }
+    (word | value << (8 * n), n + 1)
+}
+
+/// Append the low `len` (at most 8) bytes of `word`: one 8-byte store
+/// and one length update, where appending them one by one would store
+/// the `Vec`'s length back after each byte.
+#[inline(always)]
+pub fn word(buf: &mut Vec<u8>, word: u64, len: usize) {
+    debug_assert!(len <= 8);
+    let at = buf.len();
+    buf.extend_from_slice(&word.to_le_bytes());
+    buf.truncate(at + len);
+}
+
+/// Append a varint field: key and value in one [`word`] when they fit
+/// in 8 bytes (the key of a constant field is folded at compile time).
+#[inline(always)]
 pub fn varint(buf: &mut Vec<u8>, field: u32, value: u64) {
-    key(buf, field, VARINT);
-    put_varint(buf, value);
+    let (key, key_len) = varint_word(u64::from(field << 3 | VARINT));
+    if value < 1 << (7 * (8 - key_len)) {
+        let (v, n) = varint_word(value);
+        word(buf, key | v << (8 * key_len), key_len + n);
+    } else {
+        put_varint(buf, u64::from(field << 3 | VARINT));
+        put_varint(buf, value);
+    }
 }
 
 /// Append a length-delimited field.
@@ -83,8 +117,9 @@ pub fn interned(buf: &mut Vec<u8>, field: u32, iid: u64, name: &[u8]) {
 /// give [`close`].
 #[inline(always)]
 pub fn open(buf: &mut Vec<u8>, field: u32) -> usize {
-    key(buf, field, LENGTH_DELIMITED);
-    buf.push(0);
+    let (key, key_len) = varint_word(u64::from(field << 3 | LENGTH_DELIMITED));
+    // The key, then a zero length.
+    word(buf, key, key_len + 1);
     buf.len() - 1
 }
 
@@ -134,6 +169,43 @@ mod tests {
             put_varint(&mut ours, v);
             prost::encoding::encode_varint(v, &mut theirs);
             assert_eq!(ours, theirs, "{v}");
+        }
+    }
+
+    #[test]
+    fn varint_fields_match_prost() {
+        for field in [1, 15, 16, 47, 2047] {
+            for v in [
+                0,
+                1,
+                127,
+                128,
+                300,
+                1 << 41,
+                1 << 42,
+                1 << 48,
+                1 << 49,
+                u64::MAX,
+            ] {
+                let (mut ours, mut theirs) = (vec![3u8], vec![3u8]);
+                varint(&mut ours, field, v);
+                prost::encoding::encode_key(field, prost::encoding::WireType::Varint, &mut theirs);
+                prost::encoding::encode_varint(v, &mut theirs);
+                assert_eq!(ours, theirs, "field {field}, value {v}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A varint field appended as a word is prost's encoding of it,
+        /// whatever the field number and the value.
+        #[test]
+        fn any_varint_field_matches_prost(field in 1u32..(1 << 29), v in proptest::num::u64::ANY) {
+            let (mut ours, mut theirs) = (vec![3u8], vec![3u8]);
+            varint(&mut ours, field, v);
+            prost::encoding::encode_key(field, prost::encoding::WireType::Varint, &mut theirs);
+            prost::encoding::encode_varint(v, &mut theirs);
+            proptest::prop_assert_eq!(ours, theirs);
         }
     }
 
