@@ -491,6 +491,19 @@ fn merge_writes_perfetto_from_the_output_name() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(names.len(), 2, "{names:?}"); // the trace and its summary
+
+    // The flows and violation marks come from the merge's own check of
+    // its output; without it (`--no-validate`) they are read from the
+    // output: the same trace.
+    let unchecked = out_dir.join("unchecked.pftrace");
+    cli()
+        .args(["merge", "--no-validate", "--run-dir"])
+        .arg(run_dir(dir.path()))
+        .arg("-o")
+        .arg(&unchecked)
+        .assert()
+        .success();
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&unchecked).unwrap());
 }
 
 /// A reader that closes the pipe early (`| head`) is not a failure: once

@@ -16,6 +16,16 @@ pub enum Error {
     /// Extracting collectives (for the flows between nodes) failed.
     #[error("finding collectives for the flows: {0}")]
     Collectives(#[from] collective_check::Error),
+    /// The collectives given with the inputs (`Options::collectives`)
+    /// name participants that no event of the inputs is.
+    #[error(
+        "{unclaimed} participant(s) of the collectives given with the inputs match no event \
+         of them: the report is not of these inputs"
+    )]
+    CollectivesNotInInputs {
+        /// Participants left without their event.
+        unclaimed: usize,
+    },
     /// A plane of a merged input holds events but has no `node_id` stat.
     #[error(
         "{path}: plane {plane:?} holds events but has no integer `node_id` plane stat; \

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
-use collective_check::{NodeId, NodeSource};
+use collective_check::{NodeId, NodeSource, Report};
 use xplane_proto::{EventData, EventView, LineView, WireError};
 
 use crate::args::{Arg, ArgValue, arg};
@@ -68,6 +68,20 @@ pub fn export_with<S: Sink + ?Sized>(
     counters: &[NodeCounter],
     sink: &mut S,
 ) -> Result<Summary> {
+    export_all(inputs, counters, None, sink)
+}
+
+/// [`export_with`], the collectives' flows and violations taken from
+/// `checked` (the validator's report of these very inputs, e.g. the one
+/// a merge made of its output) when given, else found by reading the
+/// inputs. A participant of `checked` that no event of the inputs matches
+/// is an error ([`Error::CollectivesNotInInputs`]).
+pub(crate) fn export_all<S: Sink + ?Sized>(
+    inputs: &[Input<'_>],
+    counters: &[NodeCounter],
+    checked: Option<&Report>,
+    sink: &mut S,
+) -> Result<Summary> {
     let survey = survey(inputs)?;
     if let Some(c) = counters
         .iter()
@@ -78,7 +92,10 @@ pub fn export_with<S: Sink + ?Sized>(
             name: c.name().to_owned(),
         });
     }
-    let mut flows = CollectiveFlows::find(inputs)?;
+    let mut flows = match checked {
+        Some(report) => CollectiveFlows::from_report(report),
+        None => CollectiveFlows::find(inputs)?,
+    };
     let mut summary = Summary {
         collective_flows: flows.instances as u64,
         ..Summary::default()
@@ -119,6 +136,11 @@ pub fn export_with<S: Sink + ?Sized>(
             let line = line.map_err(|e| plane.wire(e))?;
             plane.line(&line, &mut line_buf, sink, &mut tids, &mut next_uuid)?;
         }
+    }
+    if checked.is_some() && flows.unclaimed() > 0 {
+        return Err(Error::CollectivesNotInInputs {
+            unclaimed: flows.unclaimed(),
+        });
     }
     violations(
         &flows,

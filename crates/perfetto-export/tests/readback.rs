@@ -292,3 +292,78 @@ fn counters_are_tracks_of_their_node_with_exact_values() {
     );
     assert!(out.is_empty());
 }
+
+/// The per-node traces of a small synthetic run (unaligned clocks, so
+/// some collectives violate happens-before) with `seed`.
+fn synthetic_files(dir: &Path, seed: u64) -> Vec<(u32, Vec<u8>)> {
+    let config = SynthConfig {
+        nodes: 3,
+        gpus_per_node: 2,
+        steps: 4,
+        kernels_per_stream: 3,
+        seed,
+        ..SynthConfig::default()
+    };
+    let run = synthesize(&config, dir).unwrap();
+    run.xplane_paths()
+        .iter()
+        .enumerate()
+        .map(|(n, p)| (n as u32, std::fs::read(p).unwrap()))
+        .collect()
+}
+
+/// The validator's report of `inputs`, as a merge makes of its output.
+fn checked_report(inputs: &[perfetto_export::Input<'_>]) -> collective_check::Report {
+    let options = collective_check::Options::default();
+    let mut ex = collective_check::Extraction::new();
+    for input in inputs {
+        collective_check::extract_bytes(input.bytes, input.path, input.node, &options, &mut ex)
+            .unwrap();
+    }
+    collective_check::check(&ex, &options)
+}
+
+#[test]
+fn collectives_given_as_a_report_give_the_trace_found_by_reading_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = synthetic_files(&dir.path().join("run"), 1);
+    let inputs = inputs_of(&files);
+    let report = checked_report(&inputs);
+    for name in ["t.pftrace", "t.json"] {
+        let (found, given) = (dir.path().join("found"), dir.path().join("given"));
+        std::fs::create_dir_all(&found).unwrap();
+        std::fs::create_dir_all(&given).unwrap();
+        let a =
+            perfetto_export::export_file_with(&inputs, found.join(name), &plain_packets()).unwrap();
+        let mut options = plain_packets();
+        options.collectives = Some(report.clone());
+        let b = perfetto_export::export_file_with(&inputs, given.join(name), &options).unwrap();
+        assert!(a.collective_flows > 0 && a.violations > 0, "{a:?}");
+        assert_eq!(a, b, "{name}");
+        assert!(
+            std::fs::read(found.join(name)).unwrap() == std::fs::read(given.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_report_of_other_inputs_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = synthetic_files(&dir.path().join("run"), 1);
+    let other = synthetic_files(&dir.path().join("other"), 2);
+    let inputs = inputs_of(&files);
+    let mut options = plain_packets();
+    options.collectives = Some(checked_report(&inputs_of(&other)));
+    let out = dir.path().join("t.pftrace");
+    let err = perfetto_export::export_file_with(&inputs, &out, &options).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            perfetto_export::Error::CollectivesNotInInputs { unclaimed } if unclaimed > 0
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("not of these inputs"), "{err}");
+    assert!(!out.exists());
+}

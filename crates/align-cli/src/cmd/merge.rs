@@ -277,7 +277,8 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     };
     let show = !global.quiet && !args.json;
     let (plan, outcome) = match perfetto_export::Format::from_path(&args.output) {
-        // Perfetto or Chrome JSON: merged as XSpace beside it, then exported.
+        // Perfetto or Chrome JSON: merged as XSpace beside it, then
+        // exported (the collectives are not read again).
         Some(_) => {
             let tmp = safe_temp::TempFile::beside(&args.output)?;
             let settings = MergeSettings {
@@ -293,6 +294,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             };
             let mut options = perfetto_export::Options::default();
             options.counters = correction_counters(&plan, &outcome)?;
+            // The flows and violation marks from the merge's own check of
+            // its output (the same report it prints), not a second read.
+            options.collectives = outcome.after.clone();
             perfetto_export::export_file_with(&[input], &args.output, &options)
                 .with_context(|| format!("exporting {}", args.output.display()))?;
             outcome.output = args.output.clone();
