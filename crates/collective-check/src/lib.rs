@@ -39,6 +39,7 @@
 //!         op,
 //!         module: None,
 //!         run_id: Some(7),
+//!         group: ReplicaGroup::All,
 //!         correlation: None,
 //!         begin: TimePs(begin),
 //!         end: TimePs(end),
@@ -60,6 +61,7 @@ mod extract;
 mod gloo_groups;
 mod group_error;
 mod groups;
+mod hlo_groups;
 mod input;
 mod kineto;
 mod matching;
@@ -85,6 +87,7 @@ pub use extract::{
 };
 pub use gloo_groups::GlooUnresolved;
 pub use groups::verify_kineto_groups;
+pub use hlo_groups::{HLO_PROTO_STAT, HloModules, ReplicaGroup};
 pub use input::{check_files, check_merged, node_id_from_path};
 pub use kineto::{
     GLOO_PREFIX, RECORD_PARAM_COMMS, check_kineto_files, extract_kineto, extract_kineto_file,
