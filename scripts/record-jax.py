@@ -26,6 +26,14 @@ script may use) before JAX starts, so that the processes of a run do not
 migrate between cores; --rows and --cols shrink or grow the per-rank
 block (and so the bytes every collective moves); with --realtime the
 profiled loop's threads run under SCHED_RR (root only).
+
+With --mesh AxB the A*B processes form a 2-D ("data", "model") mesh and
+each step runs a psum over "model", an all_gather over "data", a psum over
+both axes and a ppermute within each row: collectives of one op in
+several replica groups under one run_id.
+
+    python3 scripts/record-jax.py --mesh 2x2 --steps 60 --sleep-ms 30 --skew \
+        --out fixtures/jax-faketime/mesh2x2_skew_60steps
 """
 
 import argparse
