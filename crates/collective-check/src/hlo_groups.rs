@@ -147,6 +147,9 @@ enum IdSpace {
 struct OpGroups {
     space: IdSpace,
     groups: Vec<Vec<i64>>,
+    /// An id in no group is a group of its own (a collective-permute's
+    /// device that neither sends nor receives).
+    alone_if_absent: bool,
 }
 
 /// The devices of a module, `devices[partition][replica]`.
@@ -196,11 +199,6 @@ pub struct HloModules {
 }
 
 impl HloModules {
-    /// No module known.
-    pub fn is_empty(&self) -> bool {
-        self.modules.is_empty()
-    }
-
     /// Read the `Hlo Proto` stats of the event metadata of a
     /// `/host:metadata` plane.
     pub(crate) fn add_plane<'a>(
@@ -237,7 +235,8 @@ impl HloModules {
     }
 
     /// The group of `op` of the module with `program_id` (else the only
-    /// module named `module`) that `device` is in.
+    /// module named `module`) that `device` (a global device id, the
+    /// `device_ordinal` stat) is in.
     pub fn group_of(
         &self,
         program_id: Option<i64>,
@@ -255,13 +254,13 @@ impl HloModules {
                 named.next().filter(|_| named.next().is_none())
             }
         };
-        let (Some(m), Some(device)) = (found, device) else {
+        let Some((m, g)) = found.and_then(|m| Some((m, m.ops.get(op)?))) else {
             return ReplicaGroup::Unknown;
         };
-        match m.ops.get(op) {
-            Some(g) => g.group_of(&m.assignment, device),
-            None => ReplicaGroup::Unknown,
+        if g.whole(&m.assignment) {
+            return ReplicaGroup::All;
         }
+        device.map_or(ReplicaGroup::Unknown, |d| g.group_of(&m.assignment, d))
     }
 }
 
@@ -309,6 +308,7 @@ impl OpGroups {
             return Some(OpGroups {
                 space,
                 groups: connected(&pairs),
+                alone_if_absent: true,
             });
         }
         let groups = match &i.collective_device_list {
@@ -326,7 +326,25 @@ impl OpGroups {
             (true, false) => IdSpace::Partition,
             (true, true) => IdSpace::Flattened,
         };
-        Some(OpGroups { space, groups })
+        Some(OpGroups {
+            space,
+            groups,
+            alone_if_absent: false,
+        })
+    }
+
+    /// Whether one group holds every device of the module.
+    fn whole(&self, a: &Assignment) -> bool {
+        let total = a.replicas() * a.partitions();
+        match self.groups.as_slice() {
+            [] if !self.alone_if_absent => match self.space {
+                IdSpace::Flattened => true,
+                IdSpace::Replica => a.replicas() == total,
+                IdSpace::Partition => a.partitions() == total,
+            },
+            [one] => one.len() as i64 == total,
+            _ => false,
+        }
     }
 
     /// The group `device` is in, named by its lowest device; `All` when
@@ -343,23 +361,18 @@ impl OpGroups {
                 Box::new(move |id| a.device(id / a.partitions(), id % a.partitions())),
             ),
         };
-        // Every device the op reaches: one group for all, when it has none.
-        let total = a.replicas() * a.partitions();
-        if self.groups.is_empty() {
-            return match self.space {
-                IdSpace::Flattened => ReplicaGroup::All,
-                IdSpace::Replica if a.replicas() == total => ReplicaGroup::All,
-                IdSpace::Partition if a.partitions() == total => ReplicaGroup::All,
-                _ => lowest(&all_ids(self.space, a), &to_device),
-            };
-        }
-        let Some(group) = self.groups.iter().find(|g| g.contains(&mine)) else {
-            return ReplicaGroup::Unknown;
-        };
-        if group.len() as i64 == total {
+        if self.whole(a) {
             return ReplicaGroup::All;
         }
-        lowest(group, &to_device)
+        if self.groups.is_empty() && !self.alone_if_absent {
+            // One group of every replica (or partition) beside this one.
+            return lowest(&all_ids(self.space, a), &to_device);
+        }
+        match self.groups.iter().find(|g| g.contains(&mine)) {
+            Some(group) => lowest(group, &to_device),
+            None if self.alone_if_absent => lowest(&[mine], &to_device),
+            None => ReplicaGroup::Unknown,
+        }
     }
 }
 
@@ -479,6 +492,7 @@ mod tests {
         OpGroups {
             space: IdSpace::Flattened,
             groups,
+            alone_if_absent: false,
         }
     }
 
@@ -507,6 +521,7 @@ mod tests {
         let across = OpGroups {
             space: IdSpace::Partition,
             groups: vec![],
+            alone_if_absent: false,
         };
         assert_eq!(across.group_of(&a, 2048), ReplicaGroup::All);
     }
@@ -528,6 +543,7 @@ mod tests {
         let g = OpGroups {
             space: IdSpace::Replica,
             groups: vec![vec![0, 1]],
+            alone_if_absent: false,
         };
         assert_eq!(g.group_of(&a, 2), ReplicaGroup::Lowest(0));
         assert_eq!(g.group_of(&a, 3), ReplicaGroup::Lowest(1));
@@ -556,6 +572,17 @@ mod tests {
     }
 
     #[test]
+    fn a_permute_device_without_pairs_is_alone() {
+        let g = OpGroups {
+            space: IdSpace::Partition,
+            groups: connected(&[(0, 1), (1, 0)]),
+            alone_if_absent: true,
+        };
+        assert_eq!(g.group_of(&mesh(), 2048), ReplicaGroup::Lowest(0));
+        assert_eq!(g.group_of(&mesh(), 6144), ReplicaGroup::Lowest(6144));
+    }
+
+    #[test]
     fn permute_pairs_group_by_connection() {
         assert_eq!(
             connected(&[(0, 1), (1, 0), (2, 3), (3, 2)]),
@@ -571,24 +598,33 @@ mod tests {
                 name: "jit_f".into(),
                 id: 2,
                 computations: vec![HloComputationProto {
-                    instructions: vec![HloInstructionProto {
-                        name: "psum.1".into(),
-                        opcode: "all-reduce".into(),
-                        channel_id: 1,
-                        use_global_device_ids: true,
-                        collective_device_list: Some(CollectiveDeviceListProto {
-                            replica_groups: vec![
-                                ReplicaGroupProto {
-                                    replica_ids: vec![0, 1],
-                                },
-                                ReplicaGroupProto {
-                                    replica_ids: vec![2, 3],
-                                },
-                            ],
-                            iota_replica_group_list: None,
-                        }),
-                        ..Default::default()
-                    }],
+                    instructions: vec![
+                        HloInstructionProto {
+                            name: "all.1".into(),
+                            opcode: "all-reduce".into(),
+                            channel_id: 1,
+                            use_global_device_ids: true,
+                            ..Default::default()
+                        },
+                        HloInstructionProto {
+                            name: "psum.1".into(),
+                            opcode: "all-reduce".into(),
+                            channel_id: 1,
+                            use_global_device_ids: true,
+                            collective_device_list: Some(CollectiveDeviceListProto {
+                                replica_groups: vec![
+                                    ReplicaGroupProto {
+                                        replica_ids: vec![0, 1],
+                                    },
+                                    ReplicaGroupProto {
+                                        replica_ids: vec![2, 3],
+                                    },
+                                ],
+                                iota_replica_group_list: None,
+                            }),
+                            ..Default::default()
+                        },
+                    ],
                 }],
                 device_assignment: Some(DeviceAssignmentProto {
                     replica_count: 1,
@@ -625,5 +661,7 @@ mod tests {
             m.group_of(Some(2), None, "psum.1", None),
             ReplicaGroup::Unknown
         );
+        // An op of one group needs no device.
+        assert_eq!(m.group_of(Some(2), None, "all.1", None), ReplicaGroup::All);
     }
 }

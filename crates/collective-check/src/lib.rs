@@ -7,8 +7,10 @@
 //!   merged file ([`NodeSource::PlaneStat`]) or from per-node files
 //!   ([`NodeSource::Given`]) into an [`Extraction`] of [`Occurrence`]s.
 //! - [`check`] matches them into instances ([`group`] gives those
-//!   [`Group`]s on their own) by `(hlo_module, op, run_id)`, or by occurrence
-//!   order, and applies the rules, giving a [`Report`]:
+//!   [`Group`]s on their own) by `(hlo_module, op, run_id)` and the
+//!   participant's [`ReplicaGroup`] (read from the HLO protos of the
+//!   `/host:metadata` plane, [`HloModules`]), or by occurrence order, and
+//!   applies the rules, giving a [`Report`]:
 //!   [`Instance`]s with start/end spread, [`Violation`]s with their size,
 //!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
 //! - [`extract_kineto`] / [`extract_kineto_file`] read PyTorch profiler

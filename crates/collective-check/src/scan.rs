@@ -34,7 +34,7 @@ use crate::classify::{CollectiveKind, EventClass, classify_event, classify_name}
 use crate::error::{Error, Result};
 use crate::extract::{NodeSource, Options};
 use crate::hlo_groups::{HloModules, ReplicaGroup};
-use crate::occurrence::{ExtractStats, Extraction, Occurrence};
+use crate::occurrence::{ExtractStats, Extraction, Occurrence, Sym};
 use crate::units::{NodeId, Participant, TimePs};
 
 /// The collectives of one file, captured as its events are walked: planes
@@ -52,9 +52,8 @@ pub struct Capture<'a, 'o> {
     /// The HLO modules of each node's `/host:metadata` plane.
     hlo: BTreeMap<Option<NodeId>, HloModules>,
     /// Occurrences matched by `run_id` whose replica group is looked up at
-    /// the end (the metadata plane may come after them): index in `out`,
-    /// `program_id`.
-    group_lookups: Vec<(usize, Option<i64>)>,
+    /// the end (the metadata plane may come after them).
+    group_lookups: Vec<GroupLookup>,
 }
 
 impl<'a, 'o> Capture<'a, 'o> {
@@ -218,8 +217,11 @@ impl<'a, 'o> Capture<'a, 'o> {
             let module = f.module.map(|m| self.out.intern(m));
             self.moved.push(f.moved);
             if f.run_id.is_some() {
-                let at = self.out.occurrences().len();
-                self.group_lookups.push((at, f.program_id));
+                self.group_lookups.push(GroupLookup {
+                    at: self.out.occurrences().len(),
+                    program_id: f.program_id,
+                    device_ordinal: f.device_ordinal,
+                });
             }
             self.out.push(Occurrence {
                 participant: f.participant,
@@ -254,25 +256,38 @@ impl<'a, 'o> Capture<'a, 'o> {
     }
 }
 
+/// An occurrence whose replica group is to be looked up.
+struct GroupLookup {
+    /// Its index in the capture's extraction.
+    at: usize,
+    program_id: Option<i64>,
+    /// The event's `device_ordinal` stat (the global device id), which
+    /// the module's device assignment lists; a device plane's own ordinal
+    /// is local to its host.
+    device_ordinal: Option<i64>,
+}
+
 impl Capture<'_, '_> {
     /// Give every occurrence matched by `run_id` its replica group, from
-    /// the HLO modules of its node.
+    /// the HLO modules of its node (looked up once per node, module, op
+    /// and device).
     fn resolve_groups(&mut self) {
         let empty = HloModules::default();
-        for &(at, program_id) in &self.group_lookups {
-            let o = self.out.occurrences()[at];
-            let modules = self.hlo.get(&Some(o.participant.node)).unwrap_or(&empty);
-            let module = o.module.map(|m| self.out.name(m));
-            let group = modules.group_of(
-                program_id,
-                module,
-                self.out.name(o.op),
-                o.participant.device,
-            );
+        type Key = (NodeId, Option<i64>, Option<Sym>, Sym, Option<i64>);
+        let mut seen: HashMap<Key, ReplicaGroup> = HashMap::new();
+        for l in &self.group_lookups {
+            let o = self.out.occurrences()[l.at];
+            let node = o.participant.node;
+            let key = (node, l.program_id, o.module, o.op, l.device_ordinal);
+            let group = *seen.entry(key).or_insert_with(|| {
+                let modules = self.hlo.get(&Some(node)).unwrap_or(&empty);
+                let module = o.module.map(|m| self.out.name(m));
+                modules.group_of(l.program_id, module, self.out.name(o.op), l.device_ordinal)
+            });
             if group == ReplicaGroup::Unknown {
                 self.out.stats.replica_group_unknown += 1;
             }
-            self.out.occurrences_mut()[at].group = group;
+            self.out.occurrences_mut()[l.at].group = group;
         }
         self.out.stats.hlo_protos_undecodable +=
             self.hlo.values().map(|m| m.undecodable as u64).sum::<u64>();
@@ -367,6 +382,7 @@ struct Found<'a> {
     kind: CollectiveKind,
     run_id: Option<i64>,
     program_id: Option<i64>,
+    device_ordinal: Option<i64>,
     correlation: Option<u64>,
     begin: TimePs,
     end: TimePs,
@@ -515,6 +531,7 @@ impl<'a> LineScan<'a> {
             kind,
             run_id: s.run_id,
             program_id: s.program_id,
+            device_ordinal: s.device_ordinal,
             correlation: s.correlation_id.or(s.producer),
             begin: TimePs(begin),
             end: TimePs(end),
