@@ -26,6 +26,14 @@ script may use) before JAX starts, so that the processes of a run do not
 migrate between cores; --rows and --cols shrink or grow the per-rank
 block (and so the bytes every collective moves); with --realtime the
 profiled loop's threads run under SCHED_RR (root only).
+
+With --mesh AxB the A*B processes form a 2-D ("data", "model") mesh and
+each step runs a psum over "model", an all_gather over "data", a psum over
+both axes and a ppermute within each row: collectives of one op in
+several replica groups under one run_id.
+
+    python3 scripts/record-jax.py --mesh 2x2 --steps 60 --sleep-ms 30 --skew \
+        --out fixtures/jax-faketime/mesh2x2_skew_60steps
 """
 
 import argparse
@@ -68,6 +76,8 @@ def launch(args):
                "--lag-ms", str(args.lag_ms), "--python-tracer", str(args.python_tracer),
                "--rows", str(args.rows), "--cols", str(args.cols),
                "--port", str(port)]
+        if args.mesh:
+            cmd += ["--mesh", "x".join(map(str, args.mesh))]
         for flag in ("skew", "pin", "single_thread", "realtime"):
             if getattr(args, flag):
                 cmd.append("--" + flag.replace("_", "-"))
@@ -80,6 +90,7 @@ def launch(args):
             "lag_ms": args.lag_ms, "python_tracer": args.python_tracer,
             "rows": args.rows, "cols": args.cols, "pin": args.pin,
             "single_thread": args.single_thread, "realtime": args.realtime,
+            "mesh": list(args.mesh) if args.mesh else None,
             "skew": {str(r): SKEWS[r] for r in SKEWS if args.skew and r < args.world_size},
             "jax": jax.__version__}
     with open(os.path.join(args.out, "recording.json"), "w") as f:
@@ -99,7 +110,20 @@ def pin(rank):
     os.sched_setaffinity(0, {cpus[rank % len(cpus)]})
 
 
-def build_step(jax, world):
+def parse_mesh(text):
+    """`AxB` -> (A, B): a 2-D mesh of A rows ("data") by B columns ("model")."""
+    try:
+        rows, cols = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--mesh wants AxB (e.g. 2x2), not {text!r}")
+    if rows < 2 or cols < 2:
+        raise argparse.ArgumentTypeError(f"--mesh {text}: both axes need 2 or more devices")
+    return rows, cols
+
+
+def build_step(jax, world, mesh_shape=None):
+    if mesh_shape:
+        return build_mesh_step(jax, mesh_shape)
     import jax.numpy as jnp
     from jax.sharding import Mesh, PartitionSpec as P
 
@@ -114,10 +138,38 @@ def build_step(jax, world):
         nxt = jax.lax.ppermute(part, "x", ring)                # collective-permute
         return w + 1e-3 * g.mean(), 0.5 * (x + nxt)
 
+    fn = shard_map_fn(jax)(local, mesh=mesh, in_specs=(P(), P("x")), out_specs=(P(), P("x")))
+    return mesh, jax.jit(fn)
+
+
+def shard_map_fn(jax):
     shard_map = getattr(jax, "shard_map", None)
     if shard_map is None:
         from jax.experimental.shard_map import shard_map
-    fn = shard_map(local, mesh=mesh, in_specs=(P(), P("x")), out_specs=(P(), P("x")))
+    return shard_map
+
+
+def build_mesh_step(jax, shape):
+    """One step on a 2-D ("data", "model") mesh: collectives over one axis
+    (several groups of the same op in one execution) and over both."""
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()).reshape(shape), ("data", "model"))
+    cols = shape[1]
+    ring = [(i, (i + 1) % cols) for i in range(cols)]
+
+    def local(w, x):
+        y = jnp.tanh(x @ w)
+        m = jax.lax.psum(y, "model")                           # all-reduce, one group per row
+        d = jax.lax.all_gather(y, "data", tiled=True)          # all-gather, one group per column
+        g = jax.lax.psum(y, ("data", "model"))                 # all-reduce over every device
+        nxt = jax.lax.ppermute(y, "model", ring)               # collective-permute within a row
+        return w + 1e-3 * g.mean(), 0.5 * (x + nxt) + 1e-3 * (m + d[: y.shape[0]])
+
+    fn = shard_map_fn(jax)(local, mesh=mesh, in_specs=(P(), P(("data", "model"))),
+                           out_specs=(P(), P(("data", "model"))))
     return mesh, jax.jit(fn)
 
 
@@ -136,9 +188,10 @@ def worker(args):
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(coordinator_address=f"127.0.0.1:{args.port}",
                                num_processes=world, process_id=rank)
-    mesh, step = build_step(jax, world)
+    mesh, step = build_step(jax, world, args.mesh)
     local_x = np.full((args.rows, args.cols), 0.01 * (rank + 1), dtype=np.float32)
-    x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("x")), local_x)
+    x_spec = P(mesh.axis_names)
+    x = jax.make_array_from_process_local_data(NamedSharding(mesh, x_spec), local_x)
     w = jax.device_put(np.eye(args.cols, dtype=np.float32), NamedSharding(mesh, P()))
     w, x = step(w, x)  # compile outside the profiled part
     jax.block_until_ready((w, x))
@@ -195,7 +248,12 @@ def main():
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--mesh", type=parse_mesh, default=None,
+                   help="AxB: a 2-D (data, model) mesh of A*B processes (sets --world-size); "
+                        "the step runs collectives over one axis and over both")
     args = p.parse_args()
+    if args.mesh:
+        args.world_size = args.mesh[0] * args.mesh[1]
     worker(args) if args.worker else launch(args)
 
 

@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::extract::Options;
 use crate::gloo_groups::{self, GlooGroups, Thread};
 use crate::groups::verify_kineto_groups;
+use crate::hlo_groups::ReplicaGroup;
 use crate::occurrence::{Extraction, Occurrence};
 use crate::report::Report;
 use crate::units::{NodeId, Participant, TimePs};
@@ -275,6 +276,7 @@ fn nccl(
             op,
             module,
             run_id,
+            group: ReplicaGroup::All,
             correlation: a.external_id,
             begin: ps(begin),
             end: ps(end),
@@ -376,6 +378,7 @@ fn gloo_collectives(
                 op,
                 module,
                 run_id: None,
+                group: ReplicaGroup::All,
                 correlation: p.external_id,
                 begin: ps(p.begin),
                 end: ps(p.end),
@@ -422,6 +425,7 @@ fn gloo_p2p(
                 op: name,
                 module: None,
                 run_id: None,
+                group: ReplicaGroup::All,
                 correlation: p.external_id,
                 begin: ps(p.begin),
                 end: ps(p.end),

@@ -7,8 +7,10 @@
 //!   merged file ([`NodeSource::PlaneStat`]) or from per-node files
 //!   ([`NodeSource::Given`]) into an [`Extraction`] of [`Occurrence`]s.
 //! - [`check`] matches them into instances ([`group`] gives those
-//!   [`Group`]s on their own) by `(hlo_module, op, run_id)`, or by occurrence
-//!   order, and applies the rules, giving a [`Report`]:
+//!   [`Group`]s on their own) by `(hlo_module, op, run_id)` and the
+//!   participant's [`ReplicaGroup`] (read from the HLO protos of the
+//!   `/host:metadata` plane, [`HloModules`]), or by occurrence order, and
+//!   applies the rules, giving a [`Report`]:
 //!   [`Instance`]s with start/end spread, [`Violation`]s with their size,
 //!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
 //! - [`extract_kineto`] / [`extract_kineto_file`] read PyTorch profiler
@@ -39,6 +41,7 @@
 //!         op,
 //!         module: None,
 //!         run_id: Some(7),
+//!         group: ReplicaGroup::All,
 //!         correlation: None,
 //!         begin: TimePs(begin),
 //!         end: TimePs(end),
@@ -60,6 +63,7 @@ mod extract;
 mod gloo_groups;
 mod group_error;
 mod groups;
+mod hlo_groups;
 mod input;
 mod kineto;
 mod matching;
@@ -85,6 +89,7 @@ pub use extract::{
 };
 pub use gloo_groups::GlooUnresolved;
 pub use groups::verify_kineto_groups;
+pub use hlo_groups::{HLO_PROTO_STAT, HloModules, ReplicaGroup};
 pub use input::{check_files, check_merged, node_id_from_path};
 pub use kineto::{
     GLOO_PREFIX, RECORD_PARAM_COMMS, check_kineto_files, extract_kineto, extract_kineto_file,

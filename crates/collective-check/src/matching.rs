@@ -5,7 +5,12 @@
 //! recorded 2-process × 2-device trace all four devices (`device_ordinal` 0,
 //! 1, 2048, 2049) share it and overlap — one four-way all-reduce. So the
 //! device is not part of the key: it identifies the participant within the
-//! instance. Occurrences without a `run_id` are matched by order: the k-th
+//! instance. An op that runs in several replica groups in one execution (a
+//! collective over one axis of a 2-D mesh) has one `run_id` for all of
+//! them: its key also holds the participant's group ([`ReplicaGroup`], from
+//! the trace's HLO protos), so that each group is an instance of its own;
+//! where the group is not known the occurrences are matched over the whole
+//! `run_id` with a [`WarningKind::ReplicaGroupUnknown`]. Occurrences without a `run_id` are matched by order: the k-th
 //! occurrence (by start time) of an op (within its module, when it has one:
 //! the process group of a gloo annotation) on each participant forms
 //! instance k.
@@ -16,6 +21,7 @@ use serde::Serialize;
 
 use crate::classify::CollectiveKind;
 use crate::extract::PlaneChoice;
+use crate::hlo_groups::ReplicaGroup;
 use crate::occurrence::{Extraction, Occurrence, Sym};
 use crate::report::{Warning, WarningKind};
 use crate::units::{NodeId, Participant};
@@ -26,6 +32,14 @@ use crate::units::{NodeId, Participant};
 pub enum MatchKey {
     /// By XLA's `run_id` (with `hlo_module` and op).
     RunId(i64),
+    /// By XLA's `run_id` and the replica group (named by its lowest device
+    /// id), for an op that runs in several groups in one execution.
+    RunIdGroup {
+        /// The `run_id`.
+        run_id: i64,
+        /// The lowest device id (`device_ordinal`) of the group.
+        group: i64,
+    },
     /// By occurrence order per participant and op (0-based).
     Occurrence(usize),
 }
@@ -34,6 +48,9 @@ impl std::fmt::Display for MatchKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             MatchKey::RunId(r) => write!(f, "run_id={r}"),
+            MatchKey::RunIdGroup { run_id, group } => {
+                write!(f, "run_id={run_id} group={group}")
+            }
             MatchKey::Occurrence(k) => write!(f, "occurrence={k}"),
         }
     }
@@ -66,10 +83,16 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
 
     let mut by_key: BTreeMap<(OpKey, MatchKey), Vec<Occurrence>> = BTreeMap::new();
     let mut by_order: BTreeMap<(OpKey, Participant), Vec<Occurrence>> = BTreeMap::new();
+    let mut unknown: BTreeMap<OpKey, usize> = BTreeMap::new();
     for o in occs {
         match o.run_id {
             Some(r) => by_key
-                .entry(((o.module, o.op), MatchKey::RunId(r)))
+                .entry((
+                    (o.module, o.op),
+                    run_id_key(r, o.group, &mut || {
+                        *unknown.entry((o.module, o.op)).or_default() += 1
+                    }),
+                ))
                 .or_default()
                 .push(o),
             None => by_order
@@ -112,11 +135,11 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
         }
     }
 
-    // Participants expected for each op: every one that ran it at all.
-    let mut expected: HashMap<OpKey, BTreeSet<Participant>> = HashMap::new();
-    for ((op, _), list) in &by_key {
+    // Participants expected for each op (and group): every one that ran it at all.
+    let mut expected: HashMap<(OpKey, Option<i64>), BTreeSet<Participant>> = HashMap::new();
+    for ((op, key), list) in &by_key {
         expected
-            .entry(*op)
+            .entry((*op, key.group()))
             .or_default()
             .extend(list.iter().map(|o| o.participant));
     }
@@ -137,7 +160,7 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
         if list.iter().any(|o| o.kind != kind) {
             *mixed.entry(op_key).or_default() += 1;
         }
-        let want = &expected[&op_key];
+        let want = &expected[&(op_key, key.group())];
         let complete = list.len() == want.len();
         if !complete {
             let e = incomplete.entry(op_key).or_insert((0, String::new()));
@@ -185,6 +208,14 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
             format!("{n} instance(s) of op {:?} found on one participant only: nothing to check them against", op_name(&k)),
         ));
     }
+    for (k, n) in unknown {
+        warnings.push(Warning::new(
+            WarningKind::ReplicaGroupUnknown,
+            Some(&op_name(&k)),
+            n,
+            format!("{n} occurrence(s) of op {:?}{} have a run_id but no known replica group (no HLO proto of their module with this op in the trace's /host:metadata plane, or a device not in its device assignment): they are matched over every participant of their run_id, which merges the groups of an op over part of the devices", op_name(&k), in_module(ex, k.0)),
+        ));
+    }
     for (k, n) in mixed {
         warnings.push(Warning::new(
             WarningKind::MixedKinds,
@@ -195,6 +226,32 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
     }
     groups.sort_by_key(|g| (g.members.iter().map(|o| o.begin).min(), g.op, g.key.clone()));
     groups
+}
+
+/// The key of an occurrence with `run_id` `r` in `group`; `unknown` is
+/// called for a group that is not known.
+fn run_id_key(r: i64, group: ReplicaGroup, unknown: &mut dyn FnMut()) -> MatchKey {
+    match group {
+        ReplicaGroup::All => MatchKey::RunId(r),
+        ReplicaGroup::Lowest(g) => MatchKey::RunIdGroup {
+            run_id: r,
+            group: g,
+        },
+        ReplicaGroup::Unknown => {
+            unknown();
+            MatchKey::RunId(r)
+        }
+    }
+}
+
+impl MatchKey {
+    /// The replica group of a key that has one.
+    pub fn group(&self) -> Option<i64> {
+        match self {
+            MatchKey::RunIdGroup { group, .. } => Some(*group),
+            _ => None,
+        }
+    }
 }
 
 /// ` in module M` (process group, for Kineto traces) when there is one.

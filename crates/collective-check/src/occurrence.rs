@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::classify::CollectiveKind;
 use crate::comms::KinetoRecords;
+use crate::hlo_groups::ReplicaGroup;
 use crate::units::{NodeId, Participant, TimePs};
 
 /// An interned string (op or module name) of an [`Extraction`].
@@ -28,6 +29,9 @@ pub struct Occurrence {
     pub module: Option<Sym>,
     /// XLA's `run_id` (the same on every participant of one execution).
     pub run_id: Option<i64>,
+    /// Which replica group of its op the participant is in (from the HLO
+    /// protos of the trace; [`ReplicaGroup::All`] without a `run_id`).
+    pub group: ReplicaGroup,
     /// `correlation_id`, else the TraceMe producer id `_p`, when present.
     pub correlation: Option<u64>,
     /// Absolute start.
@@ -59,6 +63,12 @@ pub struct ExtractStats {
     /// (`is_collective_candidate`), nor named a collective by `hlo_op`: left
     /// out, counted here so that nothing is dropped without a word.
     pub unclassified_candidates: u64,
+    /// Occurrences with a `run_id` whose replica group is not known (no HLO
+    /// proto of their module with the op, or a device not in its device
+    /// assignment): matched over every participant of the `run_id`.
+    pub replica_group_unknown: u64,
+    /// `Hlo Proto` stats of `/host:metadata` planes that could not be decoded.
+    pub hlo_protos_undecodable: u64,
 }
 
 impl ExtractStats {
@@ -71,6 +81,8 @@ impl ExtractStats {
         self.end_markers_extending += o.end_markers_extending;
         self.end_markers_unlinked += o.end_markers_unlinked;
         self.unclassified_candidates += o.unclassified_candidates;
+        self.replica_group_unknown += o.replica_group_unknown;
+        self.hlo_protos_undecodable += o.hlo_protos_undecodable;
     }
 }
 

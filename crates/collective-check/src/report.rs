@@ -97,6 +97,8 @@ pub enum WarningKind {
     GroupRanksNotGiven,
     /// A rank's gloo annotations could not be given their process groups.
     GlooGroupsUnresolved,
+    /// XLA collectives with a `run_id` whose replica group is not known.
+    ReplicaGroupUnknown,
 }
 
 /// Something the report could not check cleanly; counts are never dropped silently.

@@ -21,19 +21,20 @@
 //! collective's interval; a linked marker that ends later extends it. The
 //! marker is never an instance of its own.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use xplane_proto::{
-    EventData, EventView, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, LineView, NODE_ID_STAT,
-    ORIGINAL_PLANE_STAT, PlaneIndex, PlaneView, SpaceView, StatValue, WireError,
+    EventData, EventView, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, LineView, METADATA_PLANE,
+    NODE_ID_STAT, ORIGINAL_PLANE_STAT, PlaneIndex, PlaneView, SpaceView, StatValue, WireError,
     session_start_ns_view,
 };
 
 use crate::classify::{CollectiveKind, EventClass, classify_event, classify_name};
 use crate::error::{Error, Result};
 use crate::extract::{NodeSource, Options};
-use crate::occurrence::{ExtractStats, Extraction, Occurrence};
+use crate::hlo_groups::{HloModules, ReplicaGroup};
+use crate::occurrence::{ExtractStats, Extraction, Occurrence, Sym};
 use crate::units::{NodeId, Participant, TimePs};
 
 /// The collectives of one file, captured as its events are walked: planes
@@ -48,6 +49,11 @@ pub struct Capture<'a, 'o> {
     out: &'o mut Extraction,
     /// The moved `(begin, end)` of every occurrence pushed, in order.
     moved: Vec<(TimePs, TimePs)>,
+    /// The HLO modules of each node's `/host:metadata` plane.
+    hlo: BTreeMap<Option<NodeId>, HloModules>,
+    /// Occurrences matched by `run_id` whose replica group is looked up at
+    /// the end (the metadata plane may come after them).
+    group_lookups: Vec<GroupLookup>,
 }
 
 impl<'a, 'o> Capture<'a, 'o> {
@@ -69,6 +75,8 @@ impl<'a, 'o> Capture<'a, 'o> {
             t_sess: 0,
             out,
             moved: Vec::new(),
+            hlo: BTreeMap::new(),
+            group_lookups: Vec::new(),
         };
         capture.t_sess = session_start_ns_view(&capture.space).map_err(|e| capture.wire(e))?;
         Ok(capture)
@@ -111,12 +119,20 @@ impl<'a, 'o> Capture<'a, 'o> {
                 original = stat.value.as_ref().and_then(|v| index.resolve_str(v));
             }
         }
-        let Some(role) = plane_role(original.unwrap_or(plane.name)) else {
-            return Ok(None);
-        };
         let node = match self.node {
             NodeSource::Given(n) => Some(n),
             NodeSource::PlaneStat => node_id.and_then(|v| u32::try_from(v).ok()).map(NodeId),
+        };
+        let name = original.unwrap_or(plane.name);
+        if name == METADATA_PLANE {
+            let metadata = plane.event_metadata().map(|e| e.map(|e| e.value));
+            self.hlo
+                .entry(node)
+                .or_default()
+                .add_plane(&index, metadata)?;
+        }
+        let Some(role) = plane_role(name) else {
+            return Ok(None);
         };
 
         // Classify the event metadata once.
@@ -200,12 +216,20 @@ impl<'a, 'o> Capture<'a, 'o> {
             let op = self.out.intern(f.op);
             let module = f.module.map(|m| self.out.intern(m));
             self.moved.push(f.moved);
+            if f.run_id.is_some() {
+                self.group_lookups.push(GroupLookup {
+                    at: self.out.occurrences().len(),
+                    program_id: f.program_id,
+                    device_ordinal: f.device_ordinal,
+                });
+            }
             self.out.push(Occurrence {
                 participant: f.participant,
                 kind: f.kind,
                 op,
                 module,
                 run_id: f.run_id,
+                group: ReplicaGroup::All,
                 correlation: f.correlation,
                 begin: f.begin,
                 end: f.end,
@@ -219,7 +243,8 @@ impl<'a, 'o> Capture<'a, 'o> {
     /// Finish: a per-node file names its node even when it holds no
     /// collectives. Returns the moved `(begin, end)` of every occurrence
     /// added, in order.
-    pub fn finish(self) -> Vec<(TimePs, TimePs)> {
+    pub fn finish(mut self) -> Vec<(TimePs, TimePs)> {
+        self.resolve_groups();
         if let NodeSource::Given(id) = self.node {
             let info = self.out.nodes.entry(id).or_default();
             let file = self.path.display().to_string();
@@ -228,6 +253,44 @@ impl<'a, 'o> Capture<'a, 'o> {
             }
         }
         self.moved
+    }
+}
+
+/// An occurrence whose replica group is to be looked up.
+struct GroupLookup {
+    /// Its index in the capture's extraction.
+    at: usize,
+    program_id: Option<i64>,
+    /// The event's `device_ordinal` stat (the global device id), which
+    /// the module's device assignment lists; a device plane's own ordinal
+    /// is local to its host.
+    device_ordinal: Option<i64>,
+}
+
+impl Capture<'_, '_> {
+    /// Give every occurrence matched by `run_id` its replica group, from
+    /// the HLO modules of its node (looked up once per node, module, op
+    /// and device).
+    fn resolve_groups(&mut self) {
+        let empty = HloModules::default();
+        type Key = (NodeId, Option<i64>, Option<Sym>, Sym, Option<i64>);
+        let mut seen: HashMap<Key, ReplicaGroup> = HashMap::new();
+        for l in &self.group_lookups {
+            let o = self.out.occurrences()[l.at];
+            let node = o.participant.node;
+            let key = (node, l.program_id, o.module, o.op, l.device_ordinal);
+            let group = *seen.entry(key).or_insert_with(|| {
+                let modules = self.hlo.get(&Some(node)).unwrap_or(&empty);
+                let module = o.module.map(|m| self.out.name(m));
+                modules.group_of(l.program_id, module, self.out.name(o.op), l.device_ordinal)
+            });
+            if group == ReplicaGroup::Unknown {
+                self.out.stats.replica_group_unknown += 1;
+            }
+            self.out.occurrences_mut()[l.at].group = group;
+        }
+        self.out.stats.hlo_protos_undecodable +=
+            self.hlo.values().map(|m| m.undecodable as u64).sum::<u64>();
     }
 }
 
@@ -318,6 +381,8 @@ struct Found<'a> {
     participant: Participant,
     kind: CollectiveKind,
     run_id: Option<i64>,
+    program_id: Option<i64>,
+    device_ordinal: Option<i64>,
     correlation: Option<u64>,
     begin: TimePs,
     end: TimePs,
@@ -465,6 +530,8 @@ impl<'a> LineScan<'a> {
             participant: Participant { node, device },
             kind,
             run_id: s.run_id,
+            program_id: s.program_id,
+            device_ordinal: s.device_ordinal,
             correlation: s.correlation_id.or(s.producer),
             begin: TimePs(begin),
             end: TimePs(end),
@@ -558,6 +625,7 @@ struct StatIds {
     hlo_op: Option<i64>,
     hlo_module: Option<i64>,
     run_id: Option<i64>,
+    program_id: Option<i64>,
     device_ordinal: Option<i64>,
     correlation_id: Option<i64>,
     producer: Option<i64>,
@@ -570,6 +638,7 @@ impl StatIds {
             hlo_op: index.stat_id("hlo_op"),
             hlo_module: index.stat_id("hlo_module"),
             run_id: index.stat_id("run_id"),
+            program_id: index.stat_id("program_id"),
             device_ordinal: index.stat_id("device_ordinal"),
             correlation_id: index.stat_id("correlation_id"),
             producer: index.stat_id("_p"),
@@ -584,6 +653,7 @@ struct EventStats<'a> {
     hlo_op: Option<StatValue<'a>>,
     hlo_module: Option<StatValue<'a>>,
     run_id: Option<i64>,
+    program_id: Option<i64>,
     device_ordinal: Option<i64>,
     correlation_id: Option<u64>,
     producer: Option<u64>,
@@ -664,6 +734,8 @@ fn read_stats<'a>(event: &EventView<'a>, ids: &StatIds) -> Result<EventStats<'a>
             s.hlo_module = stat.value;
         } else if id == ids.run_id {
             s.run_id = as_i64(stat.value);
+        } else if id == ids.program_id {
+            s.program_id = as_i64(stat.value);
         } else if id == ids.device_ordinal {
             s.device_ordinal = as_i64(stat.value);
         } else if id == ids.correlation_id {

@@ -6,7 +6,7 @@
 //! apart for the bound, none is left.
 
 use collective_check::{
-    CollectiveKind, Extraction, NodeId, Occurrence, Participant, PlaneChoice, TimePs,
+    CollectiveKind, Extraction, NodeId, Occurrence, Participant, PlaneChoice, ReplicaGroup, TimePs,
 };
 use collective_clock::{RepairBound, repair};
 use proptest::prelude::*;
@@ -29,6 +29,7 @@ fn extraction(offsets: &[i64], times: &[Vec<(i64, i64)>]) -> Extraction {
                 op,
                 module: None,
                 run_id: Some(k as i64),
+                group: ReplicaGroup::All,
                 correlation: None,
                 begin: TimePs(begin),
                 end: TimePs(begin + i128::from(duration) * 1000),
@@ -102,6 +103,7 @@ proptest! {
                     op,
                     module: None,
                     run_id: Some(o.index as i64),
+                    group: ReplicaGroup::All,
                     correlation: None,
                     begin: moved(s.begin_ps),
                     end: moved(s.end_ps),
@@ -136,6 +138,7 @@ fn an_early_end_on_the_node_that_begins_last_is_left_and_named() {
             op,
             module: None,
             run_id: Some(1),
+            group: ReplicaGroup::All,
             correlation: None,
             begin: TimePs(begin * 1000),
             end: TimePs(end * 1000),

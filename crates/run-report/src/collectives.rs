@@ -237,6 +237,7 @@ mod tests {
                     op,
                     module: None,
                     run_id: Some(k),
+                    group: ReplicaGroup::All,
                     correlation: None,
                     begin: TimePs(t + late * 1_000_000),
                     end: TimePs(t + 1_100 * 1_000_000),
