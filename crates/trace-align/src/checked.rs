@@ -14,7 +14,7 @@ use clock_model::NodeId;
 use crate::clocks::{ClockEvidence, host_check_options, host_evidence, matched};
 use crate::discover::RunFiles;
 use crate::error::Result;
-use crate::merge::{MergeOutcome, MergeSettings};
+use crate::merge::{MergeOutcome, MergeSettings, Unpublished};
 use crate::node_clock::ClockPolicy;
 use crate::plan::{Plan, PlanStep};
 
@@ -32,9 +32,15 @@ impl RunFiles {
     /// check runs after the walk, before anything is put in place. Only
     /// when the check takes a node off its probes (`override`) is the
     /// merge dropped and made again under that plan; `progress` then sees
-    /// every node a second time. A repair ([`ClockPolicy::repair`]) needs
-    /// every correction first, so with one the plan is made before the
-    /// merge.
+    /// every node a second time.
+    ///
+    /// A repair ([`ClockPolicy::repair`]) is computed from the collectives
+    /// the merge (without a repair) captured as it aligned them: when it
+    /// moves no node (no violation left, the usual case) that merge is
+    /// the repaired one and is kept; otherwise it is dropped and the run
+    /// is planned with the repair and merged again (`progress` sees every
+    /// node once more). Without validation (`settings.validate` false)
+    /// nothing is captured, and the plan with its repair is made first.
     pub fn merge_checked(
         &self,
         options: &AlignOptions,
@@ -44,15 +50,59 @@ impl RunFiles {
         mut progress: impl FnMut(NodeId),
     ) -> Result<(Plan, MergeOutcome)> {
         let output = output.as_ref();
-        let merged = |plan: Plan, progress| {
-            let outcome = plan.merge_with_progress(output, settings, progress)?;
-            Ok((plan, outcome))
+        let (plan, written) = match policy.repair {
+            None => self.write_checked(options, policy, output, settings, &mut progress)?,
+            Some(bound) if settings.validate => {
+                let unrepaired = ClockPolicy {
+                    repair: None,
+                    ..*policy
+                };
+                let (plan, written) =
+                    self.write_checked(options, &unrepaired, output, settings, &mut progress)?;
+                let aligned = written
+                    .aligned_collectives()
+                    .expect("a validating merge captures its collectives");
+                let repair = plan.repair_of(aligned, bound)?;
+                if repair.maps.is_empty() {
+                    let plan = Plan {
+                        repair: Some(Box::new(repair)),
+                        ..plan
+                    };
+                    (plan, written)
+                } else {
+                    // Nothing of the first merge appears.
+                    drop(written);
+                    let plan = self.plan_clocks(options, policy)?;
+                    let written = plan.write_merge(output, settings, &mut progress, None)?;
+                    (plan, written)
+                }
+            }
+            Some(_) => {
+                let plan = self.plan_clocks(options, policy)?;
+                let written = plan.write_merge(output, settings, &mut progress, None)?;
+                (plan, written)
+            }
         };
-        if policy.repair.is_some() {
-            return merged(self.plan_clocks(options, policy)?, &mut progress);
-        }
+        let outcome = plan.publish(written, settings)?;
+        Ok((plan, outcome))
+    }
+
+    /// [`RunFiles::merge_checked`] without a repair, up to the merge
+    /// written but not yet put in place.
+    fn write_checked(
+        &self,
+        options: &AlignOptions,
+        policy: &ClockPolicy,
+        output: &Path,
+        settings: &MergeSettings,
+        progress: &mut impl FnMut(NodeId),
+    ) -> Result<(Plan, Unpublished)> {
+        let written = |plan: Plan, progress: &mut _| {
+            let written = plan.write_merge(output, settings, progress, None)?;
+            Ok((plan, written))
+        };
         let (nodes, pending) = match self.plan_step(options, policy)? {
-            PlanStep::Planned(plan) => return merged(plan, &mut progress),
+            PlanStep::Planned(plan) => return written(plan, progress),
             PlanStep::Pending(nodes, pending) => (nodes, pending),
         };
         let Some(on_probes) = pending.unless_conflict(&nodes, options) else {
@@ -60,18 +110,18 @@ impl RunFiles {
             // collectives before anything can be aligned.
             let evidence = host_evidence(&pending.read, options)?;
             let chosen = pending.decide(&nodes, &evidence, options)?;
-            return merged(Plan::chosen(nodes, chosen, options), &mut progress);
+            return written(Plan::chosen(nodes, chosen, options), progress);
         };
         let plan = Plan::chosen(nodes.clone(), on_probes, options);
         let read: BTreeSet<NodeId> = pending.read.iter().map(|n| n.node_id).collect();
         let check = host_check_options();
-        let mut written =
-            plan.write_merge(output, settings, &mut progress, Some((&read, &check)))?;
+        let mut first =
+            plan.write_merge(output, settings, &mut *progress, Some((&read, &check)))?;
         let evidence = matched(
             pending
                 .read
                 .iter()
-                .map(|n| written.on_host.remove(&n.node_id).unwrap_or_default()),
+                .map(|n| first.on_host.remove(&n.node_id).unwrap_or_default()),
         );
         let chosen = pending.decide(&nodes, &evidence, options)?;
         if matches!(chosen.clocks, ClockEvidence::Probes(_)) {
@@ -81,11 +131,10 @@ impl RunFiles {
                 clock_warnings: chosen.warnings,
                 ..plan
             };
-            let outcome = plan.publish(written, settings)?;
-            return Ok((plan, outcome));
+            return Ok((plan, first));
         }
         // Nothing of the first merge appears.
-        drop(written);
-        merged(Plan::chosen(nodes, chosen, options), &mut progress)
+        drop(first);
+        written(Plan::chosen(nodes, chosen, options), progress)
     }
 }

@@ -366,6 +366,13 @@ pub(crate) struct Unpublished {
     pub on_host: BTreeMap<NodeId, collective_check::Extraction>,
 }
 
+impl Unpublished {
+    /// The collectives as merged, when the merge validates.
+    pub(crate) fn aligned_collectives(&self) -> Option<&collective_check::Extraction> {
+        self.collectives.as_ref().map(|c| &c.after)
+    }
+}
+
 /// Places the planes of one node as the aligner writes them.
 struct Placer<'l> {
     layout: &'l NodeLayout,

@@ -58,7 +58,14 @@ impl Plan {
         for e in per_node {
             all.append(e);
         }
-        collective_clock::repair(&all, PlaneChoice::Auto, bound)
+        self.repair_of(&all, bound)
+    }
+
+    /// The repair with `bound` of the collectives a merge under this plan
+    /// (without a repair) captured as it aligned them: the same
+    /// occurrences [`Plan::plan_repair`] reads, so the same repair.
+    pub(crate) fn repair_of(&self, aligned: &Extraction, bound: RepairBound) -> Result<Repair> {
+        collective_clock::repair(aligned, PlaneChoice::Auto, bound)
             .map_err(|e| RunError::Repair(Box::new(e)))
     }
 

@@ -8,7 +8,7 @@ use alignment_core::AlignOptions;
 use clock_model::NodeId;
 use trace_align::{
     ClockPolicy, ClockReason, ClockSource, ClockWarning, CrossCheck, MergeOutcome, MergeSettings,
-    NodeClockReason, RunError, RunFiles,
+    NodeClockReason, RepairBound, RunError, RunFiles,
 };
 use trace_synth::{SynthConfig, SynthRun, synthesize};
 
@@ -230,10 +230,16 @@ fn probes_that_contradict_the_collectives_are_reported_and_overridden() {
 /// `merge_checked` (the probe check taken from the merge's own walk, the
 /// nodes merged again when it overrides one) against the plan made first
 /// and then merged: the same trace, summary, outcome and plan.
-fn merge_checked_is_plan_then_merge(run: &Path, out: &Path, cross_check: CrossCheck) {
+fn merge_checked_is_plan_then_merge(
+    run: &Path,
+    out: &Path,
+    cross_check: CrossCheck,
+    repair: Option<RepairBound>,
+) -> bool {
     let policy = ClockPolicy {
         source: ClockSource::Auto,
         cross_check,
+        repair,
         ..ClockPolicy::default()
     };
     let files = RunFiles::discover(run).unwrap();
@@ -261,11 +267,17 @@ fn merge_checked_is_plan_then_merge(run: &Path, out: &Path, cross_check: CrossCh
     assert_eq!(plan.node_clocks, planned.node_clocks);
     assert_eq!(plan.clock_warnings, planned.clock_warnings);
     assert_eq!(plan.clocks.source(), planned.clocks.source());
+    assert_eq!(
+        plan.repair.as_ref().map(|r| &r.report),
+        planned.repair.as_ref().map(|r| &r.report)
+    );
     // Merged twice only when the check took a node off its probes after
-    // the merge (a node without probe rows is fitted before it).
+    // the merge (a node without probe rows is fitted before it), or when
+    // the repair moves a node.
     let reasons = |r| plan.node_clocks.iter().any(|c| c.reason == r);
-    let twice =
-        reasons(NodeClockReason::ProbeConflict) && !reasons(NodeClockReason::NoUsableProbeRows);
+    let repaired = plan.repair.as_ref().is_some_and(|r| !r.maps.is_empty());
+    let twice = repaired
+        || reasons(NodeClockReason::ProbeConflict) && !reasons(NodeClockReason::NoUsableProbeRows);
     assert_eq!(seen.len(), plan.nodes.len() * if twice { 2 } else { 1 });
     let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap())
         .unwrap()
@@ -273,12 +285,16 @@ fn merge_checked_is_plan_then_merge(run: &Path, out: &Path, cross_check: CrossCh
         .filter(|n| n.to_string_lossy().starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    repaired
 }
 
 /// The probe check from the merge's own walk gives what the check before
 /// the merge gives: probes that agree, a node's probes 300 µs off (kept
 /// with `report`, overridden with `override`: merged again), a node
-/// without probe rows (fitted before the merge).
+/// without probe rows (fitted before the merge); and so does the repair
+/// taken from the merge's own walk, with nothing to repair (the merge
+/// kept) and with a node's probes 1.3 ms off kept by `report` (repaired:
+/// merged again).
 #[test]
 fn the_merge_checks_the_probes_from_its_own_walk_with_the_same_outcome() {
     let dir = tempfile::tempdir().unwrap();
@@ -286,14 +302,35 @@ fn the_merge_checks_the_probes_from_its_own_walk_with_the_same_outcome() {
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).unwrap();
     let out = out_dir.join("m.xplane.pb");
-    merge_checked_is_plan_then_merge(&run, &out, CrossCheck::Override);
+    let repair = Some(RepairBound::DEFAULT);
+    for repair in [None, repair] {
+        assert!(!merge_checked_is_plan_then_merge(
+            &run,
+            &out,
+            CrossCheck::Override,
+            repair
+        ));
+    }
     edit_rows(&run, 2, |mut row| {
         let off = row["offset_ns"].as_f64().unwrap();
         row["offset_ns"] = (off + 300_000.0).into();
         Some(row)
     });
-    merge_checked_is_plan_then_merge(&run, &out, CrossCheck::Report);
-    merge_checked_is_plan_then_merge(&run, &out, CrossCheck::Override);
+    for repair in [None, repair] {
+        merge_checked_is_plan_then_merge(&run, &out, CrossCheck::Report, repair);
+        merge_checked_is_plan_then_merge(&run, &out, CrossCheck::Override, repair);
+    }
+    edit_rows(&run, 2, |mut row| {
+        let off = row["offset_ns"].as_f64().unwrap();
+        row["offset_ns"] = (off + 1_000_000.0).into();
+        Some(row)
+    });
+    assert!(merge_checked_is_plan_then_merge(
+        &run,
+        &out,
+        CrossCheck::Report,
+        repair
+    ));
     edit_rows(&run, 3, |_| None);
-    merge_checked_is_plan_then_merge(&run, &out, CrossCheck::Override);
+    merge_checked_is_plan_then_merge(&run, &out, CrossCheck::Override, None);
 }
