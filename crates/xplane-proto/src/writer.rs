@@ -348,7 +348,7 @@ impl XSpaceFile {
     }
 }
 
-/// A file that asks the kernel to start writing back each [`WRITEBACK_STEP`]
+/// A file that asks the kernel to start writing back each 8 MiB
 /// bytes as soon as they are written (`sync_file_range(…, WRITE)`, Linux),
 /// so that the disk works while the rest is produced and the final `fsync`
 /// waits only for the tail: on a 215 MB merge the `fsync` after the last
