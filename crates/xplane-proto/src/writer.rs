@@ -348,8 +348,8 @@ impl XSpaceFile {
     }
 }
 
-/// A file that asks the kernel to start writing back each 8 MiB
-/// bytes as soon as they are written (`sync_file_range(…, WRITE)`, Linux),
+/// A file that asks the kernel to start writing back every 8 MiB as soon
+/// as they are written (`sync_file_range(…, WRITE)`, Linux),
 /// so that the disk works while the rest is produced and the final `fsync`
 /// waits only for the tail: on a 215 MB merge the `fsync` after the last
 /// byte took ~150 ms of wall time alone. Only a hint: the `fsync` that
