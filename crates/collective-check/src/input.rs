@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::check::check;
 use crate::error::{Error, Result};
 use crate::extract::{NodeSource, Options, extract_file};
@@ -11,10 +13,10 @@ use crate::report::Report;
 use crate::units::NodeId;
 
 /// Extract and check several per-node files, each with its node id.
-/// The same node id twice is an error.
+/// The same node id twice is an error. The files are read in parallel,
+/// and the first error in the order of `files` is returned.
 pub fn check_files(files: &[(NodeId, PathBuf)], options: &Options) -> Result<Report> {
     let mut seen: BTreeMap<NodeId, &Path> = BTreeMap::new();
-    let mut all = Extraction::new();
     for (node, path) in files {
         if let Some(first) = seen.insert(*node, path) {
             return Err(Error::DuplicateNode {
@@ -23,7 +25,18 @@ pub fn check_files(files: &[(NodeId, PathBuf)], options: &Options) -> Result<Rep
                 second: path.clone(),
             });
         }
-        extract_file(path, NodeSource::Given(*node), options, &mut all)?;
+    }
+    let per_file: Vec<Result<Extraction>> = files
+        .par_iter()
+        .with_max_len(1) // one task per file
+        .map(|(node, path)| {
+            let mut one = Extraction::new();
+            extract_file(path, NodeSource::Given(*node), options, &mut one).map(|()| one)
+        })
+        .collect();
+    let mut all = Extraction::new();
+    for one in per_file {
+        all.append(one?);
     }
     Ok(check(&all, options))
 }

@@ -455,3 +455,36 @@ fn unclassified_candidates_are_counted() {
     let json = serde_json::to_value(&report.extraction).unwrap();
     assert_eq!(json["unclassified_candidates"], 100);
 }
+
+/// `check_files` reads its files in parallel: the same report as reading
+/// them one after the other into one extraction, and of two bad files the
+/// first in the list is the one named.
+#[test]
+fn files_read_in_parallel_give_the_report_of_one_read_after_another() {
+    use collective_check::{Extraction, NodeSource, check, extract_file};
+    let options = Options::default();
+    for (run, files) in fixture_runs() {
+        let files = ranked(&files);
+        let mut all = Extraction::new();
+        for (node, path) in &files {
+            extract_file(path, NodeSource::Given(*node), &options, &mut all).unwrap();
+        }
+        assert_eq!(
+            check_files(&files, &options).unwrap(),
+            check(&all, &options),
+            "{run}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad: Vec<(NodeId, PathBuf)> = (0..4)
+        .map(|n| {
+            let path = dir.path().join(format!("rank{n}.xplane.pb"));
+            std::fs::write(&path, [0x0a, 0x7f, n]).unwrap(); // a plane cut short
+            (NodeId(u32::from(n)), path)
+        })
+        .collect();
+    for _ in 0..8 {
+        let err = check_files(&bad, &options).unwrap_err().to_string();
+        assert!(err.contains("rank0.xplane.pb"), "{err}");
+    }
+}
