@@ -65,9 +65,18 @@ pub fn extract_file(
     let path = path.as_ref();
     let bytes = FileBytes::open(path)?;
     // Everything the scan skips (planes without collectives, stats it does
-    // not look at) is checked too: a file is read whole or refused.
-    bytes.check()?;
-    extract_bytes(&bytes, path, node, options, out)
+    // not look at) is checked too: a file is read whole or refused. The
+    // check and the scan run side by side; the check's error comes first,
+    // and `out` is left as it was on any error.
+    let mut one = Extraction::new();
+    let (checked, scanned) = rayon::join(
+        || bytes.check(),
+        || extract_bytes(&bytes, path, node, options, &mut one),
+    );
+    checked?;
+    scanned?;
+    out.append(one);
+    Ok(())
 }
 
 /// Extract the collectives of an encoded XSpace into `out`; `path` names the

@@ -186,7 +186,11 @@ impl Extraction {
             if mine.hostname.is_none() {
                 mine.hostname = info.hostname;
             }
-            mine.files.extend(info.files);
+            for file in info.files {
+                if !mine.files.contains(&file) {
+                    mine.files.push(file);
+                }
+            }
         }
     }
 }
