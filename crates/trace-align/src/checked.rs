@@ -50,8 +50,8 @@ impl RunFiles {
         mut progress: impl FnMut(NodeId),
     ) -> Result<(Plan, MergeOutcome)> {
         let output = output.as_ref();
-        let (plan, written) = match policy.repair {
-            None => self.write_checked(options, policy, output, settings, &mut progress)?,
+        let kept = match policy.repair {
+            None => Some(self.write_checked(options, policy, output, settings, &mut progress)?),
             Some(bound) if settings.validate => {
                 let unrepaired = ClockPolicy {
                     repair: None,
@@ -62,22 +62,22 @@ impl RunFiles {
                 let aligned = written
                     .aligned_collectives()
                     .expect("a validating merge captures its collectives");
-                let repair = plan.repair_of(aligned, bound)?;
-                if repair.maps.is_empty() {
+                let repair = crate::repair::repair_of(aligned, bound)?;
+                // A repair that moves a node drops this merge: nothing of
+                // it appears.
+                repair.maps.is_empty().then(|| {
                     let plan = Plan {
                         repair: Some(Box::new(repair)),
                         ..plan
                     };
                     (plan, written)
-                } else {
-                    // Nothing of the first merge appears.
-                    drop(written);
-                    let plan = self.plan_clocks(options, policy)?;
-                    let written = plan.write_merge(output, settings, &mut progress, None)?;
-                    (plan, written)
-                }
+                })
             }
-            Some(_) => {
+            Some(_) => None,
+        };
+        let (plan, written) = match kept {
+            Some(kept) => kept,
+            None => {
                 let plan = self.plan_clocks(options, policy)?;
                 let written = plan.write_merge(output, settings, &mut progress, None)?;
                 (plan, written)

@@ -58,15 +58,7 @@ impl Plan {
         for e in per_node {
             all.append(e);
         }
-        self.repair_of(&all, bound)
-    }
-
-    /// The repair with `bound` of the collectives a merge under this plan
-    /// (without a repair) captured as it aligned them: the same
-    /// occurrences [`Plan::plan_repair`] reads, so the same repair.
-    pub(crate) fn repair_of(&self, aligned: &Extraction, bound: RepairBound) -> Result<Repair> {
-        collective_clock::repair(aligned, PlaneChoice::Auto, bound)
-            .map_err(|e| RunError::Repair(Box::new(e)))
+        repair_of(&all, bound)
     }
 
     /// The repair map of `node`, when the plan repairs it.
@@ -98,4 +90,12 @@ impl Plan {
             node_events,
         })
     }
+}
+
+/// The repair with `bound` of collectives on the global clock: those a
+/// plan reads through its corrections ([`Plan::plan_repair`]), or the same
+/// occurrences a merge without a repair captured as it aligned them.
+pub(crate) fn repair_of(aligned: &Extraction, bound: RepairBound) -> Result<Repair> {
+    collective_clock::repair(aligned, PlaneChoice::Auto, bound)
+        .map_err(|e| RunError::Repair(Box::new(e)))
 }
