@@ -2,8 +2,9 @@
 //! bytes into the page cache runs beside the work that produces them.
 //!
 //! [`BackgroundFile`] is `Write + Seek` like the file it wraps: bytes are
-//! gathered into chunks of [`CHUNK`] and handed to the writer thread, at
-//! most [`IN_FLIGHT`] chunks ahead of it (the memory it may hold). A write
+//! gathered into chunks of [`CHUNK`] and handed to the writer thread, which
+//! writes them 128 KiB at a time, at most [`IN_FLIGHT`] chunks ahead of it
+//! (the memory it may hold). A write
 //! below the bytes already handed over (a length patched by
 //! [`crate::XSpaceWriter`]) is sent as a positioned write, after every
 //! chunk before it; one into the chunk being gathered edits it in place.
@@ -15,13 +16,18 @@ use std::io::{self, Seek, SeekFrom, Write};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
-use crate::writer::{EarlyWriteback, WRITE_CHUNK};
+use crate::writer::EarlyWriteback;
 
 /// Bytes per chunk handed to the writer thread.
 pub const CHUNK: usize = 1 << 20;
 
 /// Chunks the writer thread may be behind: 64 MiB.
 pub const IN_FLIGHT: usize = 64;
+
+/// Bytes handed to the kernel per `write`: copying a 215 MB merge into
+/// the page cache took 0.37 s of system time in writes of ~2.6 MB each
+/// and 0.05 s in writes of 128 KiB (ext4, Linux 6).
+const WRITE_CHUNK: usize = 128 << 10;
 
 enum Command {
     /// Bytes to append at the end of the file.
