@@ -37,9 +37,13 @@ pub enum ReplicaGroup {
     /// The op runs in several groups; this is the one whose lowest device
     /// id (the `device_ordinal` XLA writes) is this.
     Lowest(i64),
-    /// Not known: no HLO proto of the module with this op, or the device
-    /// is not in the module's device assignment.
+    /// Not known: no HLO proto of the module with this op, so whether it
+    /// runs in one group or several is not known either.
     Unknown,
+    /// The op runs in several groups (its HLO proto says so), but this
+    /// occurrence cannot be placed in one: its device is not known (no
+    /// `device_ordinal` stat) or not in the module's device assignment.
+    Unplaced,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -260,7 +264,7 @@ impl HloModules {
         if g.whole(&m.assignment) {
             return ReplicaGroup::All;
         }
-        device.map_or(ReplicaGroup::Unknown, |d| g.group_of(&m.assignment, d))
+        device.map_or(ReplicaGroup::Unplaced, |d| g.group_of(&m.assignment, d))
     }
 }
 
@@ -348,10 +352,11 @@ impl OpGroups {
     }
 
     /// The group `device` is in, named by its lowest device; `All` when
-    /// the op has one group holding every device.
+    /// the op has one group holding every device; `Unplaced` when the
+    /// device or its group is not in the assignment.
     fn group_of(&self, a: &Assignment, device: i64) -> ReplicaGroup {
         let Some((replica, partition)) = a.place(device) else {
-            return ReplicaGroup::Unknown;
+            return ReplicaGroup::Unplaced;
         };
         let (mine, to_device): (i64, Box<dyn Fn(i64) -> Option<i64>>) = match self.space {
             IdSpace::Replica => (replica, Box::new(move |r| a.device(r, partition))),
@@ -371,7 +376,7 @@ impl OpGroups {
         match self.groups.iter().find(|g| g.contains(&mine)) {
             Some(group) => lowest(group, &to_device),
             None if self.alone_if_absent => lowest(&[mine], &to_device),
-            None => ReplicaGroup::Unknown,
+            None => ReplicaGroup::Unplaced,
         }
     }
 }
@@ -384,13 +389,13 @@ fn all_ids(space: IdSpace, a: &Assignment) -> Vec<i64> {
     }
 }
 
-/// The group named by its lowest device; `Unknown` if an id has no device.
+/// The group named by its lowest device; `Unplaced` if an id has no device.
 fn lowest(ids: &[i64], to_device: &dyn Fn(i64) -> Option<i64>) -> ReplicaGroup {
     ids.iter()
         .map(|&id| to_device(id))
         .collect::<Option<Vec<i64>>>()
         .and_then(|d| d.into_iter().min())
-        .map_or(ReplicaGroup::Unknown, ReplicaGroup::Lowest)
+        .map_or(ReplicaGroup::Unplaced, ReplicaGroup::Lowest)
 }
 
 fn is_collective_opcode(op: &str) -> bool {
@@ -527,11 +532,11 @@ mod tests {
     }
 
     #[test]
-    fn unknown_device_or_id_is_unknown() {
+    fn a_device_outside_the_assignment_or_its_groups_is_unplaced() {
         let g = flattened(vec![vec![0, 1], vec![2, 3]]);
-        assert_eq!(g.group_of(&mesh(), 7), ReplicaGroup::Unknown);
+        assert_eq!(g.group_of(&mesh(), 7), ReplicaGroup::Unplaced);
         let short = flattened(vec![vec![0, 1]]);
-        assert_eq!(short.group_of(&mesh(), 4096), ReplicaGroup::Unknown);
+        assert_eq!(short.group_of(&mesh(), 4096), ReplicaGroup::Unplaced);
     }
 
     #[test]
@@ -657,9 +662,10 @@ mod tests {
             m.group_of(Some(2), None, "psum.2", Some(0)),
             ReplicaGroup::Unknown
         );
+        // An op of several groups needs the device to place it.
         assert_eq!(
             m.group_of(Some(2), None, "psum.1", None),
-            ReplicaGroup::Unknown
+            ReplicaGroup::Unplaced
         );
         // An op of one group needs no device.
         assert_eq!(m.group_of(Some(2), None, "all.1", None), ReplicaGroup::All);

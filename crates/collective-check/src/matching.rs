@@ -9,8 +9,14 @@
 //! collective over one axis of a 2-D mesh) has one `run_id` for all of
 //! them: its key also holds the participant's group ([`ReplicaGroup`], from
 //! the trace's HLO protos), so that each group is an instance of its own;
-//! where the group is not known the occurrences are matched over the whole
-//! `run_id` with a [`WarningKind::ReplicaGroupUnknown`]. Occurrences without a `run_id` are matched by order: the k-th
+//! where the trace has no HLO proto of the op the occurrences are matched
+//! over the whole `run_id` with a [`WarningKind::ReplicaGroupUnknown`].
+//! Where the proto says the op runs in several groups but an occurrence's
+//! device cannot be placed in one ([`ReplicaGroup::Unplaced`]), the
+//! occurrence is left out with a [`WarningKind::ReplicaGroupUnplaced`]:
+//! matched over the whole `run_id` it would tie devices of different
+//! groups, whose collectives need not overlap, into false constraints.
+//! Occurrences without a `run_id` are matched by order: the k-th
 //! occurrence (by start time) of an op (within its module, when it has one:
 //! the process group of a gloo annotation) on each participant forms
 //! instance k.
@@ -84,21 +90,18 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
     let mut by_key: BTreeMap<(OpKey, MatchKey), Vec<Occurrence>> = BTreeMap::new();
     let mut by_order: BTreeMap<(OpKey, Participant), Vec<Occurrence>> = BTreeMap::new();
     let mut unknown: BTreeMap<OpKey, usize> = BTreeMap::new();
+    let mut unplaced: BTreeMap<OpKey, usize> = BTreeMap::new();
     for o in occs {
-        match o.run_id {
-            Some(r) => by_key
-                .entry((
-                    (o.module, o.op),
-                    run_id_key(r, o.group, &mut || {
-                        *unknown.entry((o.module, o.op)).or_default() += 1
-                    }),
-                ))
-                .or_default()
-                .push(o),
-            None => by_order
-                .entry(((o.module, o.op), o.participant))
-                .or_default()
-                .push(o),
+        let op = (o.module, o.op);
+        match o.run_id.map(|r| run_id_key(r, o.group)) {
+            Some(Some(key)) => {
+                if o.group == ReplicaGroup::Unknown {
+                    *unknown.entry(op).or_default() += 1;
+                }
+                by_key.entry((op, key)).or_default().push(o)
+            }
+            Some(None) => *unplaced.entry(op).or_default() += 1,
+            None => by_order.entry((op, o.participant)).or_default().push(o),
         }
     }
 
@@ -216,6 +219,14 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
             format!("{n} occurrence(s) of op {:?}{} have a run_id but no known replica group (no HLO proto of their module with this op in the trace's /host:metadata plane, or a device not in its device assignment): they are matched over every participant of their run_id, which merges the groups of an op over part of the devices", op_name(&k), in_module(ex, k.0)),
         ));
     }
+    for (k, n) in unplaced {
+        warnings.push(Warning::new(
+            WarningKind::ReplicaGroupUnplaced,
+            Some(&op_name(&k)),
+            n,
+            format!("{n} occurrence(s) of op {:?}{} are left out: the op runs in several replica groups under one run_id (its HLO proto says so), but their device is not known (no device_ordinal stat) or not in the module's device assignment, so their group is not known", op_name(&k), in_module(ex, k.0)),
+        ));
+    }
     for (k, n) in mixed {
         warnings.push(Warning::new(
             WarningKind::MixedKinds,
@@ -228,19 +239,17 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
     groups
 }
 
-/// The key of an occurrence with `run_id` `r` in `group`; `unknown` is
-/// called for a group that is not known.
-fn run_id_key(r: i64, group: ReplicaGroup, unknown: &mut dyn FnMut()) -> MatchKey {
+/// The key of an occurrence with `run_id` `r` in `group`: the plain
+/// `run_id` when the op has one group or its groups are not known, `None`
+/// when the occurrence cannot be placed in one of several groups.
+fn run_id_key(r: i64, group: ReplicaGroup) -> Option<MatchKey> {
     match group {
-        ReplicaGroup::All => MatchKey::RunId(r),
-        ReplicaGroup::Lowest(g) => MatchKey::RunIdGroup {
+        ReplicaGroup::All | ReplicaGroup::Unknown => Some(MatchKey::RunId(r)),
+        ReplicaGroup::Lowest(g) => Some(MatchKey::RunIdGroup {
             run_id: r,
             group: g,
-        },
-        ReplicaGroup::Unknown => {
-            unknown();
-            MatchKey::RunId(r)
-        }
+        }),
+        ReplicaGroup::Unplaced => None,
     }
 }
 

@@ -64,9 +64,13 @@ pub struct ExtractStats {
     /// out, counted here so that nothing is dropped without a word.
     pub unclassified_candidates: u64,
     /// Occurrences with a `run_id` whose replica group is not known (no HLO
-    /// proto of their module with the op, or a device not in its device
-    /// assignment): matched over every participant of the `run_id`.
+    /// proto of their module with the op): matched over every participant
+    /// of the `run_id`.
     pub replica_group_unknown: u64,
+    /// Occurrences of an op that runs in several replica groups whose own
+    /// group is not known (no `device_ordinal`, or a device not in the
+    /// module's device assignment): left out of the matching.
+    pub replica_group_unplaced: u64,
     /// `Hlo Proto` stats of `/host:metadata` planes that could not be decoded.
     pub hlo_protos_undecodable: u64,
 }
@@ -82,6 +86,7 @@ impl ExtractStats {
         self.end_markers_unlinked += o.end_markers_unlinked;
         self.unclassified_candidates += o.unclassified_candidates;
         self.replica_group_unknown += o.replica_group_unknown;
+        self.replica_group_unplaced += o.replica_group_unplaced;
         self.hlo_protos_undecodable += o.hlo_protos_undecodable;
     }
 }

@@ -99,6 +99,9 @@ pub enum WarningKind {
     GlooGroupsUnresolved,
     /// XLA collectives with a `run_id` whose replica group is not known.
     ReplicaGroupUnknown,
+    /// XLA collectives of an op with several replica groups whose own
+    /// group is not known: left out of the matching.
+    ReplicaGroupUnplaced,
 }
 
 /// Something the report could not check cleanly; counts are never dropped silently.

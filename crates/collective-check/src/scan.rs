@@ -284,8 +284,10 @@ impl Capture<'_, '_> {
                 let module = o.module.map(|m| self.out.name(m));
                 modules.group_of(l.program_id, module, self.out.name(o.op), l.device_ordinal)
             });
-            if group == ReplicaGroup::Unknown {
-                self.out.stats.replica_group_unknown += 1;
+            match group {
+                ReplicaGroup::Unknown => self.out.stats.replica_group_unknown += 1,
+                ReplicaGroup::Unplaced => self.out.stats.replica_group_unplaced += 1,
+                ReplicaGroup::All | ReplicaGroup::Lowest(_) => {}
             }
             self.out.occurrences_mut()[l.at].group = group;
         }

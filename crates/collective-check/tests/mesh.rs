@@ -37,6 +37,16 @@ fn groups_by_op(report: &Report) -> BTreeMap<String, BTreeMap<Vec<u32>, usize>> 
     out
 }
 
+/// Per op, the count of the warnings of `kind`.
+fn warned(report: &Report, kind: WarningKind) -> BTreeMap<String, usize> {
+    report
+        .warnings
+        .iter()
+        .filter(|w| w.kind == kind)
+        .map(|w| (w.op.clone().unwrap(), w.count))
+        .collect()
+}
+
 #[test]
 fn each_replica_group_is_an_instance() {
     let report = check_files(&traces(&run_dir()), &Options::default()).unwrap();
@@ -87,12 +97,7 @@ fn without_hlo_protos_the_merge_is_reported() {
     assert_eq!(report.summary.instances, 60 * 4);
     assert!(report.instances.iter().all(|i| i.slots.len() == 4));
     assert_eq!(report.extraction.replica_group_unknown, 4 * 60 * 4);
-    let unknown: BTreeMap<String, usize> = report
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::ReplicaGroupUnknown)
-        .map(|w| (w.op.clone().unwrap(), w.count))
-        .collect();
+    let unknown = warned(&report, WarningKind::ReplicaGroupUnknown);
     let ops = [
         "all_gather.3",
         "ppermute.3",
@@ -100,6 +105,40 @@ fn without_hlo_protos_the_merge_is_reported() {
         "psum_invariant.15",
     ];
     assert_eq!(unknown, ops.iter().map(|o| (o.to_string(), 240)).collect());
+}
+
+/// With the HLO protos but without `device_ordinal` stats, an op over one
+/// axis is known to run in two groups, and no occurrence of it can be
+/// placed in one: they are left out with a warning per op instead of being
+/// matched over all four processes. The op over both axes needs no device.
+#[test]
+fn occurrences_of_several_groups_without_a_device_are_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    for (_, f) in traces(&run_dir()) {
+        let mut space = read_xspace(&f).unwrap();
+        for plane in &mut space.planes {
+            let ordinal: Vec<i64> = plane
+                .stat_metadata
+                .values()
+                .filter(|m| m.name == "device_ordinal")
+                .map(|m| m.id)
+                .collect();
+            for event in plane.lines.iter_mut().flat_map(|l| l.events.iter_mut()) {
+                event.stats.retain(|s| !ordinal.contains(&s.metadata_id));
+            }
+        }
+        write_xspace(dir.path().join(f.file_name().unwrap()), &space).unwrap();
+    }
+    let report = check_files(&traces(dir.path()), &Options::default()).unwrap();
+    assert_eq!(report.summary.instances, 60);
+    assert!(report.instances.iter().all(|i| i.op == "psum_invariant.14"
+        && i.slots.len() == 4
+        && matches!(i.key, MatchKey::RunId(_))));
+    assert_eq!(report.extraction.replica_group_unknown, 0);
+    assert_eq!(report.extraction.replica_group_unplaced, 3 * 60 * 4);
+    let unplaced = warned(&report, WarningKind::ReplicaGroupUnplaced);
+    let ops = ["all_gather.3", "ppermute.3", "psum_invariant.15"];
+    assert_eq!(unplaced, ops.iter().map(|o| (o.to_string(), 240)).collect());
 }
 
 /// On the 1-D meshes every group is known and holds every device: the keys
