@@ -135,3 +135,21 @@ fn collectives_of_a_pytorch_run_and_of_plain_jax_traces() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn a_merge_of_one_trace_from_its_collectives_says_it_needs_two() {
+    let rank1 = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/jax-cpu/n2_shardmap_psum_50steps/rank1.xplane.pb");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("merged.xplane.pb");
+    cli()
+        .args(["merge", "--reference", "1", "-o"])
+        .arg(&out)
+        .arg(&rank1)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "only node 1 is in the run: clocks from the collectives need the traces of two or more nodes",
+        ));
+    assert!(!out.exists());
+}

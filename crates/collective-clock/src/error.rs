@@ -9,6 +9,15 @@ pub enum Error {
     /// No node was given to hold at its clock (no reference).
     #[error("no reference node: at least one node must keep its clock")]
     NoHeldNode,
+    /// The run has one node only: there is no other clock to relate it to.
+    #[error(
+        "only node {node} is in the run: clocks from the collectives need the traces of two or \
+         more nodes"
+    )]
+    OneNode {
+        /// The node.
+        node: NodeId,
+    },
     /// The evidence holds no instance with two or more nodes.
     #[error("no collective instance shared by two nodes: nothing to estimate clocks from")]
     NoSharedInstances,

@@ -62,6 +62,9 @@ impl Problem {
     /// such instances.
     pub(crate) fn new(evidence: &Evidence, held: &BTreeSet<NodeId>) -> Result<Self> {
         let &reference = held.first().ok_or(Error::NoHeldNode)?;
+        if let [node] = evidence.nodes.iter().copied().collect::<Vec<_>>()[..] {
+            return Err(Error::OneNode { node });
+        }
         if evidence.instances().is_empty() {
             return Err(Error::NoSharedInstances);
         }

@@ -29,8 +29,21 @@ fn pair(ev: &mut Evidence, k: i64, a: u32, b: u32) {
 fn nothing_shared_is_an_error() {
     let mut ev = Evidence::new();
     ev.push_all_to_all("psum.1", MatchKey::RunId(1), &[(NodeId(0), t(0), t(9))]);
+    ev.push_all_to_all("psum.1", MatchKey::RunId(2), &[(NodeId(1), t(0), t(9))]);
     let e = estimate(&ev, NodeId(0), &Options::default()).unwrap_err();
     assert!(matches!(e, Error::NoSharedInstances), "{e}");
+}
+
+#[test]
+fn a_run_of_one_node_is_named() {
+    let mut ev = Evidence::new();
+    ev.push_all_to_all("psum.1", MatchKey::RunId(1), &[(NodeId(2), t(0), t(9))]);
+    let e = estimate(&ev, NodeId(2), &Options::default()).unwrap_err();
+    assert!(matches!(e, Error::OneNode { node: NodeId(2) }), "{e}");
+    assert!(
+        e.to_string().starts_with("only node 2 is in the run"),
+        "{e}"
+    );
 }
 
 #[test]
