@@ -375,14 +375,7 @@ impl<'a> LineView<'a> {
         while let Some(payload) = events.next_payload() {
             let (bytes, base) = payload.map_err(&wire)?;
             match crate::quick::event(bytes) {
-                Some(quick) => f(EventView {
-                    bytes,
-                    base,
-                    metadata_id: quick.metadata_id,
-                    data: quick.data,
-                    duration_ps: quick.duration_ps,
-                    rest_start: quick.rest_start,
-                })?,
+                Some(quick) => f(EventView::of_quick(bytes, base, quick))?,
                 None => f(EventView::parse_slowly(bytes, base).map_err(&wire)?)?,
             }
         }
@@ -461,20 +454,27 @@ impl<'a> View<'a> for EventView<'a> {
     #[inline]
     fn parse(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
         match crate::quick::event(bytes) {
-            Some(quick) => Ok(EventView {
-                bytes,
-                base,
-                metadata_id: quick.metadata_id,
-                data: quick.data,
-                duration_ps: quick.duration_ps,
-                rest_start: quick.rest_start,
-            }),
+            Some(quick) => Ok(Self::of_quick(bytes, base, quick)),
             None => Self::parse_slowly(bytes, base),
         }
     }
 }
 
 impl<'a> EventView<'a> {
+    /// The view of the event at `bytes` (absolute offset `base`) whose
+    /// fields [`crate::quick::event`] read.
+    #[inline(always)]
+    fn of_quick(bytes: &'a [u8], base: usize, quick: crate::quick::QuickEvent) -> Self {
+        EventView {
+            bytes,
+            base,
+            metadata_id: quick.metadata_id,
+            data: quick.data,
+            duration_ps: quick.duration_ps,
+            rest_start: quick.rest_start,
+        }
+    }
+
     /// The full reader of an event (every field, every wire type checked).
     pub(crate) fn parse_slowly(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
         let mut event = EventView {
