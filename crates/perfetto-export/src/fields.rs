@@ -34,8 +34,6 @@ pub mod packet {
     pub const COMPRESSED_PACKETS: u32 = 50;
     /// `SEQ_INCREMENTAL_STATE_CLEARED`.
     pub const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
-    /// `SEQ_NEEDS_INCREMENTAL_STATE`.
-    pub const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
 }
 
 /// `TracePacketDefaults` (and `TrackEventDefaults` inside it).

@@ -318,11 +318,13 @@ impl<'a> PlaneWalk<'_, 'a> {
         buf.events.clear();
         let line_ns = self.entry.t_sess + line.timestamp_ns as i128;
         let line_ns64 = i64::try_from(line_ns).ok();
-        for (k, event) in line.events().enumerate() {
-            let event = event.map_err(|e| self.wire(e))?;
+        let mut k = 0;
+        line.try_for_each_event(crate::survey::wire(self.input), |event| {
+            k += 1;
+            let k = k - 1;
             if matches!(event.data, Some(EventData::NumOccurrences(_))) {
                 self.summary.aggregated_skipped += 1;
-                continue;
+                return Ok(());
             }
             if event.duration_ps < 0 {
                 return Err(Error::NegativeDuration {
@@ -352,8 +354,8 @@ impl<'a> PlaneWalk<'_, 'a> {
                 event: buf.events.len() as u32,
             });
             buf.events.push(event);
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// An event's begin and end in ns, computed in i128: for times the i64

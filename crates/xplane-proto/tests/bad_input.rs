@@ -190,6 +190,17 @@ fn malformed_nested_event_gives_its_offset() {
     let err = view.walk_all().unwrap_err();
     assert_eq!(err.kind, WireErrorKind::BadWireType(3));
     assert_eq!(err.offset, bytes.len() - 1);
+    // Visiting the events meets the same error after the good ones.
+    let line = view.planes().next().unwrap().unwrap().lines().next();
+    let mut good = 0;
+    let visited = line.unwrap().unwrap().try_for_each_event(
+        |e| e,
+        |_| {
+            good += 1;
+            Ok(())
+        },
+    );
+    assert_eq!((good, visited), (2, Err(err)));
     let text = message(&file.wire_error(err));
     assert!(text.contains("nested.xplane.pb"), "{text}");
     assert!(

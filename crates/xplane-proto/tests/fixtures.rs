@@ -38,6 +38,29 @@ fn view_yields_what_prost_decodes() {
 }
 
 #[test]
+fn visiting_the_events_gives_what_the_iterator_gives() {
+    for path in fixtures() {
+        let bytes = FileBytes::open(&path).unwrap();
+        for plane in bytes.view().planes() {
+            for line in plane.unwrap().lines() {
+                let line = line.unwrap();
+                let want: Vec<_> = line.events().map(|e| e.unwrap().to_owned()).collect();
+                let mut got = Vec::new();
+                line.try_for_each_event(
+                    |e| e,
+                    |e| {
+                        got.push(e.to_owned());
+                        Ok(())
+                    },
+                )
+                .unwrap();
+                assert_eq!(got, want, "{}", path.display());
+            }
+        }
+    }
+}
+
+#[test]
 fn session_base_and_interned_hlo_op() {
     let path = &fixtures()[0];
     let space = read_xspace(path).unwrap();

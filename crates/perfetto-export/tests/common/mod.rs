@@ -172,7 +172,9 @@ pub fn decode(bytes: &[u8], collective_ids: &HashSet<u64>) -> Decoded {
                     p.timestamp_clock_id, None,
                     "events use the sequence's clock"
                 );
-                assert_eq!(p.sequence_flags, Some(2));
+                // No flags: the sequence's state is cleared on its first
+                // packet and stays valid (see `sequence.rs`).
+                assert_eq!(p.sequence_flags, None);
                 let ts = state.last + p.timestamp.expect("events have a timestamp");
                 state.last = ts;
                 let track = e.track_uuid.unwrap_or(state.track);
