@@ -71,6 +71,20 @@ pub struct XSpaceStats {
     pub other: u64,
 }
 
+impl XSpaceStats {
+    /// Add `other`'s counts to these (several ranks' in one).
+    pub fn add(&mut self, other: &XSpaceStats) {
+        self.planes += other.planes;
+        self.lines += other.lines;
+        self.events += other.events;
+        self.correlated += other.correlated;
+        self.instants += other.instants;
+        self.flow_events += other.flow_events;
+        self.counters += other.counters;
+        self.other += other.other;
+    }
+}
+
 /// One rank's trace as an XSpace whose planes belong to node `node`.
 ///
 /// An `X` event without `ts` or `dur`, with a negative `dur`, or whose time
