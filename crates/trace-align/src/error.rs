@@ -171,7 +171,9 @@ pub enum RunError {
     },
     /// A Kineto trace names no rank (no `distributedInfo.rank`, no
     /// `rank<N>` in its name).
-    #[error("{path}: a PyTorch (Kineto) trace without a rank (no distributedInfo.rank, no rank<N> in its name)")]
+    #[error(
+        "{path}: a PyTorch (Kineto) trace without a rank (no distributedInfo.rank, no rank<N> in its name)"
+    )]
     NoRank {
         /// The trace.
         path: PathBuf,

@@ -36,7 +36,9 @@ pub fn flows_report(report: &Report, space: &XSpace) -> (Report, usize) {
             .iter()
             .map(|s| {
                 let list = found.get(&(s.participant.node, s.begin_ps.0))?;
-                let by_id = list.iter().find(|(_, id)| id.is_some() && *id == s.correlation);
+                let by_id = list
+                    .iter()
+                    .find(|(_, id)| id.is_some() && *id == s.correlation);
                 by_id.or(list.first()).map(|(name, _)| name.as_str())
             })
             .collect();

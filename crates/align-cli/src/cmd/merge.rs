@@ -177,8 +177,7 @@ fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<
     let reference = args.policy.options().reference_node;
     let estimator = args.clock.policy().estimator;
     let Some(out) = out else {
-        let outcome =
-            trace_align::merge_kineto(&run.traces(), reference, estimator, &args.output)?;
+        let outcome = trace_align::merge_kineto(&run.traces(), reference, estimator, &args.output)?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&outcome)?);
         } else if !global.quiet {

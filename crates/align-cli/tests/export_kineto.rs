@@ -1,0 +1,297 @@
+//! PyTorch (Kineto) runs to Perfetto and XSpace: `export` as recorded,
+//! `merge` aligned. Every complete event read back with its exact ns,
+//! name, track and args; launch → kernel flows; the collectives' flows
+//! through exactly the participants the Kineto matching finds; bad input
+//! exits 2 and writes nothing.
+
+mod common;
+#[path = "../../perfetto-export/tests/common/mod.rs"]
+mod readback;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use collective_check::{CollectiveKind, NodeId};
+use common::cli;
+use kineto_trace::{TraceFile, to_xspace};
+use perfetto_export::collective_flow_id;
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
+use readback::{Got, decode, expected};
+use xplane_proto::prost::Message;
+use xplane_proto::{NODE_ID_STAT, XPlaneExt, XSpace, x_event};
+
+fn run_dir(run: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/kineto-gloo")
+        .join(run)
+}
+
+fn ranks(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Each rank's own conversion, as (rank, XSpace).
+fn converted(files: &[PathBuf]) -> Vec<(u32, XSpace)> {
+    files
+        .iter()
+        .map(|path| {
+            let file = TraceFile::open(path).unwrap();
+            let trace = file.parse().unwrap();
+            let rank = trace.rank().unwrap().unwrap().rank;
+            (rank, to_xspace(&trace, rank).unwrap().0)
+        })
+        .collect()
+}
+
+/// The slices the ranks' own XSpaces give, sorted.
+fn expected_slices(files: &[PathBuf]) -> Vec<Got> {
+    let mut want: Vec<Got> = converted(files)
+        .iter()
+        .flat_map(|(rank, space)| expected(*rank, space))
+        .collect();
+    want.sort();
+    want
+}
+
+/// Collective flow id → (pid, begin ns) of its participants, as the Kineto
+/// matching of `files` finds them (point-to-point left out: its two sides
+/// are events of different names, drawn without a flow).
+fn expected_flows(files: &[PathBuf]) -> BTreeMap<u64, Vec<(i32, i64)>> {
+    let mut options = collective_check::Options::default();
+    options.include_point_to_point = true;
+    let report = collective_check::check_kineto_files(files, &options).unwrap();
+    report
+        .instances
+        .iter()
+        .filter(|i| i.slots.len() >= 2 && i.kind != CollectiveKind::Send)
+        .map(|i| {
+            let mut at: Vec<(i32, i64)> = i
+                .slots
+                .iter()
+                .map(|s| {
+                    let ns = s.begin_ps.0.div_euclid(1000) as i64;
+                    (s.participant.node.get() as i32 + 1, ns)
+                })
+                .collect();
+            at.sort();
+            (collective_flow_id(i.index), at)
+        })
+        .collect()
+}
+
+fn read_back(path: &Path, flows: &BTreeMap<u64, Vec<(i32, i64)>>) -> readback::Decoded {
+    let ids: HashSet<u64> = flows.keys().copied().collect();
+    let mut decoded = decode(&std::fs::read(path).unwrap(), &ids);
+    decoded.slices.sort();
+    decoded
+}
+
+#[test]
+fn a_recorded_run_exports_every_event_exactly_with_its_collective_flows() {
+    let files = ranks(&run_dir("n2_gloo_100steps"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.pftrace");
+    cli()
+        .arg("export")
+        .args(&files)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("converted 2 ranks: 19402 complete events"))
+        .stdout(contains("not carried: 4 instants, 1600 flow events"))
+        .stdout(contains("19402 slices on").and(contains("900 collective flows")));
+    let flows = expected_flows(&files);
+    assert_eq!(flows.len(), 900);
+    let got = read_back(&out, &flows);
+    assert_eq!(got.slices, expected_slices(&files));
+    assert_eq!(got.collective, flows);
+    assert_eq!(got.processes.len(), 2);
+}
+
+#[test]
+fn a_recorded_run_written_as_xspace_holds_every_rank_with_its_node_id() {
+    let files = ranks(&run_dir("n2_gloo_100steps"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.xplane.pb");
+    cli()
+        .arg("export")
+        .args(&files)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let space = XSpace::decode(&std::fs::read(&out).unwrap()[..]).unwrap();
+    let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "/host:CPU",
+            "/node:0/pid Spans",
+            "/device:GPU:Host_Node_1",
+            "/node:1/pid Spans"
+        ]
+    );
+    let events = |s: &XSpace| -> Vec<(i128, String, i128, i64)> {
+        let mut v: Vec<_> = s
+            .planes
+            .iter()
+            .flat_map(|p| {
+                let node = p.integer_stat(NODE_ID_STAT).unwrap();
+                p.lines.iter().flat_map(move |l| {
+                    l.events.iter().map(move |e| {
+                        let Some(x_event::Data::OffsetPs(o)) = e.data else {
+                            panic!("no offset")
+                        };
+                        let name = p.event_name(e.metadata_id).unwrap().to_owned();
+                        (
+                            node,
+                            name,
+                            i128::from(l.timestamp_ns) * 1000 + i128::from(o),
+                            e.duration_ps,
+                        )
+                    })
+                })
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mut want: Vec<_> = converted(&files)
+        .iter()
+        .flat_map(|(_, s)| events(s))
+        .collect();
+    want.sort();
+    assert_eq!(events(&space), want);
+    assert_eq!(want.len(), 19402);
+}
+
+const KERNEL_AND_LAUNCH: &str = r#"{"distributedInfo": {"rank": 3},
+  "baseTimeNanoseconds": 1700000000000000000,
+  "traceEvents": [
+  {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},
+  {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 43,
+   "ts": 10.001, "dur": 2.5, "args": {"correlation": 9, "External id": 5}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+   "ts": 15.999, "dur": 0.001, "args": {"correlation": 9, "grid": [1, 2, 1]}},
+  {"ph": "s", "id": 9, "pid": 42, "tid": 43, "ts": 10.001, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "f", "id": 9, "pid": 0, "tid": 7, "ts": 15.999, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+]}"#;
+
+#[test]
+fn a_launch_and_its_kernel_are_joined_by_a_flow() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("rank3.pt.trace.json");
+    std::fs::write(&input, KERNEL_AND_LAUNCH).unwrap();
+    let out = dir.path().join("k.pftrace");
+    cli()
+        .arg("export")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("2 launch/kernel slices with a flow"));
+    let got = read_back(&out, &BTreeMap::new());
+    let want = expected_slices(std::slice::from_ref(&input));
+    assert_eq!(got.slices, want);
+    let flow = perfetto_export::correlation_flow_id(NodeId(3), 9);
+    let with_flow: Vec<&str> = got
+        .slices
+        .iter()
+        .filter(|s| s.flows == [flow])
+        .map(|s| s.track.as_str())
+        .collect();
+    assert_eq!(with_flow.len(), 2, "{:?}", got.slices);
+    assert!(with_flow.contains(&"GPU 0 · stream 7"), "{with_flow:?}");
+}
+
+#[test]
+fn a_skewed_run_merges_to_perfetto_and_xspace_as_align_then_export_would() {
+    let run = run_dir("n4_gloo_skew_200steps");
+    let dir = tempfile::tempdir().unwrap();
+    let aligned = dir.path().join("aligned");
+    cli()
+        .args(["align", "-q", "--run-dir"])
+        .arg(&run)
+        .arg("--out-dir")
+        .arg(&aligned)
+        .assert()
+        .success();
+    let aligned_files = ranks(&aligned);
+    assert_eq!(aligned_files.len(), 4);
+    let out = dir.path().join("m.pftrace");
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("happens-before violations"));
+    let flows = expected_flows(&aligned_files);
+    let got = read_back(&out, &flows);
+    assert_eq!(got.slices, expected_slices(&aligned_files));
+    assert_eq!(got.collective, flows);
+    assert!(flows.len() > 1000, "{}", flows.len());
+}
+
+#[test]
+fn a_broken_kineto_trace_exits_2_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = ranks(&run_dir("n2_gloo_100steps"));
+    let bad = dir.path().join("rank1.pt.trace.json");
+    std::fs::write(
+        &bad,
+        r#"{"distributedInfo": {"rank": 1}, "traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": -3}]}"#,
+    )
+    .unwrap();
+    for name in ["k.pftrace", "k.xplane.pb", "k.json"] {
+        let out = dir.path().join(name);
+        cli()
+            .arg("export")
+            .arg(&good[0])
+            .arg(&bad)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(contains(
+                "rank1.pt.trace.json: byte 49: \"dur\" is negative",
+            ));
+        assert!(!out.exists(), "{name}");
+    }
+    let cut = dir.path().join("rank0.pt.trace.json");
+    std::fs::write(&cut, r#"{"traceEvents": [{"ph": "X", "name": "a", "#).unwrap();
+    let out = dir.path().join("m.pftrace");
+    cli()
+        .arg("export")
+        .arg(&cut)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("rank0.pt.trace.json: invalid JSON at byte"));
+    assert!(!out.exists());
+    cli()
+        .arg("export")
+        .args(&good)
+        .arg("-o")
+        .arg(dir.path().join("k.txt"))
+        .assert()
+        .code(2)
+        .stderr(contains("unknown output format"));
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "only the inputs: {names:?}");
+}
