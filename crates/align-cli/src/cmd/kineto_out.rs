@@ -93,10 +93,11 @@ pub fn written_line(output: &Path, summary: Option<&Summary>, started: Instant) 
     match summary {
         None => format!("wrote {}: {size} bytes in {seconds:.2} s", output.display()),
         Some(s) => format!(
-            "wrote {}: {} slices on {} tracks of {} processes, {} collective flows, {} launch/kernel slices with a flow, {} happens-before violations marked; {size} bytes in {seconds:.2} s",
+            "wrote {}: {} slices on {} tracks ({} extra for overlaps) of {} processes, {} collective flows, {} launch/kernel slices with a flow, {} happens-before violations marked; {size} bytes in {seconds:.2} s",
             output.display(),
             s.slices,
             s.tracks,
+            s.extra_tracks,
             s.processes,
             s.collective_flows,
             s.correlated_slices,
