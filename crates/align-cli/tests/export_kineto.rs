@@ -295,3 +295,59 @@ fn a_broken_kineto_trace_exits_2_and_writes_nothing() {
         .collect();
     assert_eq!(names.len(), 2, "only the inputs: {names:?}");
 }
+
+/// One rank of an NCCL all-reduce: its launch and `record_param_comms` on
+/// the host, the kernel on GPU 0, `kernel_us` the kernel's begin.
+fn nccl_rank(rank: u32, kernel_us: &str) -> String {
+    let comms = r#""Collective name": "allreduce", "Comms Id": 18446744073709551000, "Seq": 0, "Process Group Name": "0", "Process Group Ranks": [0, 1], "External id": 3"#;
+    format!(
+        r#"{{"distributedInfo": {{"rank": {rank}}}, "baseTimeNanoseconds": 1700000000000000000,
+  "traceEvents": [
+  {{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 100, "tid": 100,
+   "ts": 9.500, "dur": 2, "args": {{{comms}}}}},
+  {{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100,
+   "ts": 10.000, "dur": 1, "args": {{"correlation": 5, "External id": 3}}}},
+  {{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7,
+   "ts": {kernel_us}, "dur": 5, "args": {{"correlation": 5, {comms}}}}}
+]}}"#
+    )
+}
+
+#[test]
+fn nccl_kernels_get_a_flow_across_ranks_and_a_violation_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 1's kernel begins after rank 0's has ended: a violation.
+    let files: Vec<PathBuf> = [(0, "12.000"), (1, "18.250")]
+        .into_iter()
+        .map(|(rank, at)| {
+            let path = dir.path().join(format!("rank{rank}.pt.trace.json"));
+            std::fs::write(&path, nccl_rank(rank, at)).unwrap();
+            path
+        })
+        .collect();
+    let out = dir.path().join("nccl.pftrace");
+    cli()
+        .arg("export")
+        .args(&files)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("1 collective flows, 4 launch/kernel slices with a flow, 1 happens-before violations marked"));
+    let flows = expected_flows(&files);
+    let base = 1_700_000_000_000_000_000;
+    assert_eq!(
+        flows.values().collect::<Vec<_>>(),
+        [&vec![(1, base + 12_000), (2, base + 18_250)]]
+    );
+    let got = read_back(&out, &flows);
+    assert_eq!(got.slices, expected_slices(&files));
+    assert_eq!(got.collective, flows);
+    assert_eq!(got.instants.len(), 1);
+    let (pid, ns, track, name) = &got.instants[0];
+    assert_eq!((*pid, *ns), (2, base + 18_250));
+    assert_eq!(
+        (track.as_str(), name.as_str()),
+        ("happens-before violations", "violation: allreduce")
+    );
+}
