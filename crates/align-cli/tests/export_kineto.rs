@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use collective_check::{CollectiveKind, NodeId};
-use common::cli;
+use common::{cli, kineto_ranks as ranks, kineto_run as run_dir};
 use kineto_trace::{TraceFile, to_xspace};
 use perfetto_export::collective_flow_id;
 use predicates::prelude::PredicateBooleanExt;
@@ -21,20 +21,9 @@ use readback::{Got, decode, expected};
 use xplane_proto::prost::Message;
 use xplane_proto::{NODE_ID_STAT, XPlaneExt, XSpace, x_event};
 
-fn run_dir(run: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/kineto-gloo")
-        .join(run)
-}
-
-fn ranks(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|f| f.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
-        .collect();
-    files.sort();
-    files
+/// `align-cli export FILES… -o OUT`, run.
+fn export(files: &[PathBuf], out: &Path) -> assert_cmd::assert::Assert {
+    cli().arg("export").args(files).arg("-o").arg(out).assert()
 }
 
 /// Each rank's own conversion, as (rank, XSpace).
@@ -98,12 +87,7 @@ fn a_recorded_run_exports_every_event_exactly_with_its_collective_flows() {
     let files = ranks(&run_dir("n2_gloo_100steps"));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.pftrace");
-    cli()
-        .arg("export")
-        .args(&files)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    export(&files, &out)
         .success()
         .stdout(contains("converted 2 ranks: 19402 complete events"))
         .stdout(contains("not carried: 4 instants, 1600 flow events"))
@@ -121,13 +105,7 @@ fn a_recorded_run_written_as_xspace_holds_every_rank_with_its_node_id() {
     let files = ranks(&run_dir("n2_gloo_100steps"));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.xplane.pb");
-    cli()
-        .arg("export")
-        .args(&files)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    export(&files, &out).success();
     let space = XSpace::decode(&std::fs::read(&out).unwrap()[..]).unwrap();
     let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
@@ -139,38 +117,42 @@ fn a_recorded_run_written_as_xspace_holds_every_rank_with_its_node_id() {
             "/node:1/pid Spans"
         ]
     );
-    let events = |s: &XSpace| -> Vec<(i128, String, i128, i64)> {
-        let mut v: Vec<_> = s
-            .planes
-            .iter()
-            .flat_map(|p| {
-                let node = p.integer_stat(NODE_ID_STAT).unwrap();
-                p.lines.iter().flat_map(move |l| {
-                    l.events.iter().map(move |e| {
-                        let Some(x_event::Data::OffsetPs(o)) = e.data else {
-                            panic!("no offset")
-                        };
-                        let name = p.event_name(e.metadata_id).unwrap().to_owned();
-                        (
-                            node,
-                            name,
-                            i128::from(l.timestamp_ns) * 1000 + i128::from(o),
-                            e.duration_ps,
-                        )
-                    })
+    let want = converted_events(&files);
+    assert_eq!(space_events(&space), want);
+    assert_eq!(want.len(), 19402);
+}
+
+/// Every event of `space` as (node, name, begin ps, duration ps), sorted.
+fn space_events(space: &XSpace) -> Vec<(i128, String, i128, i64)> {
+    let mut v: Vec<_> = space
+        .planes
+        .iter()
+        .flat_map(|p| {
+            let node = p.integer_stat(NODE_ID_STAT).unwrap();
+            p.lines.iter().flat_map(move |l| {
+                l.events.iter().map(move |e| {
+                    let Some(x_event::Data::OffsetPs(o)) = e.data else {
+                        panic!("no offset")
+                    };
+                    let name = p.event_name(e.metadata_id).unwrap().to_owned();
+                    let begin = i128::from(l.timestamp_ns) * 1000 + i128::from(o);
+                    (node, name, begin, e.duration_ps)
                 })
             })
-            .collect();
-        v.sort();
-        v
-    };
-    let mut want: Vec<_> = converted(&files)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// [`space_events`] of each rank's own conversion, together.
+fn converted_events(files: &[PathBuf]) -> Vec<(i128, String, i128, i64)> {
+    let mut want: Vec<_> = converted(files)
         .iter()
-        .flat_map(|(_, s)| events(s))
+        .flat_map(|(_, s)| space_events(s))
         .collect();
     want.sort();
-    assert_eq!(events(&space), want);
-    assert_eq!(want.len(), 19402);
+    want
 }
 
 const KERNEL_AND_LAUNCH: &str = r#"{"distributedInfo": {"rank": 3},
@@ -192,12 +174,7 @@ fn a_launch_and_its_kernel_are_joined_by_a_flow() {
     let input = dir.path().join("rank3.pt.trace.json");
     std::fs::write(&input, KERNEL_AND_LAUNCH).unwrap();
     let out = dir.path().join("k.pftrace");
-    cli()
-        .arg("export")
-        .arg(&input)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    export(std::slice::from_ref(&input), &out)
         .success()
         .stdout(contains("2 launch/kernel slices with a flow"));
     let got = read_back(&out, &BTreeMap::new());
@@ -228,15 +205,22 @@ fn a_skewed_run_merges_to_perfetto_and_xspace_as_align_then_export_would() {
         .success();
     let aligned_files = ranks(&aligned);
     assert_eq!(aligned_files.len(), 4);
+    let merge = |out: &Path| {
+        cli()
+            .args(["merge", "--run-dir"])
+            .arg(&run)
+            .arg("-o")
+            .arg(out)
+            .assert()
+            .success()
+            .stdout(contains("happens-before violations 1102 before -> 0 after"));
+    };
+    let xspace = dir.path().join("m.xplane.pb");
+    merge(&xspace);
+    let space = XSpace::decode(&std::fs::read(&xspace).unwrap()[..]).unwrap();
+    assert_eq!(space_events(&space), converted_events(&aligned_files));
     let out = dir.path().join("m.pftrace");
-    cli()
-        .args(["merge", "--run-dir"])
-        .arg(&run)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success()
-        .stdout(contains("happens-before violations"));
+    merge(&out);
     let flows = expected_flows(&aligned_files);
     let got = read_back(&out, &flows);
     assert_eq!(got.slices, expected_slices(&aligned_files));
@@ -256,13 +240,7 @@ fn a_broken_kineto_trace_exits_2_and_writes_nothing() {
     .unwrap();
     for name in ["k.pftrace", "k.xplane.pb", "k.json"] {
         let out = dir.path().join(name);
-        cli()
-            .arg("export")
-            .arg(&good[0])
-            .arg(&bad)
-            .arg("-o")
-            .arg(&out)
-            .assert()
+        export(&[good[0].clone(), bad.clone()], &out)
             .code(2)
             .stderr(contains(
                 "rank1.pt.trace.json: byte 49: \"dur\" is negative",
@@ -272,21 +250,11 @@ fn a_broken_kineto_trace_exits_2_and_writes_nothing() {
     let cut = dir.path().join("rank0.pt.trace.json");
     std::fs::write(&cut, r#"{"traceEvents": [{"ph": "X", "name": "a", "#).unwrap();
     let out = dir.path().join("m.pftrace");
-    cli()
-        .arg("export")
-        .arg(&cut)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    export(std::slice::from_ref(&cut), &out)
         .code(2)
         .stderr(contains("rank0.pt.trace.json: invalid JSON at byte"));
     assert!(!out.exists());
-    cli()
-        .arg("export")
-        .args(&good)
-        .arg("-o")
-        .arg(dir.path().join("k.txt"))
-        .assert()
+    export(&good, &dir.path().join("k.txt"))
         .code(2)
         .stderr(contains("unknown output format"));
     let names: Vec<_> = std::fs::read_dir(dir.path())
@@ -326,12 +294,7 @@ fn nccl_kernels_get_a_flow_across_ranks_and_a_violation_mark() {
         })
         .collect();
     let out = dir.path().join("nccl.pftrace");
-    cli()
-        .arg("export")
-        .args(&files)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    export(&files, &out)
         .success()
         .stdout(contains("1 collective flows, 4 launch/kernel slices with a flow, 1 happens-before violations marked"));
     let flows = expected_flows(&files);
