@@ -229,3 +229,60 @@ fn a_bad_complete_event_is_an_error_naming_its_byte() {
     let err = convert(bad_args).unwrap_err().to_string();
     assert!(err.contains("expected an \"args\" object"), "{err}");
 }
+
+/// `ns` as Kineto writes µs: three decimals, exact.
+fn micros(ns: i64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+proptest::proptest! {
+    #[test]
+    fn begin_and_end_are_exact_to_the_ns(
+        base in 0i64..1_800_000_000_000_000_000,
+        events in proptest::collection::vec((0u8..3, 0i64..10_000_000_000_000_000, 0i64..1_000_000_000_000), 1..40),
+    ) {
+        let body: Vec<String> = events
+            .iter()
+            .map(|(tid, ts, dur)| format!(
+                r#"{{"ph": "X", "name": "e", "pid": 1, "tid": {tid}, "ts": {}, "dur": {}}}"#,
+                micros(*ts),
+                micros(*dur)
+            ))
+            .collect();
+        let text = format!(
+            r#"{{"baseTimeNanoseconds": {base}, "traceEvents": [{}]}}"#,
+            body.join(",")
+        );
+        // A line whose events span more than 2^63 ps cannot hold their
+        // offsets: an error, never a clipped time.
+        let too_long = (0..3).any(|t| {
+            let ts = events.iter().filter(|e| e.0 == t).map(|e| e.1);
+            ts.clone().max().zip(ts.min()).is_some_and(|(hi, lo)| hi - lo > i64::MAX / 1000)
+        });
+        let converted = convert(&text);
+        if too_long {
+            let is_range_error = matches!(converted, Err(Error::TimeOutOfRange { field: "ts", .. }));
+            proptest::prop_assert!(is_range_error);
+            return Ok(());
+        }
+        let (space, _) = converted.unwrap();
+        let mut got = Vec::new();
+        for line in &space.planes[0].lines {
+            for e in &line.events {
+                let Some(x_event::Data::OffsetPs(o)) = e.data else { panic!("no offset") };
+                let begin = i128::from(line.timestamp_ns) * 1000 + i128::from(o);
+                got.push((line.id as u8, begin, begin + i128::from(e.duration_ps)));
+            }
+        }
+        got.sort();
+        let mut want: Vec<_> = events
+            .iter()
+            .map(|&(tid, ts, dur)| {
+                let begin = (i128::from(base) + i128::from(ts)) * 1000;
+                (tid, begin, begin + i128::from(dur) * 1000)
+            })
+            .collect();
+        want.sort();
+        proptest::prop_assert_eq!(got, want);
+    }
+}
