@@ -14,7 +14,8 @@
 //!   `Task Environment` plane, so times are absolute).
 //! - Each `X` event is an event: begin `baseTimeNanoseconds` + `ts`, length
 //!   `dur`, both exact integer ns (×1000 ps); its name is its metadata; `cat`
-//!   and every arg are stats ([`json_stat_value`]); an integer `correlation`
+//!   and every arg are stats ([`json_stat_value`]; strings interned once per
+//!   plane and referred to by `ref_value`); an integer `correlation`
 //!   arg is also a `correlation_id` stat (uint64), which links a launch to
 //!   its kernel.
 //! - Not carried, and counted in [`XSpaceStats`]: instants (`i`), flow
@@ -146,11 +147,22 @@ impl<'a> PidBuild<'a> {
         }
     }
 
-    fn stat(&mut self, name: &str, value: Value) -> XStat {
+    /// A plane stat: strings stay inline.
+    fn plane_stat(&mut self, name: &str, value: Value) -> XStat {
         XStat {
             metadata_id: interned(&mut self.stat_ids, name),
             value: Some(value),
         }
+    }
+
+    /// An event stat: a string is interned as the name of a stat metadata
+    /// and referred to (`ref_value`), as XLA interns its repeated strings.
+    fn event_stat(&mut self, name: &str, value: Value) -> XStat {
+        let value = match value {
+            Value::StrValue(text) => Value::RefValue(interned(&mut self.stat_ids, &text) as u64),
+            other => other,
+        };
+        self.plane_stat(name, value)
     }
 
     fn line(&mut self, tid: Id<'a>) -> &mut LineBuild<'a> {
@@ -253,7 +265,7 @@ impl<'a> Build<'a> {
         let metadata_id = interned(&mut entry.event_ids, &e.name());
         let mut stats = Vec::new();
         if let Some(cat) = cat {
-            stats.push(entry.stat(CATEGORY_STAT, Value::StrValue(cat.into_owned())));
+            stats.push(entry.event_stat(CATEGORY_STAT, Value::StrValue(cat.into_owned())));
         }
         let mut correlation = None;
         if let Some(args) = e.args {
@@ -266,11 +278,11 @@ impl<'a> Build<'a> {
                         _ => None,
                     };
                 }
-                stats.push(entry.stat(&k.decode(), value));
+                stats.push(entry.event_stat(&k.decode(), value));
             })?;
         }
         if let Some(c) = correlation {
-            stats.push(entry.stat(CORRELATION_ID_STAT, Value::Uint64Value(c)));
+            stats.push(entry.event_stat(CORRELATION_ID_STAT, Value::Uint64Value(c)));
         }
         let event = XEvent {
             metadata_id,
@@ -367,9 +379,9 @@ impl<'a> PlaneMeta<'_, 'a> {
             thread_names,
         } = self;
         let mut stats = vec![
-            pid.stat(NODE_ID_STAT, Value::Int64Value(i64::from(node))),
-            pid.stat(ORIGINAL_PLANE_STAT, Value::StrValue(name.clone())),
-            pid.stat(
+            pid.plane_stat(NODE_ID_STAT, Value::Int64Value(i64::from(node))),
+            pid.plane_stat(ORIGINAL_PLANE_STAT, Value::StrValue(name.clone())),
+            pid.plane_stat(
                 KINETO_PID_STAT,
                 match pid.pid {
                     Id::Int(n) => Value::Int64Value(n),
@@ -378,10 +390,10 @@ impl<'a> PlaneMeta<'_, 'a> {
             ),
         ];
         if let Some(host) = host {
-            stats.push(pid.stat(HOSTNAME_STAT, Value::StrValue(host.to_owned())));
+            stats.push(pid.plane_stat(HOSTNAME_STAT, Value::StrValue(host.to_owned())));
         }
         if let Some(process) = pid.process_name.clone() {
-            stats.push(pid.stat(PROCESS_NAME_STAT, Value::StrValue(process)));
+            stats.push(pid.plane_stat(PROCESS_NAME_STAT, Value::StrValue(process)));
         }
         let mut string_tids = 0;
         let lines = std::mem::take(&mut pid.lines)

@@ -89,7 +89,11 @@ fn expected_rows(trace: &Trace<'_>) -> Vec<Row> {
 
 fn stat_text(plane: &XPlane, stat: &XStat) -> (String, String) {
     let name = plane.stat_metadata[&stat.metadata_id].name.clone();
-    (name, actual_stat(stat.value.as_ref().unwrap()))
+    let value = match stat.value.clone().unwrap() {
+        Value::RefValue(id) => Value::StrValue(plane.stat_metadata[&(id as i64)].name.clone()),
+        other => other,
+    };
+    (name, actual_stat(&value))
 }
 
 fn actual_rows(space: &XSpace) -> Vec<Row> {
@@ -194,6 +198,11 @@ fn a_kernel_and_its_launch_share_a_correlation_id_on_a_gpu_and_the_host_plane() 
     assert_eq!((line.id, line.name.as_str()), (7, "stream 7"));
     assert_eq!(line.timestamp_ns, 1_700_000_000_000_015_999);
     assert_eq!(line.events[0].duration_ps, 1_000);
+    // Strings are interned: `cat` refers to a stat metadata named `kernel`.
+    let Some(Value::RefValue(cat)) = line.events[0].stats[0].value else {
+        panic!("cat is not a ref_value: {:?}", line.events[0].stats[0]);
+    };
+    assert_eq!(gpu.stat_metadata[&(cat as i64)].name, "kernel");
     let stats: Vec<_> = line.events[0]
         .stats
         .iter()
