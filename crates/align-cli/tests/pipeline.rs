@@ -394,7 +394,7 @@ fn align_a_pytorch_run_folder() {
 }
 
 /// A PyTorch run merges into one Chrome-trace JSON, ranks aligned from
-/// their collectives; any other output name is refused.
+/// their collectives; an output name of no known format is refused.
 #[test]
 fn merge_a_pytorch_run_into_chrome_json() {
     let run = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -415,11 +415,13 @@ fn merge_a_pytorch_run_into_chrome_json() {
         .args(["merge", "--run-dir"])
         .arg(&run)
         .arg("-o")
-        .arg(dir.path().join("merged.xplane.pb"))
+        .arg(dir.path().join("merged.trace"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("Chrome-trace JSON"));
-    assert!(!dir.path().join("merged.xplane.pb").exists());
+        .stderr(predicate::str::contains(
+            "merged.trace: PyTorch traces merge into Chrome-trace JSON, a Perfetto trace or XSpace",
+        ));
+    assert!(!dir.path().join("merged.trace").exists());
 }
 
 /// `--estimator` picks how the corrections are fitted, on PyTorch runs as

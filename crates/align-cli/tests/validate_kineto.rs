@@ -11,16 +11,7 @@ use kineto_trace::{EpochNs, TraceFile, retime_file};
 use predicates::prelude::*;
 
 fn ranks(run: &str) -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/kineto-gloo")
-        .join(run);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|f| f.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
-        .collect();
-    files.sort();
-    files
+    common::kineto_ranks(&common::kineto_run(run))
 }
 
 #[test]

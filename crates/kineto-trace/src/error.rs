@@ -94,6 +94,26 @@ pub enum Error {
         /// What serde found.
         source: serde_json::Error,
     },
+    /// A complete (`X`) event without `ts` or `dur`.
+    #[error("{path}: byte {offset}: a complete (\"X\") event has no \"{field}\"")]
+    MissingTime {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the event.
+        offset: usize,
+        /// The missing key.
+        field: &'static str,
+    },
+    /// A complete event with a negative `dur`.
+    #[error("{path}: byte {offset}: \"dur\" is negative ({dur_ns} ns)")]
+    NegativeDuration {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the event.
+        offset: usize,
+        /// The duration, ns.
+        dur_ns: i64,
+    },
     /// Writing to the output stream failed.
     #[error("writing the output: {0}")]
     Write(std::io::Error),

@@ -14,6 +14,11 @@
 //!   a [`TimeMap`], everything else byte for byte, plus a `"traceAlign"`
 //!   record; [`merge`] / [`merge_to_file`] write several ranks as one trace
 //!   ([`MergeInput`]), with a flow per collective instance ([`CrossRankFlow`]).
+//! - [`to_xspace`] turns one rank's trace into an XSpace exact to the ns
+//!   (a plane per pid, a line per tid, every `X` event with its `cat` and
+//!   args as stats, `correlation` also as `correlation_id`), so every
+//!   XSpace reader and the Perfetto export take Kineto traces;
+//!   [`XSpaceStats`] counts what it carried and what it left out.
 //!   Errors ([`Error`]) name the file and the byte offset.
 //!
 //! Times: absolute epoch ns ([`EpochNs`]) = `baseTimeNanoseconds` +
@@ -53,8 +58,10 @@ mod rank;
 mod retime;
 mod scan;
 mod source;
+mod stat;
 mod time;
 mod trace;
+mod xspace;
 
 pub use error::{Error, Result};
 pub use event::{Event, Events, Id, JsonStr, Phase, Stamp};
@@ -64,8 +71,12 @@ pub use output::{AtomicOutput, compression_for};
 pub use rank::{Rank, RankSource, rank_from_file_name};
 pub use retime::{RetimeStats, TimeMap, identity, retime, retime_file};
 pub use source::{Compression, TraceFile, is_json_trace};
+pub use stat::json_stat_value;
 pub use time::{DurNs, EpochNs, Micros, TimeBase, TsNs};
 pub use trace::{
     BASE_TIME, DISTRIBUTED_INFO, DistributedInfo, Member, ProcessGroup, TRACE_ALIGN, TRACE_EVENTS,
     Trace,
+};
+pub use xspace::{
+    CATEGORY_STAT, CORRELATION_ID_STAT, KINETO_PID_STAT, PROCESS_NAME_STAT, XSpaceStats, to_xspace,
 };

@@ -169,6 +169,15 @@ pub enum RunError {
         #[source]
         source: kineto_trace::Error,
     },
+    /// A Kineto trace names no rank (no `distributedInfo.rank`, no
+    /// `rank<N>` in its name).
+    #[error(
+        "{path}: a PyTorch (Kineto) trace without a rank (no distributedInfo.rank, no rank<N> in its name)"
+    )]
+    NoRank {
+        /// The trace.
+        path: PathBuf,
+    },
     /// A trace could not be mapped or decompressed.
     #[error("opening a trace")]
     Trace(#[source] xplane_proto::Error),

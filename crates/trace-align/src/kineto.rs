@@ -90,7 +90,8 @@ pub fn align_kineto(
     })
 }
 
-fn check_options() -> collective_check::Options {
+/// Kineto runs check point-to-point transfers too.
+pub(crate) fn check_options() -> collective_check::Options {
     let mut options = collective_check::Options::default();
     options.include_point_to_point = true;
     options
@@ -227,10 +228,10 @@ pub fn merge_kineto(
 /// correction as a [`kineto_trace::TimeMap`]. A time the correction would
 /// move out of 64-bit nanoseconds is refused (the retiming then names the
 /// event), never kept as it was.
-struct RankClock<'e>(&'e OffsetMap);
+pub(crate) struct RankClock<'e>(&'e OffsetMap);
 
 impl RankClock<'_> {
-    fn of(estimate: &Estimate, rank: NodeId) -> Result<RankClock<'_>> {
+    pub(crate) fn of(estimate: &Estimate, rank: NodeId) -> Result<RankClock<'_>> {
         rank_map(estimate, rank).map(RankClock)
     }
 }

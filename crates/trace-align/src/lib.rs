@@ -32,7 +32,10 @@
 //!   walk (what `align-cli merge` runs).
 //! - PyTorch (Kineto) runs: [`align_kineto`] and [`merge_kineto`] estimate
 //!   every rank's correction from its collectives ([`estimate_kineto`]) and
-//!   rewrite the ranks' JSON with only the times moved.
+//!   rewrite the ranks' JSON with only the times moved;
+//!   [`kineto_space`] and [`merge_kineto_space`] give a run (as recorded,
+//!   or aligned) as one XSpace with its collectives ([`KinetoSpace`]), for
+//!   the Perfetto and XSpace outputs.
 //! - The crates above `clock-model` name a node by one type, [`NodeId`]
 //!   (re-exported here): the `node_id` of the offsets file and the merged
 //!   trace, the rank of a PyTorch trace.
@@ -71,6 +74,8 @@ mod each;
 mod error;
 mod format;
 mod kineto;
+mod kineto_flows;
+mod kineto_space;
 mod merge;
 mod node;
 mod node_clock;
@@ -94,6 +99,8 @@ pub use kineto::{
     AlignedRank, KinetoMergeOutcome, KinetoOutcome, align_kineto, aligned_collectives,
     estimate_kineto, merge_kineto, rank_map,
 };
+pub use kineto_flows::flows_report;
+pub use kineto_space::{KinetoSpace, KinetoSpaceOutcome, kineto_space, merge_kineto_space};
 pub use merge::{MergeOutcome, MergeSettings};
 pub use node_clock::{
     ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,

@@ -8,14 +8,17 @@ use collective_check::{NodeId, NodeSource, node_id_from_path};
 use perfetto_export::{Format, Input, Options, Packets, export_file_with};
 use xplane_proto::{FileBytes, NODE_ID_STAT, PlaneIndex, SpaceView};
 
+use super::kineto_out::{self, KinetoOut};
 use crate::Global;
 
 /// Write one merged trace, or one trace per node, as a Perfetto trace
-/// (`*.pftrace`, `*.perfetto-trace`) or a Chrome trace (`*.json`, `*.json.gz`).
+/// (`*.pftrace`, `*.perfetto-trace`) or a Chrome trace (`*.json`, `*.json.gz`);
+/// PyTorch (Kineto) traces also as one XSpace (`*.xplane.pb`).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// One merged trace (node of each plane from its `node_id` stat), or one
-    /// trace per node (node id from `node<N>`/`rank<N>` in the name, else file order).
+    /// trace per node (node id from `node<N>`/`rank<N>` in the name, else file
+    /// order), or one PyTorch profiler (Kineto) trace per rank (told by content).
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
     /// The output; its name picks the format.
@@ -31,6 +34,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    if kineto_inputs(&args)? {
+        return run_kineto(&args, global);
+    }
     if Format::from_path(&args.output).is_none() {
         bail!(perfetto_export::Error::UnknownFormat {
             path: args.output.clone()
@@ -85,6 +91,65 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
                 summary.aggregated_skipped
             );
         }
+    }
+    Ok(())
+}
+
+/// True when the inputs are PyTorch (Kineto) traces (told from content);
+/// an error when only some are.
+fn kineto_inputs(args: &Args) -> anyhow::Result<bool> {
+    let mut kineto = Vec::new();
+    let mut xspace = Vec::new();
+    for path in &args.traces {
+        match trace_align::TraceFormat::detect(path)? {
+            trace_align::TraceFormat::Kineto => kineto.push(path.display().to_string()),
+            trace_align::TraceFormat::XSpace => xspace.push(path.display().to_string()),
+        }
+    }
+    if !kineto.is_empty() && !xspace.is_empty() {
+        bail!(
+            "the traces are in mixed formats: JSON (PyTorch profiler): {}; XSpace: {}",
+            kineto.join(", "),
+            xspace.join(", ")
+        );
+    }
+    Ok(!kineto.is_empty())
+}
+
+/// PyTorch traces, one per rank, as recorded: converted to one XSpace, then
+/// written as it or exported with the collectives' flows from their own
+/// matching.
+fn run_kineto(args: &Args, global: &Global) -> anyhow::Result<()> {
+    if !args.node_ids.is_empty() {
+        bail!("--node-ids is for XSpace traces; a PyTorch profiler trace names its rank");
+    }
+    let out = KinetoOut::from_path(&args.output).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: unknown output format; name it *.pftrace, *.perfetto-trace, *.json, *.json.gz or *.xplane.pb",
+            args.output.display()
+        )
+    })?;
+    if let Some(input) = args
+        .traces
+        .iter()
+        .find(|t| trace_align::same_file(&args.output, t))
+    {
+        bail!("{}: an output may not replace an input", input.display());
+    }
+    let started = Instant::now();
+    let run = trace_align::kineto_space(&args.traces)?;
+    let packets = if args.plain_packets {
+        Packets::Plain
+    } else {
+        Packets::default()
+    };
+    let summary = kineto_out::write(&run, out, &args.output, packets)?;
+    if !global.quiet {
+        println!("{}", kineto_out::conversion_line(&run));
+        println!(
+            "{}",
+            kineto_out::written_line(&args.output, summary.as_ref(), started)
+        );
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use indicatif::ProgressBar;
 use trace_align::{ClockSource, MergeOutcome, MergeSettings, Plan, RunFiles};
 
 use super::clock::ClockArgs;
+use super::kineto_out::{self, KinetoOut};
 use super::policy::PolicyArgs;
 use super::run_args::RunArgs;
 use crate::Global;
@@ -159,43 +160,80 @@ pub fn enforce(outcome: &MergeOutcome, max_violations: usize) -> anyhow::Result<
 }
 
 /// A PyTorch run: every rank onto the reference's clock from the
-/// collectives, merged into one Chrome-trace JSON.
+/// collectives, merged into one Chrome-trace JSON (`-o *.json`,
+/// `*.json.gz`), or converted to one XSpace and written as it
+/// (`*.xplane.pb`) or exported as a Perfetto trace (`*.pftrace`,
+/// `*.perfetto-trace`).
 fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<()> {
     args.clock.refuse_for_kineto()?;
-    let name = args.output.to_string_lossy();
-    if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
-        bail!(
-            "{}: PyTorch traces merge into Chrome-trace JSON; give -o NAME.json or NAME.json.gz",
+    let out = match KinetoOut::from_path(&args.output) {
+        Some(KinetoOut::Export(perfetto_export::Format::ChromeJson { .. })) => None,
+        Some(out) => Some(out),
+        None => bail!(
+            "{}: PyTorch traces merge into Chrome-trace JSON, a Perfetto trace or XSpace; give -o NAME.json, NAME.json.gz, NAME.pftrace, NAME.perfetto-trace or NAME.xplane.pb",
             args.output.display()
-        );
-    }
+        ),
+    };
     let reference = args.policy.options().reference_node;
     let estimator = args.clock.policy().estimator;
-    let outcome = trace_align::merge_kineto(&run.traces(), reference, estimator, &args.output)?;
+    let Some(out) = out else {
+        let outcome = trace_align::merge_kineto(&run.traces(), reference, estimator, &args.output)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&outcome)?);
+        } else if !global.quiet {
+            print_kineto_check(&outcome.before, &outcome.after);
+            println!(
+                "wrote {} ({} ranks, {} events, {} collective flows)",
+                outcome.output.display(),
+                run.nodes.len(),
+                outcome.merge.events,
+                outcome.merge.collective_flows
+            );
+        }
+        return enforce_kineto(&outcome.after, &args.output, args.max_violations);
+    };
+    let traces = run.traces();
+    if let Some((_, input)) = traces
+        .iter()
+        .find(|(_, t)| trace_align::same_file(&args.output, t))
+    {
+        bail!("{}: an output may not replace an input", input.display());
+    }
+    let started = std::time::Instant::now();
+    let (space, outcome) = trace_align::merge_kineto_space(&traces, reference, estimator)?;
+    let summary = kineto_out::write(&space, out, &args.output, Default::default())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
+        print_kineto_check(&outcome.before, &outcome.after);
+        println!("{}", kineto_out::conversion_line(&space));
         println!(
-            "collectives: {} instances; happens-before violations {} before -> {} after",
-            outcome.after.summary.instances,
-            outcome.before.summary.violations,
-            outcome.after.summary.violations
-        );
-        println!(
-            "wrote {} ({} ranks, {} events, {} collective flows)",
-            outcome.output.display(),
-            run.nodes.len(),
-            outcome.merge.events,
-            outcome.merge.collective_flows
+            "{}",
+            kineto_out::written_line(&args.output, summary.as_ref(), started)
         );
     }
-    if outcome.after.summary.violations > args.max_violations {
+    enforce_kineto(&outcome.after, &args.output, args.max_violations)
+}
+
+fn print_kineto_check(before: &collective_check::Report, after: &collective_check::Report) {
+    println!(
+        "collectives: {} instances; happens-before violations {} before -> {} after",
+        after.summary.instances, before.summary.violations, after.summary.violations
+    );
+}
+
+/// Fail with [`ValidationFailed`] when a merged Kineto run has too many violations.
+fn enforce_kineto(
+    after: &collective_check::Report,
+    output: &Path,
+    max_violations: usize,
+) -> anyhow::Result<()> {
+    if after.summary.violations > max_violations {
         return Err(ValidationFailed {
             what: format!(
-                "{} collective happens-before violations in {} (allowed: {})",
-                outcome.after.summary.violations,
-                outcome.output.display(),
-                args.max_violations
+                "{} collective happens-before violations in {} (allowed: {max_violations})",
+                after.summary.violations,
+                output.display(),
             ),
         }
         .into());

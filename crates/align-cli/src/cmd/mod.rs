@@ -9,6 +9,7 @@ pub mod collectives;
 pub mod demo;
 pub mod export;
 pub mod inspect;
+pub mod kineto_out;
 pub mod merge;
 pub mod policy;
 pub mod report;

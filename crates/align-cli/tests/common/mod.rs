@@ -7,6 +7,26 @@ pub fn cli() -> Command {
     assert_cmd::cargo_bin_cmd!("align-cli")
 }
 
+/// The folder of a recorded PyTorch run under `fixtures/kineto-gloo`.
+#[allow(dead_code)] // not every test file reads PyTorch runs
+pub fn kineto_run(run: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/kineto-gloo")
+        .join(run)
+}
+
+/// The rank traces (`*.pt.trace.json.gz`) in `dir`, sorted by name.
+#[allow(dead_code)] // not every test file reads PyTorch runs
+pub fn kineto_ranks(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// A folder with a small synthetic 3-node run under `run/` (`demo --out`).
 #[allow(dead_code)] // not every test file needs a run
 pub fn demo_dir() -> tempfile::TempDir {

@@ -1,0 +1,195 @@
+//! A PyTorch (Kineto) run as one XSpace: every rank converted exactly
+//! ([`kineto_trace::to_xspace`]), as recorded or moved onto the reference
+//! rank's clock, its planes placed as a merge places a node's planes, and
+//! the collectives matched on the very times the XSpace holds, so that
+//! the Perfetto export draws their flows and violations.
+
+use std::path::{Path, PathBuf};
+
+use collective_check::{Extraction, NodeId, Report};
+use collective_clock::{EstimateReport, Estimator};
+use kineto_trace::{Compression, Trace, TraceFile, XSpaceStats};
+use serde::Serialize;
+use trace_merge::{DEFAULT_GPU_ID_STRIDE, IdScheme, MergeError, classify, place};
+use xplane_proto::{ORIGINAL_PLANE_STAT, XPlane, XPlaneExt, XSpace};
+
+use crate::error::{Result, RunError};
+use crate::kineto::{RankClock, estimate_kineto};
+use crate::kineto_flows::flows_report;
+
+/// A Kineto run as one XSpace.
+#[derive(Debug, Clone)]
+pub struct KinetoSpace {
+    /// Every rank's planes, each with its `node_id` (the rank).
+    pub space: XSpace,
+    /// What each rank's conversion carried and left out, by rank.
+    pub ranks: Vec<(NodeId, XSpaceStats)>,
+    /// The collectives of the converted times (point-to-point included),
+    /// each instance's op renamed to its participants' event name so that
+    /// the export finds them ([`flows_report`]); hand it to
+    /// `perfetto_export::Options::collectives`.
+    pub collectives: Report,
+    /// Instances whose participants have different event names (a send
+    /// and its recv): no flow is drawn through them.
+    pub unflowed: usize,
+}
+
+/// What merging a Kineto run into an XSpace did.
+#[derive(Debug, Clone, Serialize)]
+pub struct KinetoSpaceOutcome {
+    /// What each rank's conversion carried and left out, by rank.
+    pub ranks: Vec<(NodeId, XSpaceStats)>,
+    /// The corrections estimated from the collectives, per rank and segment.
+    pub collective_clocks: EstimateReport,
+    /// The collectives as recorded.
+    pub before: Report,
+    /// The collectives as merged (read back from the retimed ranks).
+    pub after: Report,
+}
+
+/// The Kineto traces `paths` (one per rank; the rank from
+/// `distributedInfo`, else the file name) as recorded, in one XSpace.
+pub fn kineto_space(paths: &[PathBuf]) -> Result<KinetoSpace> {
+    let files = paths
+        .iter()
+        .map(|p| TraceFile::open(p).map_err(kineto))
+        .collect::<Result<Vec<_>>>()?;
+    let traces = files
+        .iter()
+        .map(|f| f.parse().map_err(kineto))
+        .collect::<Result<Vec<_>>>()?;
+    let mut ranked = Vec::with_capacity(traces.len());
+    for (trace, path) in traces.iter().zip(paths) {
+        let rank = trace
+            .rank()
+            .map_err(kineto)?
+            .ok_or_else(|| RunError::NoRank { path: path.clone() })?;
+        ranked.push((NodeId(rank.rank), trace));
+    }
+    Ok(space_of(&ranked)?.0)
+}
+
+/// Every rank of a Kineto run (`traces`: rank → file) moved onto rank
+/// `reference`'s clock by its correction estimated from the collectives
+/// (as [`crate::merge_kineto`] moves them, floored to the ns), in one
+/// XSpace.
+pub fn merge_kineto_space(
+    traces: &[(NodeId, PathBuf)],
+    reference: NodeId,
+    estimator: Estimator,
+) -> Result<(KinetoSpace, KinetoSpaceOutcome)> {
+    let (estimate, before) = estimate_kineto(traces, reference, estimator)?;
+    let mut retimed = Vec::with_capacity(traces.len());
+    for (rank, path) in traces {
+        let file = TraceFile::open(path).map_err(kineto)?;
+        let map = RankClock::of(&estimate, *rank)?;
+        let mut bytes = Vec::new();
+        kineto_trace::retime(&file.parse().map_err(kineto)?, &map, &"aligned", &mut bytes)
+            .map_err(kineto)?;
+        retimed.push(TraceFile::from_bytes(bytes, path, Compression::None));
+    }
+    let parsed = retimed
+        .iter()
+        .map(|f| f.parse().map_err(kineto))
+        .collect::<Result<Vec<_>>>()?;
+    let ranked: Vec<(NodeId, &Trace<'_>)> = traces
+        .iter()
+        .zip(&parsed)
+        .map(|((rank, _), trace)| (*rank, trace))
+        .collect();
+    let (space, after) = space_of(&ranked)?;
+    let options = crate::kineto::check_options();
+    let outcome = KinetoSpaceOutcome {
+        ranks: space.ranks.clone(),
+        collective_clocks: estimate.report.clone(),
+        before: collective_check::check(&before, &options),
+        after,
+    };
+    Ok((space, outcome))
+}
+
+fn kineto(source: kineto_trace::Error) -> RunError {
+    RunError::Kineto { source }
+}
+
+/// Convert, place and check `ranked`: the run's XSpace, and its
+/// collectives with their own op names. The lowest rank is the reference
+/// (its host plane keeps the name `/host:CPU`).
+fn space_of(ranked: &[(NodeId, &Trace<'_>)]) -> Result<(KinetoSpace, Report)> {
+    let mut sorted: Vec<_> = ranked.to_vec();
+    sorted.sort_by_key(|(rank, _)| *rank);
+    if let Some(w) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(RunError::TwoTraces {
+            node: w[0].0,
+            first: w[0].1.path().to_path_buf(),
+            second: w[1].1.path().to_path_buf(),
+        });
+    }
+    let scheme = IdScheme::new(DEFAULT_GPU_ID_STRIDE).expect("the default stride is valid");
+    let mut space = XSpace::default();
+    let mut ranks = Vec::with_capacity(sorted.len());
+    let options = crate::kineto::check_options();
+    let mut ex = Extraction::new();
+    for (k, (rank, trace)) in sorted.iter().enumerate() {
+        let (converted, stats) = kineto_trace::to_xspace(trace, rank.get()).map_err(kineto)?;
+        for plane in converted.planes {
+            space
+                .planes
+                .push(placed(plane, scheme, *rank, k == 0, trace.path())?);
+        }
+        for host in converted.hostnames {
+            if !space.hostnames.contains(&host) {
+                space.hostnames.push(host);
+            }
+        }
+        ranks.push((*rank, stats));
+        collective_check::extract_kineto(trace, *rank, &options, &mut ex).map_err(|source| {
+            RunError::Collectives {
+                node: *rank,
+                source,
+            }
+        })?;
+    }
+    collective_check::verify_kineto_groups(&ex).map_err(RunError::CollectivesDisagree)?;
+    let after = collective_check::check(&ex, &options);
+    let (collectives, unflowed) = flows_report(&after, &space);
+    let space = KinetoSpace {
+        space,
+        ranks,
+        collectives,
+        unflowed,
+    };
+    Ok((space, after))
+}
+
+/// `plane` of `rank` under the name and id a merge gives it (the original
+/// name stays in its `original_plane_name` stat).
+fn placed(
+    mut plane: XPlane,
+    scheme: IdScheme,
+    rank: NodeId,
+    reference: bool,
+    path: &Path,
+) -> Result<XPlane> {
+    let original = plane
+        .find_stat(&plane.stats, ORIGINAL_PLANE_STAT)
+        .and_then(|s| s.value.as_ref())
+        .and_then(|v| plane.resolve_str(v))
+        .map_or_else(|| plane.name.clone(), str::to_owned);
+    let layout = |reason: String| RunError::Layout {
+        node: rank,
+        source: MergeError::GpuOrdinal {
+            path: path.to_path_buf(),
+            node_id: rank,
+            plane: original.clone(),
+            reason,
+            max_ordinal_plus_one: u64::from(scheme.stride() - 1),
+        },
+    };
+    let kind = classify(&original, false).map_err(|b| layout(b.0))?;
+    let placement =
+        place(scheme, rank, reference, kind, &original, plane.id).map_err(|b| layout(b.0))?;
+    plane.name = placement.name;
+    plane.id = placement.id;
+    Ok(plane)
+}
