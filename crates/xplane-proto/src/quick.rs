@@ -12,7 +12,7 @@
 //! the same way, and gives what the full reader gives; [`event`] reads an
 //! event's timing fields in their usual order and only steps over its stats.
 
-use crate::view::{EventData, StatValue};
+use crate::view::{EventData, StatValue, StatView};
 
 /// Key of `XEvent.stats` (field 4, length-delimited).
 const EVENT_STATS_KEY: u8 = 4 << 3 | 2;
@@ -91,6 +91,31 @@ const STR: u8 = 5 << 3 | 2;
 const BYTES: u8 = 6 << 3 | 2;
 const REF: u8 = 7 << 3;
 const COMPRESSED_STR: u8 = 8 << 3 | 2;
+
+/// The first stat of `tail` (an event's non-timing fields) whose metadata
+/// id is `metadata_id`, read as the full reader reads it (`Some(None)`
+/// when there is none), when every stat up to it is of the usual shape
+/// that [`stat`] reads; `None` when the full reader must decide.
+#[inline]
+pub(crate) fn find_stat(tail: &[u8], metadata_id: i64) -> Option<Option<StatView<'_>>> {
+    let mut at = 0;
+    while at < tail.len() {
+        if tail[at] != EVENT_STATS_KEY {
+            return None;
+        }
+        let (len, start) = length(tail, at + 1)?;
+        let end = start.checked_add(len).filter(|&e| e <= tail.len())?;
+        let (id, value) = stat(&tail[start..end])?;
+        if id == metadata_id {
+            return Some(Some(StatView {
+                metadata_id: id,
+                value: Some(value),
+            }));
+        }
+        at = end;
+    }
+    Some(None)
+}
 
 /// The number of stats in `tail` (an event's non-timing fields) when it is
 /// only well-formed stats of the usual shape; `None` when the full reader
@@ -305,15 +330,24 @@ mod tests {
         #[test]
         fn never_accepts_what_the_reader_refuses(
             stats in proptest::collection::vec(
-                (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,6}"), 0..4),
+                (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,6}"), 0..6),
             changes in proptest::collection::vec(
                 (any::<proptest::sample::Index>(), any::<u8>()), 0..3),
+            flips in proptest::collection::vec(any::<proptest::sample::Index>(), 0..3),
+            cut in proptest::option::of(any::<proptest::sample::Index>()),
         ) {
             let stats = stats.iter().map(|(id, k, n, s)| stat(*id, *k, *n, s)).collect();
             let mut bytes = event_bytes(stats);
             for (at, byte) in changes {
                 let at = at.index(bytes.len());
                 bytes[at] = byte;
+            }
+            for at in flips {
+                let at = at.index(bytes.len());
+                bytes[at] ^= 0x80;
+            }
+            if let Some(cut) = cut {
+                bytes.truncate(cut.index(bytes.len() + 1));
             }
             if let Ok(event) = EventView::parse(&bytes, 0)
                 && let Some(rest) = event.non_timing_fields()
@@ -398,6 +432,44 @@ mod tests {
                         rest_start: rest.unwrap_or(usize::MAX),
                     }
                 );
+            }
+        }
+    }
+
+    proptest! {
+        /// Whatever becomes of an event's stats (bytes replaced, high bits
+        /// flipped, the event cut short), the stat found for an id is the
+        /// one the full reader's iterator finds first, and an error is the
+        /// iterator's first error before it.
+        #[test]
+        fn a_stat_found_is_the_first_the_reader_finds(
+            stats in proptest::collection::vec(
+                (0i64..4, any::<u8>(), any::<u64>(), "\\PC{0,4}"), 0..5),
+            wanted in 0i64..5,
+            changes in proptest::collection::vec(
+                (any::<proptest::sample::Index>(), any::<u8>()), 0..2),
+            flips in proptest::collection::vec(any::<proptest::sample::Index>(), 0..2),
+            cut in proptest::option::of(any::<proptest::sample::Index>()),
+        ) {
+            let stats = stats.iter().map(|(id, k, n, s)| stat(*id, *k, *n, s)).collect();
+            let mut bytes = event_bytes(stats);
+            for (at, byte) in changes {
+                let at = at.index(bytes.len());
+                bytes[at] = byte;
+            }
+            for at in flips {
+                let at = at.index(bytes.len());
+                bytes[at] ^= 0x80;
+            }
+            if let Some(cut) = cut {
+                bytes.truncate(cut.index(bytes.len() + 1));
+            }
+            if let Ok(event) = EventView::parse(&bytes, 0) {
+                let by_iterator = event
+                    .stats()
+                    .find(|s| s.as_ref().map_or(true, |s| s.metadata_id == wanted))
+                    .transpose();
+                prop_assert_eq!(event.find_stat(wanted), by_iterator);
             }
         }
     }

@@ -499,6 +499,28 @@ impl<'a> EventView<'a> {
         Repeated::new(&self.bytes[start..], self.base + start, Message::Event, 4)
     }
 
+    /// The first of the event's stats whose metadata id is `metadata_id`,
+    /// as [`EventView::stats`] would find it: the first malformed stat
+    /// before it is an error. Stats of the usual shape are stepped over
+    /// without the iterator (an event's stats searched for one stat is a
+    /// per-event step of the collective scan).
+    #[inline]
+    pub fn find_stat(&self, metadata_id: i64) -> Result<Option<StatView<'a>>, WireError> {
+        if let Some(found) = self
+            .non_timing_fields()
+            .and_then(|tail| crate::quick::find_stat(tail, metadata_id))
+        {
+            return Ok(found);
+        }
+        for stat in self.stats() {
+            let stat = stat?;
+            if stat.metadata_id == metadata_id {
+                return Ok(Some(stat));
+            }
+        }
+        Ok(None)
+    }
+
     /// Append every field of the encoded event whose number is not in
     /// `skip` to `out`, byte for byte.
     pub fn copy_fields_except(&self, skip: &[u32], out: &mut Vec<u8>) {
