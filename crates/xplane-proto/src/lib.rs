@@ -99,8 +99,8 @@ pub use time::{
     session_start_ns_view, task_env_time_ns, task_env_time_ns_view,
 };
 pub use view::{
-    EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated, SpaceView,
-    StatMetadataView, StatValue, StatView, Strings, View,
+    CheckedEvent, EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated,
+    SpaceView, StatMetadataView, StatValue, StatView, Strings, View,
 };
 pub use walk::{Malformed, Place, PlanePart, Totals};
 pub use wire::{Message, WireError, WireErrorKind};

@@ -33,6 +33,19 @@ const EVENT_NUM_OCCURRENCES: u8 = 5 << 3;
 /// when the full reader must decide.
 #[inline(always)]
 pub(crate) fn event(bytes: &[u8]) -> Option<QuickEvent> {
+    event_with(bytes, |_| Some(()))
+}
+
+/// [`event`], when also every stat is well-formed of the usual shape
+/// (as [`stats_well_formed`] checks them), in the same walk.
+#[inline(always)]
+pub(crate) fn event_checked(bytes: &[u8]) -> Option<QuickEvent> {
+    event_with(bytes, stat_well_formed)
+}
+
+/// [`event`], with each stat's payload passed to `stat` on the way.
+#[inline(always)]
+fn event_with(bytes: &[u8], stat: impl Fn(&[u8]) -> Option<()>) -> Option<QuickEvent> {
     let mut at = 0;
     let metadata_id = timing_field(bytes, EVENT_METADATA_ID, &mut at)?.unwrap_or(0) as i64;
     let data = match timing_field(bytes, EVENT_OFFSET_PS, &mut at)? {
@@ -47,7 +60,9 @@ pub(crate) fn event(bytes: &[u8]) -> Option<QuickEvent> {
             return None;
         }
         let (len, start) = length(bytes, at + 1)?;
-        at = start.checked_add(len).filter(|&e| e <= bytes.len())?;
+        let end = start.checked_add(len).filter(|&e| e <= bytes.len())?;
+        stat(&bytes[start..end])?;
+        at = end;
     }
     Some(QuickEvent {
         metadata_id,
@@ -470,6 +485,47 @@ mod tests {
                     .find(|s| s.as_ref().map_or(true, |s| s.metadata_id == wanted))
                     .transpose();
                 prop_assert_eq!(event.find_stat(wanted), by_iterator);
+            }
+        }
+    }
+
+    proptest! {
+        /// Whatever becomes of an event (bytes replaced, high bits flipped,
+        /// cut short), reading it with its stats checked gives what reading
+        /// it and then checking its stats gives: the same event, or the
+        /// same first error.
+        #[test]
+        fn an_event_checked_as_read_is_the_event_read_then_checked(
+            stats in proptest::collection::vec(
+                (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,4}"), 0..5),
+            changes in proptest::collection::vec(
+                (any::<proptest::sample::Index>(), any::<u8>()), 0..2),
+            flips in proptest::collection::vec(any::<proptest::sample::Index>(), 0..3),
+            cut in proptest::option::of(any::<proptest::sample::Index>()),
+        ) {
+            let stats = stats.iter().map(|(id, k, n, s)| stat(*id, *k, *n, s)).collect();
+            let mut bytes = event_bytes(stats);
+            for (at, byte) in changes {
+                let at = at.index(bytes.len());
+                bytes[at] = byte;
+            }
+            for at in flips {
+                let at = at.index(bytes.len());
+                bytes[at] ^= 0x80;
+            }
+            if let Some(cut) = cut {
+                bytes.truncate(cut.index(bytes.len() + 1));
+            }
+            fn fields<'a>(e: &EventView<'a>) -> (i64, Option<EventData>, i64, Option<&'a [u8]>) {
+                (e.metadata_id, e.data, e.duration_ps, e.non_timing_fields())
+            }
+            let checked = crate::CheckedEvent::parse(&bytes, 7).map(|e| fields(&e.0));
+            let then = EventView::parse(&bytes, 7)
+                .and_then(|e| e.check_stats().map(|_| fields(&e)));
+            prop_assert_eq!(checked, then);
+            if let Some(quick) = super::event_checked(&bytes) {
+                prop_assert!(stats_well_formed(&bytes[quick.rest_start..]).is_some());
+                prop_assert_eq!(Some(quick), super::event(&bytes));
             }
         }
     }

@@ -357,6 +357,13 @@ impl<'a> LineView<'a> {
         Repeated::new(self.bytes, self.base, Message::Line, 4)
     }
 
+    /// The events, in file order, each with its stats checked as it is
+    /// read (as [`EventView::check_stats`] checks them, in the same walk
+    /// over the usual encoding): for a reader that copies the stats unread.
+    pub fn checked_events(&self) -> Repeated<'a, CheckedEvent<'a>> {
+        Repeated::new(self.bytes, self.base, Message::Line, 4)
+    }
+
     /// The encoded event fields of this line (keys included) as one slice,
     /// when they are contiguous in the file (the usual layout, and always the
     /// case for lines written by prost or [`crate::XSpaceWriter`]); `None`
@@ -429,20 +436,45 @@ impl<'a> View<'a> for EventView<'a> {
     #[inline]
     fn parse(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
         match crate::quick::event(bytes) {
-            Some(quick) => Ok(EventView {
-                bytes,
-                base,
-                metadata_id: quick.metadata_id,
-                data: quick.data,
-                duration_ps: quick.duration_ps,
-                rest_start: quick.rest_start,
-            }),
+            Some(quick) => Ok(EventView::quick(bytes, base, quick)),
             None => Self::parse_slowly(bytes, base),
         }
     }
 }
 
+/// An event whose stats are all well-formed ([`LineView::checked_events`]).
+#[derive(Clone, Copy, Debug)]
+pub struct CheckedEvent<'a>(pub EventView<'a>);
+
+impl<'a> View<'a> for CheckedEvent<'a> {
+    const MESSAGE: Message = Message::Event;
+
+    /// The event's error first, then its first malformed stat's.
+    #[inline]
+    fn parse(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
+        if let Some(quick) = crate::quick::event_checked(bytes) {
+            return Ok(CheckedEvent(EventView::quick(bytes, base, quick)));
+        }
+        let event = EventView::parse(bytes, base)?;
+        event.check_stats()?;
+        Ok(CheckedEvent(event))
+    }
+}
+
 impl<'a> EventView<'a> {
+    /// The view of an event that [`crate::quick::event`] read.
+    #[inline(always)]
+    fn quick(bytes: &'a [u8], base: usize, quick: crate::quick::QuickEvent) -> Self {
+        EventView {
+            bytes,
+            base,
+            metadata_id: quick.metadata_id,
+            data: quick.data,
+            duration_ps: quick.duration_ps,
+            rest_start: quick.rest_start,
+        }
+    }
+
     /// The full reader of an event (every field, every wire type checked).
     pub(crate) fn parse_slowly(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
         let mut event = EventView {
