@@ -56,11 +56,7 @@ fn event_with(bytes: &[u8], stat: impl Fn(&[u8]) -> Option<()>) -> Option<QuickE
     let duration_ps = timing_field(bytes, EVENT_DURATION_PS, &mut at)?.unwrap_or(0) as i64;
     let rest_start = at;
     while at < bytes.len() {
-        if bytes[at] != EVENT_STATS_KEY {
-            return None;
-        }
-        let (len, start) = length(bytes, at + 1)?;
-        let end = start.checked_add(len).filter(|&e| e <= bytes.len())?;
+        let (start, end) = stats_field(bytes, at)?;
         stat(&bytes[start..end])?;
         at = end;
     }
@@ -70,6 +66,19 @@ fn event_with(bytes: &[u8], stat: impl Fn(&[u8]) -> Option<()>) -> Option<QuickE
         duration_ps,
         rest_start,
     })
+}
+
+/// The payload range of the `stats` field whose key is at `at` (below
+/// `bytes.len()`), when a `stats` key stands there with a short length
+/// that stays within `bytes`.
+#[inline(always)]
+fn stats_field(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    if bytes[at] != EVENT_STATS_KEY {
+        return None;
+    }
+    let (len, start) = length(bytes, at + 1)?;
+    let end = start.checked_add(len).filter(|&e| e <= bytes.len())?;
+    Some((start, end))
 }
 
 /// The varint field of one-byte key `key` at `at`, if it stands there
@@ -115,11 +124,7 @@ const COMPRESSED_STR: u8 = 8 << 3 | 2;
 pub(crate) fn find_stat(tail: &[u8], metadata_id: i64) -> Option<Option<StatView<'_>>> {
     let mut at = 0;
     while at < tail.len() {
-        if tail[at] != EVENT_STATS_KEY {
-            return None;
-        }
-        let (len, start) = length(tail, at + 1)?;
-        let end = start.checked_add(len).filter(|&e| e <= tail.len())?;
+        let (start, end) = stats_field(tail, at)?;
         let (id, value) = stat(&tail[start..end])?;
         if id == metadata_id {
             return Some(Some(StatView {
@@ -140,11 +145,7 @@ pub(crate) fn stats_well_formed(tail: &[u8]) -> Option<u64> {
     let mut at = 0;
     let mut count = 0;
     while at < tail.len() {
-        if tail[at] != EVENT_STATS_KEY {
-            return None;
-        }
-        let (len, start) = length(tail, at + 1)?;
-        let end = start.checked_add(len).filter(|&e| e <= tail.len())?;
+        let (start, end) = stats_field(tail, at)?;
         stat_well_formed(&tail[start..end])?;
         count += 1;
         at = end;
@@ -338,32 +339,68 @@ mod tests {
         XStat { metadata_id, value }
     }
 
-    proptest! {
-        /// Whatever becomes of well-formed stats (bytes replaced anywhere
-        /// in the event), the quick check accepts only what the full reader
-        /// accepts, with the same count.
-        #[test]
-        fn never_accepts_what_the_reader_refuses(
-            stats in proptest::collection::vec(
-                (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,6}"), 0..6),
-            changes in proptest::collection::vec(
-                (any::<proptest::sample::Index>(), any::<u8>()), 0..3),
-            flips in proptest::collection::vec(any::<proptest::sample::Index>(), 0..3),
-            cut in proptest::option::of(any::<proptest::sample::Index>()),
-        ) {
-            let stats = stats.iter().map(|(id, k, n, s)| stat(*id, *k, *n, s)).collect();
-            let mut bytes = event_bytes(stats);
-            for (at, byte) in changes {
+    /// What becomes of an event's bytes in the property tests: bytes
+    /// replaced, continuation bits flipped, the bytes cut short.
+    #[derive(Debug, Clone)]
+    struct Damage {
+        changes: Vec<(proptest::sample::Index, u8)>,
+        flips: Vec<proptest::sample::Index>,
+        cut: Option<proptest::sample::Index>,
+    }
+
+    impl Damage {
+        fn apply(&self, bytes: &mut Vec<u8>) {
+            for (at, byte) in &self.changes {
                 let at = at.index(bytes.len());
-                bytes[at] = byte;
+                bytes[at] = *byte;
             }
-            for at in flips {
+            for at in &self.flips {
                 let at = at.index(bytes.len());
                 bytes[at] ^= 0x80;
             }
-            if let Some(cut) = cut {
+            if let Some(cut) = &self.cut {
                 bytes.truncate(cut.index(bytes.len() + 1));
             }
+        }
+    }
+
+    fn damage() -> impl Strategy<Value = Damage> {
+        (
+            proptest::collection::vec((any::<proptest::sample::Index>(), any::<u8>()), 0..3),
+            proptest::collection::vec(any::<proptest::sample::Index>(), 0..3),
+            proptest::option::of(any::<proptest::sample::Index>()),
+        )
+            .prop_map(|(changes, flips, cut)| Damage {
+                changes,
+                flips,
+                cut,
+            })
+    }
+
+    /// An event of up to five stats of any kind (ids from `ids`), damaged.
+    fn damaged_event(ids: impl Strategy<Value = i64>) -> impl Strategy<Value = Vec<u8>> {
+        let stats = (ids, any::<u8>(), any::<u64>(), "\\PC{0,6}");
+        (proptest::collection::vec(stats, 0..6), damage()).prop_map(|(stats, damage)| {
+            let mut bytes = event_bytes(
+                stats
+                    .iter()
+                    .map(|(id, k, n, s)| stat(*id, *k, *n, s))
+                    .collect(),
+            );
+            damage.apply(&mut bytes);
+            bytes
+        })
+    }
+
+    proptest! {
+        /// Whatever becomes of well-formed stats (bytes replaced anywhere
+        /// in the event, continuation bits flipped, the event cut short),
+        /// the quick check accepts only what the full reader accepts, with
+        /// the same count.
+        #[test]
+        fn never_accepts_what_the_reader_refuses(
+            bytes in damaged_event(any::<i64>()),
+        ) {
             if let Ok(event) = EventView::parse(&bytes, 0)
                 && let Some(rest) = event.non_timing_fields()
                 && let Some(count) = stats_well_formed(rest)
@@ -458,27 +495,9 @@ mod tests {
         /// iterator's first error before it.
         #[test]
         fn a_stat_found_is_the_first_the_reader_finds(
-            stats in proptest::collection::vec(
-                (0i64..4, any::<u8>(), any::<u64>(), "\\PC{0,4}"), 0..5),
+            bytes in damaged_event(0i64..4),
             wanted in 0i64..5,
-            changes in proptest::collection::vec(
-                (any::<proptest::sample::Index>(), any::<u8>()), 0..2),
-            flips in proptest::collection::vec(any::<proptest::sample::Index>(), 0..2),
-            cut in proptest::option::of(any::<proptest::sample::Index>()),
         ) {
-            let stats = stats.iter().map(|(id, k, n, s)| stat(*id, *k, *n, s)).collect();
-            let mut bytes = event_bytes(stats);
-            for (at, byte) in changes {
-                let at = at.index(bytes.len());
-                bytes[at] = byte;
-            }
-            for at in flips {
-                let at = at.index(bytes.len());
-                bytes[at] ^= 0x80;
-            }
-            if let Some(cut) = cut {
-                bytes.truncate(cut.index(bytes.len() + 1));
-            }
             if let Ok(event) = EventView::parse(&bytes, 0) {
                 let by_iterator = event
                     .stats()
@@ -496,26 +515,8 @@ mod tests {
         /// same first error.
         #[test]
         fn an_event_checked_as_read_is_the_event_read_then_checked(
-            stats in proptest::collection::vec(
-                (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,4}"), 0..5),
-            changes in proptest::collection::vec(
-                (any::<proptest::sample::Index>(), any::<u8>()), 0..2),
-            flips in proptest::collection::vec(any::<proptest::sample::Index>(), 0..3),
-            cut in proptest::option::of(any::<proptest::sample::Index>()),
+            bytes in damaged_event(any::<i64>()),
         ) {
-            let stats = stats.iter().map(|(id, k, n, s)| stat(*id, *k, *n, s)).collect();
-            let mut bytes = event_bytes(stats);
-            for (at, byte) in changes {
-                let at = at.index(bytes.len());
-                bytes[at] = byte;
-            }
-            for at in flips {
-                let at = at.index(bytes.len());
-                bytes[at] ^= 0x80;
-            }
-            if let Some(cut) = cut {
-                bytes.truncate(cut.index(bytes.len() + 1));
-            }
             fn fields<'a>(e: &EventView<'a>) -> (i64, Option<EventData>, i64, Option<&'a [u8]>) {
                 (e.metadata_id, e.data, e.duration_ps, e.non_timing_fields())
             }
