@@ -436,7 +436,7 @@ impl<'a> View<'a> for EventView<'a> {
     #[inline]
     fn parse(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
         match crate::quick::event(bytes) {
-            Some(quick) => Ok(EventView::quick(bytes, base, quick)),
+            Some(quick) => Ok(Self::of_quick(bytes, base, quick)),
             None => Self::parse_slowly(bytes, base),
         }
     }
@@ -453,7 +453,7 @@ impl<'a> View<'a> for CheckedEvent<'a> {
     #[inline]
     fn parse(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
         if let Some(quick) = crate::quick::event_checked(bytes) {
-            return Ok(CheckedEvent(EventView::quick(bytes, base, quick)));
+            return Ok(CheckedEvent(EventView::of_quick(bytes, base, quick)));
         }
         let event = EventView::parse(bytes, base)?;
         event.check_stats()?;
@@ -462,9 +462,10 @@ impl<'a> View<'a> for CheckedEvent<'a> {
 }
 
 impl<'a> EventView<'a> {
-    /// The view of an event that [`crate::quick::event`] read.
+    /// The view of the event at `bytes` (absolute offset `base`) whose
+    /// fields [`crate::quick::event`] read.
     #[inline(always)]
-    fn quick(bytes: &'a [u8], base: usize, quick: crate::quick::QuickEvent) -> Self {
+    fn of_quick(bytes: &'a [u8], base: usize, quick: crate::quick::QuickEvent) -> Self {
         EventView {
             bytes,
             base,
