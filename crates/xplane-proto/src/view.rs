@@ -357,13 +357,6 @@ impl<'a> LineView<'a> {
         Repeated::new(self.bytes, self.base, Message::Line, 4)
     }
 
-    /// The events, in file order, each with its stats checked as it is
-    /// read (as [`EventView::check_stats`] checks them, in the same walk
-    /// over the usual encoding): for a reader that copies the stats unread.
-    pub fn checked_events(&self) -> Repeated<'a, CheckedEvent<'a>> {
-        Repeated::new(self.bytes, self.base, Message::Line, 4)
-    }
-
     /// The encoded event fields of this line (keys included) as one slice,
     /// when they are contiguous in the file (the usual layout, and always the
     /// case for lines written by prost or [`crate::XSpaceWriter`]); `None`
@@ -375,6 +368,13 @@ impl<'a> LineView<'a> {
     /// The encoded bytes of this line.
     pub fn encoded(&self) -> &'a [u8] {
         self.bytes
+    }
+
+    /// The events, in file order, each with its stats checked as it is
+    /// read (as [`EventView::check_stats`] checks them, in the same walk
+    /// over the usual encoding): for a reader that copies the stats unread.
+    pub fn checked_events(&self) -> Repeated<'a, CheckedEvent<'a>> {
+        Repeated::new(self.bytes, self.base, Message::Line, 4)
     }
 
     /// The line's header as an owned `XLine` without events.
