@@ -286,10 +286,9 @@ pub(crate) fn align_line<'a>(
 
     let mut extra: Vec<XStat> = Vec::new();
     let mut prev: Option<(i128, i128)> = None; // (stored start, output start)
-    for (i, event) in line.events().enumerate() {
-        let event = event?;
-        // The stats are copied byte for byte: check them as they pass.
-        event.check_stats()?;
+    // The stats are copied byte for byte: they are checked as they pass.
+    for (i, event) in line.checked_events().enumerate() {
+        let event = event?.0;
         if matches!(event.data, Some(EventData::NumOccurrences(_))) {
             tap(&event, (0, 0));
             encode_event_retimed_field(4, &event, 0, event.duration_ps, &[], out);

@@ -708,21 +708,17 @@ fn hlo_op_kind(
     ref_kinds: &ClassTable,
     index: &PlaneIndex<'_>,
 ) -> Result<Option<CollectiveKind>, WireError> {
-    for stat in event.stats() {
-        let stat = stat?;
-        if stat.metadata_id != hlo_op {
-            continue;
-        }
-        return Ok(match stat.value {
-            Some(StatValue::Ref(r)) => match ref_kinds.get(r as i64) {
-                Some(EventClass::Collective(k)) => Some(k),
-                _ => None,
-            },
-            Some(ref v) => index.resolve_str(v).and_then(classify_name),
-            None => None,
-        });
-    }
-    Ok(None)
+    let Some(stat) = event.find_stat(hlo_op)? else {
+        return Ok(None);
+    };
+    Ok(match stat.value {
+        Some(StatValue::Ref(r)) => match ref_kinds.get(r as i64) {
+            Some(EventClass::Collective(k)) => Some(k),
+            _ => None,
+        },
+        Some(ref v) => index.resolve_str(v).and_then(classify_name),
+        None => None,
+    })
 }
 
 fn read_stats<'a>(event: &EventView<'a>, ids: &StatIds) -> Result<EventStats<'a>, WireError> {

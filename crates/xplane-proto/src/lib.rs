@@ -10,7 +10,9 @@
 //! - [`FileBytes`] memory-maps a file and [`SpaceView`] walks it without
 //!   building owned structs: [`PlaneView`], [`LineView`], [`EventView`],
 //!   [`StatView`]. Malformed bytes give a [`WireError`] with the byte offset,
-//!   never a panic. [`SpaceView::check_top_level`] tells an XSpace from
+//!   never a panic. A reader that copies stats unread takes a line's
+//!   events as [`CheckedEvent`]s ([`LineView::checked_events`]: each read
+//!   and its stats checked in one walk). [`SpaceView::check_top_level`] tells an XSpace from
 //!   other data; [`SpaceView::check`] checks every nested message and names
 //!   the first malformed one ([`Malformed`]: [`Place`] and byte offset);
 //!   [`FileBytes::check`] does both for a file, and readers that meet
@@ -99,8 +101,8 @@ pub use time::{
     session_start_ns_view, task_env_time_ns, task_env_time_ns_view,
 };
 pub use view::{
-    EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated, SpaceView,
-    StatMetadataView, StatValue, StatView, Strings, View,
+    CheckedEvent, EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated,
+    SpaceView, StatMetadataView, StatValue, StatView, Strings, View,
 };
 pub use walk::{Malformed, Place, PlanePart, Totals};
 pub use wire::{Message, WireError, WireErrorKind};

@@ -12,7 +12,7 @@
 //! the same way, and gives what the full reader gives; [`event`] reads an
 //! event's timing fields in their usual order and only steps over its stats.
 
-use crate::view::{EventData, StatValue};
+use crate::view::{EventData, StatValue, StatView};
 
 /// Key of `XEvent.stats` (field 4, length-delimited).
 const EVENT_STATS_KEY: u8 = 4 << 3 | 2;
@@ -33,6 +33,19 @@ const EVENT_NUM_OCCURRENCES: u8 = 5 << 3;
 /// when the full reader must decide.
 #[inline(always)]
 pub(crate) fn event(bytes: &[u8]) -> Option<QuickEvent> {
+    event_with(bytes, |_| Some(()))
+}
+
+/// [`event`], when also every stat is well-formed of the usual shape
+/// (as [`stats_well_formed`] checks them), in the same walk.
+#[inline(always)]
+pub(crate) fn event_checked(bytes: &[u8]) -> Option<QuickEvent> {
+    event_with(bytes, stat_well_formed)
+}
+
+/// [`event`], with each stat's payload passed to `stat` on the way.
+#[inline(always)]
+fn event_with(bytes: &[u8], stat: impl Fn(&[u8]) -> Option<()>) -> Option<QuickEvent> {
     let mut at = 0;
     let metadata_id = timing_field(bytes, EVENT_METADATA_ID, &mut at)?.unwrap_or(0) as i64;
     let data = match timing_field(bytes, EVENT_OFFSET_PS, &mut at)? {
@@ -43,11 +56,9 @@ pub(crate) fn event(bytes: &[u8]) -> Option<QuickEvent> {
     let duration_ps = timing_field(bytes, EVENT_DURATION_PS, &mut at)?.unwrap_or(0) as i64;
     let rest_start = at;
     while at < bytes.len() {
-        if bytes[at] != EVENT_STATS_KEY {
-            return None;
-        }
-        let (len, start) = length(bytes, at + 1)?;
-        at = start.checked_add(len).filter(|&e| e <= bytes.len())?;
+        let (start, end) = stats_field(bytes, at)?;
+        stat(&bytes[start..end])?;
+        at = end;
     }
     Some(QuickEvent {
         metadata_id,
@@ -55,6 +66,19 @@ pub(crate) fn event(bytes: &[u8]) -> Option<QuickEvent> {
         duration_ps,
         rest_start,
     })
+}
+
+/// The payload range of the `stats` field whose key is at `at` (below
+/// `bytes.len()`), when a `stats` key stands there with a short length
+/// that stays within `bytes`.
+#[inline(always)]
+fn stats_field(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    if bytes[at] != EVENT_STATS_KEY {
+        return None;
+    }
+    let (len, start) = length(bytes, at + 1)?;
+    let end = start.checked_add(len).filter(|&e| e <= bytes.len())?;
+    Some((start, end))
 }
 
 /// The varint field of one-byte key `key` at `at`, if it stands there
@@ -92,6 +116,27 @@ const BYTES: u8 = 6 << 3 | 2;
 const REF: u8 = 7 << 3;
 const COMPRESSED_STR: u8 = 8 << 3 | 2;
 
+/// The first stat of `tail` (an event's non-timing fields) whose metadata
+/// id is `metadata_id`, read as the full reader reads it (`Some(None)`
+/// when there is none), when every stat up to it is of the usual shape
+/// that [`stat`] reads; `None` when the full reader must decide.
+#[inline]
+pub(crate) fn find_stat(tail: &[u8], metadata_id: i64) -> Option<Option<StatView<'_>>> {
+    let mut at = 0;
+    while at < tail.len() {
+        let (start, end) = stats_field(tail, at)?;
+        let (id, value) = stat(&tail[start..end])?;
+        if id == metadata_id {
+            return Some(Some(StatView {
+                metadata_id: id,
+                value: Some(value),
+            }));
+        }
+        at = end;
+    }
+    Some(None)
+}
+
 /// The number of stats in `tail` (an event's non-timing fields) when it is
 /// only well-formed stats of the usual shape; `None` when the full reader
 /// must decide.
@@ -100,11 +145,7 @@ pub(crate) fn stats_well_formed(tail: &[u8]) -> Option<u64> {
     let mut at = 0;
     let mut count = 0;
     while at < tail.len() {
-        if tail[at] != EVENT_STATS_KEY {
-            return None;
-        }
-        let (len, start) = length(tail, at + 1)?;
-        let end = start.checked_add(len).filter(|&e| e <= tail.len())?;
+        let (start, end) = stats_field(tail, at)?;
         stat_well_formed(&tail[start..end])?;
         count += 1;
         at = end;
@@ -298,23 +339,68 @@ mod tests {
         XStat { metadata_id, value }
     }
 
+    /// What becomes of an event's bytes in the property tests: bytes
+    /// replaced, continuation bits flipped, the bytes cut short.
+    #[derive(Debug, Clone)]
+    struct Damage {
+        changes: Vec<(proptest::sample::Index, u8)>,
+        flips: Vec<proptest::sample::Index>,
+        cut: Option<proptest::sample::Index>,
+    }
+
+    impl Damage {
+        fn apply(&self, bytes: &mut Vec<u8>) {
+            for (at, byte) in &self.changes {
+                let at = at.index(bytes.len());
+                bytes[at] = *byte;
+            }
+            for at in &self.flips {
+                let at = at.index(bytes.len());
+                bytes[at] ^= 0x80;
+            }
+            if let Some(cut) = &self.cut {
+                bytes.truncate(cut.index(bytes.len() + 1));
+            }
+        }
+    }
+
+    fn damage() -> impl Strategy<Value = Damage> {
+        (
+            proptest::collection::vec((any::<proptest::sample::Index>(), any::<u8>()), 0..3),
+            proptest::collection::vec(any::<proptest::sample::Index>(), 0..3),
+            proptest::option::of(any::<proptest::sample::Index>()),
+        )
+            .prop_map(|(changes, flips, cut)| Damage {
+                changes,
+                flips,
+                cut,
+            })
+    }
+
+    /// An event of up to five stats of any kind (ids from `ids`), damaged.
+    fn damaged_event(ids: impl Strategy<Value = i64>) -> impl Strategy<Value = Vec<u8>> {
+        let stats = (ids, any::<u8>(), any::<u64>(), "\\PC{0,6}");
+        (proptest::collection::vec(stats, 0..6), damage()).prop_map(|(stats, damage)| {
+            let mut bytes = event_bytes(
+                stats
+                    .iter()
+                    .map(|(id, k, n, s)| stat(*id, *k, *n, s))
+                    .collect(),
+            );
+            damage.apply(&mut bytes);
+            bytes
+        })
+    }
+
     proptest! {
         /// Whatever becomes of well-formed stats (bytes replaced anywhere
-        /// in the event), the quick check accepts only what the full reader
-        /// accepts, with the same count.
+        /// in the event, continuation bits flipped, the event cut short),
+        /// the quick check accepts only what the full reader accepts, with
+        /// the same count.
         #[test]
         fn never_accepts_what_the_reader_refuses(
-            stats in proptest::collection::vec(
-                (any::<i64>(), any::<u8>(), any::<u64>(), "\\PC{0,6}"), 0..4),
-            changes in proptest::collection::vec(
-                (any::<proptest::sample::Index>(), any::<u8>()), 0..3),
+            bytes in damaged_event(any::<i64>()),
         ) {
-            let stats = stats.iter().map(|(id, k, n, s)| stat(*id, *k, *n, s)).collect();
-            let mut bytes = event_bytes(stats);
-            for (at, byte) in changes {
-                let at = at.index(bytes.len());
-                bytes[at] = byte;
-            }
             if let Ok(event) = EventView::parse(&bytes, 0)
                 && let Some(rest) = event.non_timing_fields()
                 && let Some(count) = stats_well_formed(rest)
@@ -398,6 +484,49 @@ mod tests {
                         rest_start: rest.unwrap_or(usize::MAX),
                     }
                 );
+            }
+        }
+    }
+
+    proptest! {
+        /// Whatever becomes of an event's stats (bytes replaced, high bits
+        /// flipped, the event cut short), the stat found for an id is the
+        /// one the full reader's iterator finds first, and an error is the
+        /// iterator's first error before it.
+        #[test]
+        fn a_stat_found_is_the_first_the_reader_finds(
+            bytes in damaged_event(0i64..4),
+            wanted in 0i64..5,
+        ) {
+            if let Ok(event) = EventView::parse(&bytes, 0) {
+                let by_iterator = event
+                    .stats()
+                    .find(|s| s.as_ref().map_or(true, |s| s.metadata_id == wanted))
+                    .transpose();
+                prop_assert_eq!(event.find_stat(wanted), by_iterator);
+            }
+        }
+    }
+
+    proptest! {
+        /// Whatever becomes of an event (bytes replaced, high bits flipped,
+        /// cut short), reading it with its stats checked gives what reading
+        /// it and then checking its stats gives: the same event, or the
+        /// same first error.
+        #[test]
+        fn an_event_checked_as_read_is_the_event_read_then_checked(
+            bytes in damaged_event(any::<i64>()),
+        ) {
+            fn fields<'a>(e: &EventView<'a>) -> (i64, Option<EventData>, i64, Option<&'a [u8]>) {
+                (e.metadata_id, e.data, e.duration_ps, e.non_timing_fields())
+            }
+            let checked = crate::CheckedEvent::parse(&bytes, 7).map(|e| fields(&e.0));
+            let then = EventView::parse(&bytes, 7)
+                .and_then(|e| e.check_stats().map(|_| fields(&e)));
+            prop_assert_eq!(checked, then);
+            if let Some(quick) = super::event_checked(&bytes) {
+                prop_assert!(stats_well_formed(&bytes[quick.rest_start..]).is_some());
+                prop_assert_eq!(Some(quick), super::event(&bytes));
             }
         }
     }

@@ -395,6 +395,13 @@ impl<'a> LineView<'a> {
         self.bytes
     }
 
+    /// The events, in file order, each with its stats checked as it is
+    /// read (as [`EventView::check_stats`] checks them, in the same walk
+    /// over the usual encoding): for a reader that copies the stats unread.
+    pub fn checked_events(&self) -> Repeated<'a, CheckedEvent<'a>> {
+        Repeated::new(self.bytes, self.base, Message::Line, 4)
+    }
+
     /// The line's header as an owned `XLine` without events.
     pub fn header(&self) -> pb::XLine {
         pb::XLine {
@@ -457,6 +464,25 @@ impl<'a> View<'a> for EventView<'a> {
             Some(quick) => Ok(Self::of_quick(bytes, base, quick)),
             None => Self::parse_slowly(bytes, base),
         }
+    }
+}
+
+/// An event whose stats are all well-formed ([`LineView::checked_events`]).
+#[derive(Clone, Copy, Debug)]
+pub struct CheckedEvent<'a>(pub EventView<'a>);
+
+impl<'a> View<'a> for CheckedEvent<'a> {
+    const MESSAGE: Message = Message::Event;
+
+    /// The event's error first, then its first malformed stat's.
+    #[inline]
+    fn parse(bytes: &'a [u8], base: usize) -> Result<Self, WireError> {
+        if let Some(quick) = crate::quick::event_checked(bytes) {
+            return Ok(CheckedEvent(EventView::of_quick(bytes, base, quick)));
+        }
+        let event = EventView::parse(bytes, base)?;
+        event.check_stats()?;
+        Ok(CheckedEvent(event))
     }
 }
 
@@ -529,6 +555,28 @@ impl<'a> EventView<'a> {
             rest => rest,
         };
         Repeated::new(&self.bytes[start..], self.base + start, Message::Event, 4)
+    }
+
+    /// The first of the event's stats whose metadata id is `metadata_id`,
+    /// as [`EventView::stats`] would find it: the first malformed stat
+    /// before it is an error. Stats of the usual shape are stepped over
+    /// without the iterator (an event's stats searched for one stat is a
+    /// per-event step of the collective scan).
+    #[inline]
+    pub fn find_stat(&self, metadata_id: i64) -> Result<Option<StatView<'a>>, WireError> {
+        if let Some(found) = self
+            .non_timing_fields()
+            .and_then(|tail| crate::quick::find_stat(tail, metadata_id))
+        {
+            return Ok(found);
+        }
+        for stat in self.stats() {
+            let stat = stat?;
+            if stat.metadata_id == metadata_id {
+                return Ok(Some(stat));
+            }
+        }
+        Ok(None)
     }
 
     /// Append every field of the encoded event whose number is not in

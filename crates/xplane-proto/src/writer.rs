@@ -503,8 +503,10 @@ impl RetimedHead {
         opt(self.metadata_id) + 1 + varint_len(self.data.1) + opt(self.duration_ps)
     }
 
-    /// The fields in prost's order (1, 2|5, 3 — prost writes by field number,
-    /// with the oneof at its lowest member's place).
+    /// The fields in the order 1, 2, 3, 5: prost's order for an event with
+    /// `offset_ps`; an aggregated event's count comes after its duration,
+    /// where prost puts it before (the oneof at its lowest member's place),
+    /// which decodes the same.
     #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         if self.metadata_id != 0 {
