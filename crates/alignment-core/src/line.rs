@@ -2,7 +2,8 @@
 //! monotonicity guard, and re-encoding.
 
 use clock_model::{
-    Cursor, Global, Host, HostTime, Mapped, OffsetCursor, Piece, Side, Tracer, TracerTime,
+    Cursor, Global, Host, HostTime, Mapped, OffsetCursor, Piece, RelativePiece, Side, Tracer,
+    TracerTime,
 };
 use xplane_proto::prost::Message as _;
 use xplane_proto::{
@@ -88,6 +89,11 @@ fn side_flag(outside: Option<Side>, before: u8, after: u8) -> u8 {
 /// both cover is mapped by them alone, exactly as the cursors would map it
 /// ([`Piece::map`]), and any other time goes through the cursors, whose
 /// new pieces are then kept.
+///
+/// Once the line's origins are set ([`Mapper::set_line`]), the kept pieces
+/// are also kept relative to them ([`RelativePiece`]): an event's offset
+/// on the line maps to its output offset in int64 arithmetic, exactly as
+/// the kept pieces map its absolute time.
 struct Mapper<'a> {
     clock: LineClock,
     snap: Option<Cursor<'a, Tracer, Host>>,
@@ -107,6 +113,12 @@ struct Mapper<'a> {
     snap_piece: Option<Piece<Tracer, Host>>,
     /// The piece of `O_i` of the last time mapped through the cursors.
     offset_piece: Option<Piece<Host, Global>>,
+    /// The line's stored start and output zero, ps, once set.
+    line: Option<(i128, i128)>,
+    /// `snap_piece` from the line's tracer start to its stored start.
+    snap_rel: Option<RelativePiece<Tracer, Host>>,
+    /// `offset_piece` from the line's stored start to its output zero.
+    offset_rel: Option<RelativePiece<Host, Global>>,
 }
 
 impl<'a> Mapper<'a> {
@@ -133,6 +145,9 @@ impl<'a> Mapper<'a> {
             pieces_apply: false,
             snap_piece: None,
             offset_piece: None,
+            line: None,
+            snap_rel: None,
+            offset_rel: None,
         };
         mapper.pieces_apply = mapper.inverse.is_none()
             && mapper.to_reference.is_none()
@@ -147,7 +162,55 @@ impl<'a> Mapper<'a> {
         if self.pieces_apply {
             self.snap_piece = self.snap.as_ref().map(Cursor::piece);
             self.offset_piece = self.offset.piece();
+            self.keep_relative();
         }
+    }
+
+    /// Times of the line are `stored_start + offset`, output offsets are
+    /// from `zero`: keeps the kept pieces relative to them too.
+    fn set_line(&mut self, stored_start: i128, zero: i128) {
+        self.line = Some((stored_start, zero));
+        self.keep_relative();
+    }
+
+    fn keep_relative(&mut self) {
+        let Some((start, zero)) = self.line else {
+            return;
+        };
+        let start_tracer = start - self.tracer_shift_ps;
+        self.snap_rel = self
+            .snap_piece
+            .and_then(|p| p.relative(start_tracer, start));
+        self.offset_rel = self.offset_piece.and_then(|p| p.relative(start, zero));
+    }
+
+    /// [`Mapper::map`] of `stored_start + offset_ps` on the line set by
+    /// [`Mapper::set_line`], minus its output zero: by the relative
+    /// pieces when they cover it.
+    #[inline(always)]
+    fn map_on_line(&mut self, offset_ps: i64) -> (i128, u8) {
+        let (start, zero) = self.line.expect("the line is set");
+        let by_relative = match self.clock {
+            LineClock::Wall => self.wall_by_relative(offset_ps),
+            LineClock::Tracer => self.snap_rel.as_ref().and_then(|p| {
+                let (h, side) = p.map(offset_ps)?;
+                let (g, flags) = self.wall_by_relative(h)?;
+                Some((g, flags | side_flag(side, SNAP_BEFORE, SNAP_AFTER)))
+            }),
+            LineClock::Unchanged => None,
+        };
+        if let Some((g, flags)) = by_relative {
+            self.repaired_ps = 0;
+            return (g as i128, flags);
+        }
+        let (out, flags) = self.map(start + offset_ps as i128);
+        (out - zero, flags)
+    }
+
+    #[inline(always)]
+    fn wall_by_relative(&self, h: i64) -> Option<(i64, u8)> {
+        let (g, side) = self.offset_rel.as_ref()?.map(h)?;
+        Some((g, side_flag(side, OFF_BEFORE, OFF_AFTER)))
     }
 
     /// `O_i` by the kept piece, when it covers `h`.
@@ -263,6 +326,8 @@ pub(crate) fn align_line<'a>(
         (line_start_out - base_ps).div_euclid(1000)
     };
     let line_zero_ps = base_ps + new_ts_ns * 1000;
+    starts.set_line(line_start, line_zero_ps);
+    ends.set_line(line_start, line_zero_ps);
     let duration_ps = if line.duration_ps != 0 && clock != LineClock::Unchanged {
         let (end, _) = ends.map(line_start + line.duration_ps as i128);
         let duration = end - line_start_out;
@@ -314,9 +379,16 @@ pub(crate) fn align_line<'a>(
             continue;
         }
         let stored_end = stored_start + event.duration_ps as i128;
-        let (start, start_flags) = starts.map(stored_start);
+        let (start, start_flags) = starts.map_on_line(event.offset_ps());
+        let start = line_zero_ps + start;
         counts.repaired.note(starts.repaired_ps);
-        let (end, end_flags) = ends.map(stored_end);
+        let (end, end_flags) = match event.offset_ps().checked_add(event.duration_ps) {
+            Some(end_offset) => {
+                let (end, flags) = ends.map_on_line(end_offset);
+                (line_zero_ps + end, flags)
+            }
+            None => ends.map(stored_end),
+        };
         // An event stored with a negative duration ends, for the tap, at
         // its start (the map is a function: its start maps there too).
         tap(
@@ -450,6 +522,17 @@ mod tests {
         }
     }
 
+    /// A line context on `clocks` with both session starts at 0.
+    fn context(clocks: &NodeClocks) -> LineContext<'_> {
+        LineContext {
+            clocks,
+            session_start_ns: 0,
+            output_base_ns: 0,
+            corrected_tracer: false,
+            correction_stat: None,
+        }
+    }
+
     fn segs() -> impl Strategy<Value = Vec<(i128, i128)>> {
         prop::collection::vec((MS_PS..50 * MS_PS, -1_000_000i128..=1_000_000), 1..6)
     }
@@ -470,13 +553,7 @@ mod tests {
             steps in prop::collection::vec(-MS_PS..5 * MS_PS, 1..200),
         ) {
             let clocks = clocks(&snap, (!identity).then_some(&offset[..]), hold);
-            let ctx = LineContext {
-                clocks: &clocks,
-                session_start_ns: 0,
-                output_base_ns: 0,
-                corrected_tracer: false,
-                correction_stat: None,
-            };
+            let ctx = context(&clocks);
             for clock in [LineClock::Tracer, LineClock::Wall] {
                 let mut fast = Mapper::new(&ctx, clock);
                 prop_assert!(fast.pieces_apply);
@@ -497,6 +574,47 @@ mod tests {
                 // Once the cursors have run, times within the pieces are
                 // mapped by them (a piece spans at least 1 ms of 5 ms steps).
                 prop_assert!(steps.len() < 20 || by_pieces > 0);
+            }
+        }
+
+        /// An event's offset on a line maps through the relative pieces
+        /// exactly as its absolute time maps through the cursors, flags
+        /// included, for lines anywhere on the maps and output zeros on
+        /// either side of the mapped line start.
+        #[test]
+        fn line_offsets_map_exactly_as_the_cursors(
+            snap in segs(),
+            offset in segs(),
+            identity in any::<bool>(),
+            hold in any::<bool>(),
+            start in -20 * MS_PS..200 * MS_PS,
+            zero in -MS_PS..MS_PS,
+            steps in prop::collection::vec(-MS_PS..5 * MS_PS, 1..200),
+        ) {
+            let clocks = clocks(&snap, (!identity).then_some(&offset[..]), hold);
+            let ctx = context(&clocks);
+            for clock in [LineClock::Tracer, LineClock::Wall] {
+                let line_start = EPOCH_PS + start;
+                let mut fast = Mapper::new(&ctx, clock);
+                let line_zero = fast.map(line_start).0 + zero;
+                fast.set_line(line_start, line_zero);
+                let mut exact = Mapper::new(&ctx, clock);
+                exact.pieces_apply = false;
+                let mut o = 0i64;
+                let mut by_relative = 0;
+                for &step in &steps {
+                    o += step as i64;
+                    let covered = match clock {
+                        LineClock::Tracer => fast.snap_rel.and_then(|p| p.map(o)).map(|(h, _)| h),
+                        _ => Some(o),
+                    };
+                    by_relative += usize::from(covered.and_then(|h| fast.wall_by_relative(h)).is_some());
+                    let (y, flags) = fast.map_on_line(o);
+                    let abs = line_start + o as i128;
+                    prop_assert_eq!((line_zero + y, flags), exact.map_by_cursors(abs), "at {}", abs);
+                    prop_assert_eq!(fast.repaired_ps, 0);
+                }
+                prop_assert!(steps.len() < 20 || by_relative > 0);
             }
         }
     }

@@ -17,7 +17,8 @@
 //!   on which [`Side`] it extrapolated. [`Cursor`] answers sorted queries in
 //!   amortised O(1), binary search answers the rest, identically; a
 //!   cursor's [`Piece`] (the linear piece of its last query) answers the
-//!   queries that stay within it with two compares and no lookup.
+//!   queries that stay within it with two compares and no lookup, and its
+//!   [`RelativePiece`] answers them in int64 offsets from a line's origins.
 //! - [`SnapshotMap`] is `P_i : Tracer → Host` with its inverse (the
 //!   re-bisect on the host side), built from typed [`SnapshotPair`]s under
 //!   a [`SnapshotModel`]: through every pair, or a least-squares fit when
@@ -128,7 +129,7 @@ pub use offset_rows::{
     SkippedRow,
 };
 pub use pair::SnapshotPair;
-pub use piece::Piece;
+pub use piece::{Piece, RelativePiece};
 pub use shift::{ShiftHistogram, ShiftStats};
 pub use snapshot::{SnapshotEstimate, SnapshotMap};
 pub use snapshot_choice::{

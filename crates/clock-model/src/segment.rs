@@ -16,7 +16,7 @@
 use crate::wide;
 
 /// Largest |d| (exclusive) handled by the fixed-point path.
-const FAST_LIMIT: u128 = 1 << 60;
+pub(crate) const FAST_LIMIT: u128 = 1 << 60;
 
 /// A linear piece through `(x0, y0)` with slope `dy/dx` (`dx > 0`, `dy ≥ 0`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +77,12 @@ impl Segment {
         } else {
             self.eval_exact(x)
         }
+    }
+
+    /// The fixed-point parts `(x0, y0, q, frac)` when the fixed-point path
+    /// is enabled (it serves `|x − x0| < 2^60`), else `None`.
+    pub(crate) fn fixed_point(&self) -> Option<(i128, i128, i64, i64)> {
+        (self.limit == FAST_LIMIT).then_some((self.x0, self.y0, self.q, self.frac))
     }
 
     #[cold]
