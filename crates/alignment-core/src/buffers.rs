@@ -1,13 +1,13 @@
 //! Reused output buffers of aligned lines: a line of several MB encoded
 //! into a fresh `Vec` costs the kernel a page fault and a page cleared per
 //! 4 KiB; a buffer taken back once its line is written has its pages
-//! already, for the next batch and the next node.
+//! already, for the next lines and the next node.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A pool of line buffers, shared by the aligners of one run (cloning
 /// shares it). It holds at most the buffers that were in flight at once
-/// (two batches of lines, [`NodeAligner`](crate::NodeAligner)), and frees
+/// (the lines of one window, [`NodeAligner`](crate::NodeAligner)), and frees
 /// them when the last clone is dropped.
 #[derive(Clone, Default)]
 pub struct LineBuffers {

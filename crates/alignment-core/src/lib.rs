@@ -84,6 +84,7 @@ mod node;
 mod offsets;
 mod options;
 mod output;
+mod pipeline;
 mod snapshots;
 mod tap;
 

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use clock_model::NodeId;
-use rayon::prelude::*;
+use std::ops::ControlFlow;
+
 use xplane_proto::{
     CORRECTION_STAT, FileBytes, LineView, METADATA_PLANE, ORIGINAL_PROFILE_START_STAT,
     PROFILE_START_TIME, PROFILE_STOP_TIME, PlaneView, SNAPSHOT_PLANE, SpaceView, TASK_ENV_PLANE,
@@ -21,6 +22,7 @@ use crate::line::{LineClock, LineContext, LineError, align_line};
 use crate::offsets::OffsetsFile;
 use crate::options::{AlignOptions, DeviceTimeline, TracerLines};
 use crate::output::{PlaneOutput, PlaneSource, PlaneWritten, apply_stats};
+use crate::pipeline;
 use crate::tap::{EventTap, NoTap};
 
 /// One node's inputs. `None` fields are read from the files.
@@ -41,11 +43,11 @@ pub struct NodeInput {
     pub start_gpu_ns: Option<u64>,
 }
 
-/// Lines are aligned in parallel in batches of about this many input bytes
-/// (large enough that a plane's few long GPU stream lines share one batch
-/// and are aligned on all cores), one batch written while the next is
-/// aligned; two batches in flight bound the memory held by encoded lines.
-const BATCH_BYTES: usize = 64 << 20;
+/// Lines are aligned on all cores and written in order; a line starts
+/// only when the lines from the first unwritten one up to it hold at most
+/// this many input bytes, which bounds the memory their encoded output
+/// holds while it waits for its turn (see [`pipeline::ordered`]).
+const WINDOW_BYTES: usize = 64 << 20;
 
 /// One node's alignment, set up step by step and run into a file or an
 /// `XSpace` in memory:
@@ -389,40 +391,86 @@ impl<'a> NodeAligner<'a> {
         tap: &mut T,
     ) -> Result<Vec<PlaneWritten>> {
         let wire = |e| AlignError::wire(&self.path, &self.view, e);
-        let mut total = LineCounts::default();
         let mut fallbacks = FallbackCounts::default();
-        let mut reports = Vec::new();
-        let mut written = Vec::new();
-        let mut has_task_env = false;
-        // Events other than the clock snapshot pairs.
-        let mut profile_events = 0;
+        // Every plane is planned first, in order; a plane that cannot be
+        // read ends the plan, its error reported once every plane before
+        // it is written.
+        let mut planes: Vec<PlannedPlane<'_, 'a, T::Plane>> = Vec::new();
+        let mut unreadable = None;
         for plane in self.view.planes() {
-            let plane = plane.map_err(wire)?;
-            let lines: Vec<LineView<'a>> = plane.lines().collect::<Result<_, _>>().map_err(wire)?;
-            for line in &lines {
-                self.count_fallbacks(&plane, line, &mut fallbacks);
-            }
-            let output = place(&PlaneSource {
-                id: plane.id,
-                name: plane.name,
-                lines: &lines,
+            let planned = plane.map_err(wire).and_then(|plane| {
+                let lines: Vec<LineView<'a>> =
+                    plane.lines().collect::<Result<_, _>>().map_err(wire)?;
+                for line in &lines {
+                    self.count_fallbacks(&plane, line, &mut fallbacks);
+                }
+                let output = place(&PlaneSource {
+                    id: plane.id,
+                    name: plane.name,
+                    lines: &lines,
+                });
+                self.plan_plane(plane, lines, output, tap)
             });
-            if plane.name == TASK_ENV_PLANE {
-                has_task_env = true;
-                written.push(self.write_task_environment(Some(&plane), &output, writer)?);
-                continue;
+            match planned {
+                Ok(planned) => planes.push(planned),
+                Err(e) => {
+                    unreadable = Some(e);
+                    break;
+                }
             }
-            let (counts, plane_reports) = self.write_plane(&plane, &lines, &output, writer, tap)?;
-            if plane.name != SNAPSHOT_PLANE {
-                profile_events += counts.events + counts.copied;
-            }
-            written.push(PlaneWritten {
-                lines: lines.len() as u64,
-                events: counts.events + counts.copied,
-            });
-            total.add(&counts);
-            reports.extend(plane_reports);
         }
+        let jobs: Vec<(usize, usize)> = planes
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.task_env)
+            .flat_map(|(k, p)| (0..p.lines.len()).map(move |j| (k, j)))
+            .collect();
+        let weights: Vec<usize> = jobs
+            .iter()
+            .map(|&(k, j)| planes[k].lines[j].0.encoded().len())
+            .collect();
+        let mut out = PlaneWriter {
+            aligner: self,
+            planes: &planes,
+            writer,
+            tap,
+            next: 0,
+            open: None,
+            written: Vec::new(),
+            total: LineCounts::default(),
+            reports: Vec::new(),
+            profile_events: 0,
+            error: None,
+        };
+        let align = |job: usize| {
+            let (k, j) = jobs[job];
+            self.align_planned::<T>(&planes[k], j)
+        };
+        pipeline::ordered(&weights, WINDOW_BYTES, align, |job, aligned| {
+            let (k, j) = jobs[job];
+            match out.line(k, j, aligned) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    out.error = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        });
+        if let Some(e) = out.error.take() {
+            return Err(e);
+        }
+        out.planes_before(planes.len())?;
+        if let Some(e) = unreadable {
+            return Err(e);
+        }
+        let PlaneWriter {
+            mut written,
+            total,
+            reports,
+            profile_events,
+            ..
+        } = out;
+        let has_task_env = planes.iter().any(|p| p.task_env);
         if !has_task_env && self.output_base_ns != 0 {
             let output = place(&PlaneSource {
                 id: 0,
@@ -492,14 +540,27 @@ impl<'a> NodeAligner<'a> {
         self.diagnostics
     }
 
-    fn write_plane<W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>>(
+    /// What writing `plane` needs: its lines and their clocks, its
+    /// metadata as written after them, what its lines' alignment shares,
+    /// and what the tap keeps of it.
+    fn plan_plane<P>(
         &self,
-        plane: &PlaneView<'a>,
-        lines: &[LineView<'a>],
-        output: &PlaneOutput,
-        writer: &mut XSpaceWriter<W>,
-        tap: &mut T,
-    ) -> Result<(LineCounts, Vec<LineReport>)> {
+        plane: PlaneView<'a>,
+        lines: Vec<LineView<'a>>,
+        output: PlaneOutput,
+        tap: &mut impl EventTap<'a, Plane = P>,
+    ) -> Result<PlannedPlane<'_, 'a, P>> {
+        if plane.name == TASK_ENV_PLANE {
+            return Ok(PlannedPlane {
+                view: plane,
+                lines: Vec::new(),
+                output,
+                task_env: true,
+                owned: XPlane::default(),
+                ctx: self.line_context(&plane, None),
+                tapped: None,
+            });
+        }
         let wire = |e| AlignError::wire(&self.path, &self.view, e);
         let mut owned = XPlane {
             id: plane.id,
@@ -521,101 +582,45 @@ impl<'a> NodeAligner<'a> {
         for stat in plane.stats() {
             owned.stats.push(stat.map_err(wire)?.to_owned());
         }
-        let lines: Vec<PlannedLine<'_, 'a>> = lines
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (i, l, self.line_clock(plane, l)))
+        let lines: Vec<(LineView<'a>, LineClock)> = lines
+            .into_iter()
+            .map(|l| {
+                let clock = self.line_clock(&plane, &l);
+                (l, clock)
+            })
             .collect();
-        let aligns = lines.iter().any(|(_, _, c)| *c != LineClock::Unchanged);
+        let aligns = lines.iter().any(|(_, c)| *c != LineClock::Unchanged);
         let correction_stat =
             (self.options.correction_stat && aligns).then(|| owned.intern_stat(CORRECTION_STAT));
-        apply_stats(&mut owned, output);
-        let ctx = self.line_context(plane, correction_stat);
-        let tapped = tap.plane(plane);
-        let tapped = tapped.as_ref();
-        writer.begin_plane(output.id, &output.name)?;
-        let mut counts = LineCounts::default();
-        let mut reports = Vec::with_capacity(lines.len());
-        // Pipelined: while one batch's encoded lines are written (a copy
-        // into the page cache), the next batch is aligned on other cores.
-        let align_batch = |batch: &'_ [PlannedLine<'_, 'a>]| -> Vec<_> {
-            // One task per line: left to rayon's adaptive splitting, the
-            // last lines of a slice (a host plane's two long API lines)
-            // share one task and are aligned one after the other.
-            batch
-                .par_iter()
-                .with_max_len(1)
-                .map(|(index, line, clock)| {
-                    let mut out = self.buffers.take(line.encoded().len() + 64);
-                    let display_id = output.display_ids.get(index).copied();
-                    let mut seen = tapped.map(|p| T::line(p, line));
-                    let shown = |event: &_, mapped| {
-                        if let (Some(p), Some(l)) = (tapped, seen.as_mut()) {
-                            T::event(p, l, event, mapped);
-                        }
-                    };
-                    align_line(&ctx, line, *clock, display_id, &mut out, shown)
-                        .map(|c| (out, c, seen))
-                })
-                .collect()
-        };
-        let mut aligned = None;
-        let mut todo = batches(&lines).into_iter();
-        loop {
-            let next = todo.next();
-            if aligned.is_none() && next.is_none() {
-                break;
-            }
-            let (written, next) = rayon::join(
-                || match aligned.take() {
-                    Some((batch, results)) => self.write_batch(
-                        plane,
-                        batch,
-                        results,
-                        writer,
-                        (&mut *tap, tapped),
-                        (&mut counts, &mut reports),
-                    ),
-                    None => Ok(()),
-                },
-                || next.map(|batch| (batch, align_batch(batch))),
-            );
-            written?;
-            aligned = next;
-        }
-        writer.end_plane(&owned.event_metadata, &owned.stat_metadata, &owned.stats)?;
-        Ok((counts, reports))
+        apply_stats(&mut owned, &output);
+        Ok(PlannedPlane {
+            view: plane,
+            lines,
+            ctx: self.line_context(&plane, correction_stat),
+            tapped: tap.plane(&plane),
+            output,
+            task_env: false,
+            owned,
+        })
     }
 
-    /// Write one aligned batch of lines, counting and reporting them.
-    fn write_batch<W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>>(
+    /// Align line `index` of `plane` into a buffer of the pool.
+    fn align_planned<T: EventTap<'a>>(
         &self,
-        plane: &PlaneView<'_>,
-        batch: &[PlannedLine<'_, '_>],
-        results: Vec<AlignedLine<T::Line>>,
-        writer: &mut XSpaceWriter<W>,
-        (tap, tapped): (&mut T, Option<&T::Plane>),
-        (counts, reports): (&mut LineCounts, &mut Vec<LineReport>),
-    ) -> Result<()> {
-        for ((_, line, clock), result) in batch.iter().zip(results) {
-            let (encoded, line_counts, seen) =
-                result.map_err(|e| self.line_error(plane, line, e))?;
-            writer.line_encoded(&encoded)?;
-            self.buffers.give(encoded);
-            if let (Some(p), Some(l)) = (tapped, seen) {
-                tap.line_done(p, l);
+        plane: &PlannedPlane<'_, 'a, T::Plane>,
+        index: usize,
+    ) -> AlignedLine<T::Line> {
+        let (line, clock) = &plane.lines[index];
+        let mut out = self.buffers.take(line.encoded().len() + 64);
+        let display_id = plane.output.display_ids.get(&index).copied();
+        let tapped = plane.tapped.as_ref();
+        let mut seen = tapped.map(|p| T::line(p, line));
+        let shown = |event: &_, mapped| {
+            if let (Some(p), Some(l)) = (tapped, seen.as_mut()) {
+                T::event(p, l, event, mapped);
             }
-            counts.add(&line_counts);
-            reports.push(LineReport {
-                plane: plane.name.to_owned(),
-                line: line.name.to_owned(),
-                line_id: line.id,
-                clock: *clock,
-                events: line_counts.events,
-                copied: line_counts.copied,
-            });
-        }
-        Ok(())
+        };
+        align_line(&plane.ctx, line, *clock, display_id, &mut out, shown).map(|c| (out, c, seen))
     }
 
     fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
@@ -749,29 +754,120 @@ fn is_empty(line: &LineView<'_>) -> bool {
     line.events().next().is_none()
 }
 
-/// A line to align: its index in the plane, the line, its clock.
-type PlannedLine<'v, 'a> = (usize, &'v LineView<'a>, LineClock);
-
-/// Split lines into batches of about [`BATCH_BYTES`] input bytes.
 /// One aligned line: its encoded body, its counts, what its tap saw.
 type AlignedLine<L> = std::result::Result<(Vec<u8>, LineCounts, Option<L>), LineError>;
 
-fn batches<'l, 'v, 'a>(lines: &'l [PlannedLine<'v, 'a>]) -> Vec<&'l [PlannedLine<'v, 'a>]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut bytes = 0;
-    for (i, (_, line, _)) in lines.iter().enumerate() {
-        bytes += line.encoded().len();
-        if bytes >= BATCH_BYTES {
-            out.push(&lines[start..=i]);
-            start = i + 1;
-            bytes = 0;
+/// A plane of the input, planned for writing (see [`NodeAligner::plan_plane`]).
+struct PlannedPlane<'s, 'a, P> {
+    view: PlaneView<'a>,
+    lines: Vec<(LineView<'a>, LineClock)>,
+    output: PlaneOutput,
+    /// The `Task Environment`: written whole, not aligned line by line.
+    task_env: bool,
+    /// The plane's metadata and stats as written.
+    owned: XPlane,
+    ctx: LineContext<'s>,
+    tapped: Option<P>,
+}
+
+/// Writes a node's planned planes as their aligned lines come, in order.
+struct PlaneWriter<'w, 's, 'a, W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>> {
+    aligner: &'s NodeAligner<'a>,
+    planes: &'w [PlannedPlane<'s, 'a, T::Plane>],
+    writer: &'w mut XSpaceWriter<W>,
+    tap: &'w mut T,
+    /// The first plane not written completely.
+    next: usize,
+    /// The counts of plane `next` when it is open.
+    open: Option<LineCounts>,
+    written: Vec<PlaneWritten>,
+    total: LineCounts,
+    reports: Vec<LineReport>,
+    /// Events other than the clock snapshot pairs.
+    profile_events: u64,
+    /// Why the walk stopped.
+    error: Option<AlignError>,
+}
+
+impl<'a, W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
+    /// Write every plane before plane `k` that is not written yet: those
+    /// with lines are done with their last line; the others (a `Task
+    /// Environment`, a plane without lines) are written whole here.
+    fn planes_before(&mut self, k: usize) -> Result<()> {
+        while self.next < k {
+            let plane = &self.planes[self.next];
+            if plane.task_env {
+                let written = self.aligner.write_task_environment(
+                    Some(&plane.view),
+                    &plane.output,
+                    self.writer,
+                )?;
+                self.written.push(written);
+                self.next += 1;
+            } else {
+                self.open_plane()?;
+                self.close_plane()?;
+            }
         }
+        Ok(())
     }
-    if start < lines.len() {
-        out.push(&lines[start..]);
+
+    fn open_plane(&mut self) -> Result<()> {
+        if self.open.is_none() {
+            let output = &self.planes[self.next].output;
+            self.writer.begin_plane(output.id, &output.name)?;
+            self.open = Some(LineCounts::default());
+        }
+        Ok(())
     }
-    out
+
+    fn close_plane(&mut self) -> Result<()> {
+        let plane = &self.planes[self.next];
+        let counts = self.open.take().unwrap_or_default();
+        let owned = &plane.owned;
+        self.writer
+            .end_plane(&owned.event_metadata, &owned.stat_metadata, &owned.stats)?;
+        if plane.view.name != SNAPSHOT_PLANE {
+            self.profile_events += counts.events + counts.copied;
+        }
+        self.written.push(PlaneWritten {
+            lines: plane.lines.len() as u64,
+            events: counts.events + counts.copied,
+        });
+        self.total.add(&counts);
+        self.next += 1;
+        Ok(())
+    }
+
+    /// Write line `j` of plane `k`, the next in order.
+    fn line(&mut self, k: usize, j: usize, aligned: AlignedLine<T::Line>) -> Result<()> {
+        self.planes_before(k)?;
+        self.open_plane()?;
+        let plane = &self.planes[k];
+        let (line, clock) = &plane.lines[j];
+        let (encoded, line_counts, seen) =
+            aligned.map_err(|e| self.aligner.line_error(&plane.view, line, e))?;
+        self.writer.line_encoded(&encoded)?;
+        self.aligner.buffers.give(encoded);
+        if let (Some(p), Some(l)) = (plane.tapped.as_ref(), seen) {
+            self.tap.line_done(p, l);
+        }
+        if let Some(counts) = self.open.as_mut() {
+            counts.add(&line_counts);
+        }
+        self.reports.push(LineReport {
+            plane: plane.view.name.to_owned(),
+            line: line.name.to_owned(),
+            line_id: line.id,
+            clock: *clock,
+            events: line_counts.events,
+            copied: line_counts.copied,
+        });
+        if j + 1 == plane.lines.len() {
+            self.close_plane()?;
+        }
+        Ok(())
+    }
 }
 
 fn initial_diagnostics(
