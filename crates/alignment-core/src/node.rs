@@ -1,14 +1,14 @@
 //! Aligning one node: its trace file in, an aligned trace file out.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use clock_model::NodeId;
-use std::ops::ControlFlow;
-
+use rayon::prelude::*;
 use xplane_proto::{
     CORRECTION_STAT, FileBytes, LineView, METADATA_PLANE, ORIGINAL_PROFILE_START_STAT,
     PROFILE_START_TIME, PROFILE_STOP_TIME, PlaneView, SNAPSHOT_PLANE, SpaceView, TASK_ENV_PLANE,
-    XPlane, XPlaneExt, XSpaceFile, XSpaceWriter, x_stat,
+    Unparsed, WireError, XPlane, XPlaneExt, XSpaceFile, XSpaceWriter, x_stat,
 };
 
 use crate::buffers::LineBuffers;
@@ -399,8 +399,7 @@ impl<'a> NodeAligner<'a> {
         let mut unreadable = None;
         for plane in self.view.planes() {
             let planned = plane.map_err(wire).and_then(|plane| {
-                let lines: Vec<LineView<'a>> =
-                    plane.lines().collect::<Result<_, _>>().map_err(wire)?;
+                let lines = parse_lines(&plane).map_err(wire)?;
                 for line in &lines {
                     self.count_fallbacks(&plane, line, &mut fallbacks);
                 }
@@ -747,6 +746,33 @@ impl<'a> NodeAligner<'a> {
 fn check_top_level(path: &Path, view: &SpaceView<'_>) -> Result<()> {
     view.check_top_level()
         .map_err(|e| AlignError::wire(path, view, e))
+}
+
+/// The lines of `plane`, parsed on all cores (parsing a line steps over
+/// every event to find the fields after them); the first error in file
+/// order, as a walk of [`PlaneView::lines`] meets it.
+fn parse_lines<'a>(plane: &PlaneView<'a>) -> std::result::Result<Vec<LineView<'a>>, WireError> {
+    let mut found = Vec::new();
+    let mut unfound = None;
+    for line in plane.lines().unparsed() {
+        match line {
+            Ok(line) => found.push(line),
+            Err(e) => {
+                unfound = Some(e);
+                break;
+            }
+        }
+    }
+    let parsed: Vec<_> = found
+        .into_par_iter()
+        .with_max_len(1)
+        .map(Unparsed::parse)
+        .collect();
+    let lines = parsed.into_iter().collect::<std::result::Result<_, _>>()?;
+    match unfound {
+        Some(e) => Err(e),
+        None => Ok(lines),
+    }
 }
 
 /// True when a line holds no event.

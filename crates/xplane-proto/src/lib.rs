@@ -102,7 +102,7 @@ pub use time::{
 };
 pub use view::{
     CheckedEvent, EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated,
-    SpaceView, StatMetadataView, StatValue, StatView, Strings, View,
+    SpaceView, StatMetadataView, StatValue, StatView, Strings, Unparsed, View,
 };
 pub use walk::{Malformed, Place, PlanePart, Totals};
 pub use wire::{Message, WireError, WireErrorKind};

@@ -75,6 +75,47 @@ impl<'a, T> Repeated<'a, T> {
     }
 }
 
+impl<'a, T: View<'a>> Repeated<'a, T> {
+    /// The messages found but not parsed, for parsing elsewhere (on other
+    /// threads): finding a message steps over it, parsing it reads it.
+    pub fn unparsed(mut self) -> impl Iterator<Item = Result<Unparsed<'a, T>, WireError>> {
+        std::iter::from_fn(move || {
+            let found = self.next_payload()?.map(|(bytes, base)| Unparsed {
+                bytes,
+                base,
+                _t: PhantomData,
+            });
+            if found.is_err() {
+                self.done = true;
+            }
+            Some(found)
+        })
+    }
+}
+
+/// A message of a repeated field, found by [`Repeated::unparsed`] and
+/// not yet parsed.
+pub struct Unparsed<'a, T> {
+    bytes: &'a [u8],
+    base: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T> Clone for Unparsed<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Unparsed<'_, T> {}
+
+impl<'a, T: View<'a>> Unparsed<'a, T> {
+    /// Parse it: what [`Repeated`] yields for it.
+    pub fn parse(self) -> Result<T, WireError> {
+        T::parse(self.bytes, self.base)
+    }
+}
+
 impl<'a, T: View<'a>> Iterator for Repeated<'a, T> {
     type Item = Result<T, WireError>;
 

@@ -222,6 +222,37 @@ proptest! {
         }
         check_agrees_with_prost(&bytes);
     }
+
+    #[test]
+    fn lines_parsed_later_are_the_lines_walked(
+        space in space(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+    ) {
+        let mut bytes = common::stream(&space);
+        if !bytes.is_empty() {
+            for (at, byte) in edits {
+                let at = at.index(bytes.len());
+                bytes[at] = byte;
+            }
+        }
+        let Ok(planes) = SpaceView::new(&bytes).planes().collect::<Result<Vec<_>, _>>() else {
+            return Ok(());
+        };
+        for plane in planes {
+            let walked: Vec<_> = plane.lines().collect();
+            // Up to the first error, where the walk stops.
+            let mut later = Vec::new();
+            for found in plane.lines().unparsed() {
+                let line = found.and_then(|line| line.parse());
+                let stop = line.is_err();
+                later.push(line);
+                if stop {
+                    break;
+                }
+            }
+            prop_assert_eq!(format!("{later:?}"), format!("{walked:?}"));
+        }
+    }
 }
 
 /// Every prefix of a real trace: the reader either reports a truncation at
