@@ -15,7 +15,7 @@ use trace_merge::{
     IdScheme, MergeReport, NodeLayout, NodeReport, PlaneKind, PlaneReport, PlannedPlane,
     SnapshotSummary,
 };
-use xplane_proto::{TASK_ENV_PLANE, XPlane, XSpaceFile};
+use xplane_proto::{FileBytes, TASK_ENV_PLANE, XPlane, XSpaceFile};
 
 use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
@@ -171,8 +171,13 @@ impl Plan {
         let mut collectives = settings.validate.then(NodeCollectives::default);
         let mut on_host = BTreeMap::new();
         let buffers = LineBuffers::new();
-        for n in &nodes {
+        let mut opened = None;
+        for (k, n) in nodes.iter().enumerate() {
             let id = n.node.input.node_id;
+            let bytes = match opened.take() {
+                Some(bytes) => bytes,
+                None => open(&n.node.input.trace)?,
+            };
             let captures = WalkCaptures {
                 validation: settings.validate.then_some(&settings.collectives),
                 host_clock: host_clock
@@ -180,8 +185,19 @@ impl Plan {
                     .map(|(_, options)| options),
                 buffers: &buffers,
             };
-            let (node_report, walked) =
-                self.merge_node(n, t_ref, scheme, captures, file.writer())?;
+            // The next node's file is opened and its pages mapped while
+            // this one is aligned, not after it with both cores waiting.
+            let writer = file.writer();
+            let (merged, next) = rayon::join(
+                || self.merge_node(n, bytes, t_ref, scheme, captures, writer),
+                || {
+                    nodes
+                        .get(k + 1)
+                        .map(|next| opened_ahead(&next.node.input.trace))
+                },
+            );
+            let (node_report, walked) = merged?;
+            opened = next.transpose()?;
             report.push_node(node_report);
             diagnostics.push(walked.diagnostics);
             if let (Some(all), Some(c)) = (collectives.as_mut(), walked.collectives) {
@@ -221,27 +237,36 @@ impl Plan {
             on_host: _,
         } = written;
         let output = report.output.clone();
-        file.commit(&report.hostnames, &[], &report.warnings)
-            .map_err(write_err(&output))?;
-        trace_merge::write_summary(
-            &summary,
-            &Summary {
-                merge: &report,
-                alignment: &diagnostics,
-            },
-            &output,
-        )
-        .map_err(RunError::Merge)?;
-        let (before, after) = match collectives {
-            Some(mut c) => {
-                name_merged_nodes(&mut c.after, &report);
-                (
-                    Some(collective_check::check(&c.before, &settings.collectives)),
-                    Some(collective_check::check(&c.after, &settings.collectives)),
+        let collectives = collectives.map(|mut c| {
+            name_merged_nodes(&mut c.after, &report);
+            c
+        });
+        let check =
+            |c: &collective_check::Extraction| collective_check::check(c, &settings.collectives);
+        // The checks run while the trace's last bytes reach the file.
+        let (put, (before, after)) = rayon::join(
+            || {
+                file.commit(&report.hostnames, &[], &report.warnings)
+                    .map_err(write_err(&output))?;
+                trace_merge::write_summary(
+                    &summary,
+                    &Summary {
+                        merge: &report,
+                        alignment: &diagnostics,
+                    },
+                    &output,
                 )
-            }
-            None => (None, None),
-        };
+                .map_err(RunError::Merge)
+            },
+            || match &collectives {
+                Some(c) => {
+                    let (before, after) = rayon::join(|| check(&c.before), || check(&c.after));
+                    (Some(before), Some(after))
+                }
+                None => (None, None),
+            },
+        );
+        put?;
         Ok(MergeOutcome {
             output,
             summary,
@@ -309,13 +334,13 @@ impl Plan {
     fn merge_node<W: std::io::Write + std::io::Seek + Send>(
         &self,
         n: &MergeNode<'_>,
+        bytes: FileBytes,
         t_ref: i128,
         scheme: IdScheme,
         captures: WalkCaptures<'_>,
         writer: &mut xplane_proto::XSpaceWriter<W>,
     ) -> Result<(NodeReport, Walked)> {
         let input = n.node.input;
-        let bytes = open(&input.trace)?;
         let mut placer = Placer::new(
             &n.layout,
             scheme,
@@ -350,8 +375,17 @@ impl Plan {
             snapshots,
             planes,
         };
+        // Unmapped beside the next node's work.
+        rayon::spawn(move || drop(bytes));
         Ok((report, walked))
     }
+}
+
+/// Open a node's trace and map its pages ([`FileBytes::prefault`]).
+fn opened_ahead(path: &Path) -> Result<FileBytes> {
+    let bytes = open(path)?;
+    bytes.prefault();
+    Ok(bytes)
 }
 
 /// A merge written but not in place: its trace is a temporary file until

@@ -17,6 +17,10 @@ pub const MAX_FILE_BYTES: u64 = 2 << 30;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// The smallest page size of the platforms served: a read every `PAGE`
+/// bytes reaches every page (a larger page, more than once).
+const PAGE: usize = 4096;
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_path_buf(),
@@ -151,6 +155,20 @@ impl FileBytes {
     /// [`SpaceView::locate`]).
     pub fn locate(&self, found: crate::WireError) -> Error {
         malformed_error(&self.path, &self.view(), found)
+    }
+
+    /// Map every page of a memory-mapped file now (one read per page), so
+    /// that a later reader meets no page fault: done on another thread
+    /// while other work runs, it takes the kernel's mapping of the file
+    /// off that reader's path. Bytes read into memory have nothing to map.
+    pub fn prefault(&self) {
+        if let Data::Mapped(map) = &self.data {
+            let mut sum = 0u8;
+            for at in (0..map.len()).step_by(PAGE) {
+                sum ^= map[at];
+            }
+            std::hint::black_box(sum);
+        }
     }
 
     /// Attach this file's name to an error of the zero-copy reader.
