@@ -2,8 +2,9 @@
 # Side-by-side speed and peak memory of the Python prototype merger
 # (`tools/trace_combiner.py` of the public repository ROCm/xla, branch
 # howwang/distsync) and `align-cli merge`, on the same files of one run.
-# Each tool runs REPEAT times (default 2) under `/usr/bin/time -v`; the best
-# wall time and that run's CPU time and peak RSS are reported. `align-cli
+# Each tool runs REPEAT times (default 2) under `/usr/bin/time -v`, each run
+# into a new file (the previous run's output removed first, untimed); the
+# best wall time and that run's CPU time and peak RSS are reported. `align-cli
 # merge` does its whole job: align every node, merge, and check the
 # collectives before and after; the prototype maps and merges only. This
 # script fetches nothing.
@@ -90,6 +91,9 @@ run() {
   best_rss=""
   for ((i = 1; i <= repeat; i++)); do
     log="$out/$name.$i"
+    # Each run writes a new file: freeing the previous run's output
+    # (hundreds of MB) is not part of the merge being timed.
+    rm -f "$out/$name.xplane.pb" "$out/$name.metadata.json"
     if ! /usr/bin/time -v -o "$log.time" "$@" >"$log.out" 2>"$log.err"; then
       echo "$name failed (run $i); see $log.out, $log.err" >&2
       tail -5 "$log.err" >&2
