@@ -97,6 +97,9 @@ struct MergeNode<'p> {
     stop_ns: Option<i128>,
     /// The reference node's aligned `Task Environment`.
     task_env: Option<XPlane>,
+    /// The trace as opened (and its pages mapped) to prepare the node,
+    /// kept for the first node merged.
+    opened: Option<FileBytes>,
 }
 
 impl Plan {
@@ -151,11 +154,12 @@ impl Plan {
         let scheme = IdScheme::new(settings.gpu_id_stride)
             .ok_or(RunError::GpuIdStride(settings.gpu_id_stride))?;
         let reference = self.options.reference_node;
-        let nodes: Vec<MergeNode<'_>> = self
+        let mut nodes: Vec<MergeNode<'_>> = self
             .merge_order()
             .into_par_iter()
+            .enumerate()
             .with_max_len(1) // one task per node
-            .map(|input| self.prepare_merge(input, scheme))
+            .map(|(k, input)| self.prepare_merge(input, scheme, k == 0))
             .collect::<Result<_>>()?;
         let t_ref = nodes[0].node.session_start_ns;
         let stop = nodes.iter().filter_map(|n| n.stop_ns).max();
@@ -171,7 +175,7 @@ impl Plan {
         let mut collectives = settings.validate.then(NodeCollectives::default);
         let mut on_host = BTreeMap::new();
         let buffers = LineBuffers::new();
-        let mut opened = None;
+        let mut opened = nodes[0].opened.take();
         for (k, n) in nodes.iter().enumerate() {
             let id = n.node.input.node_id;
             let bytes = match opened.take() {
@@ -209,6 +213,8 @@ impl Plan {
             }
             progress(id);
         }
+        // The line buffers (tens of MB) are freed beside what follows.
+        rayon::spawn(move || drop(buffers));
         report.finish();
         diagnostics.sort_by_key(|d| d.node_id);
         Ok(Unpublished {
@@ -288,6 +294,7 @@ impl Plan {
         &self,
         input: &'p alignment_core::NodeInput,
         scheme: IdScheme,
+        keep_open: bool,
     ) -> Result<MergeNode<'p>> {
         let is_reference = input.node_id == self.options.reference_node;
         let bytes = open(&input.trace)?;
@@ -327,6 +334,7 @@ impl Plan {
             layout,
             stop_ns,
             task_env,
+            opened: keep_open.then_some(bytes),
         })
     }
 
