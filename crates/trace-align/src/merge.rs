@@ -120,8 +120,9 @@ impl Plan {
     /// straight into the merged writer (lines in parallel), and its
     /// collectives, as recorded and as aligned, are taken from that walk
     /// (every event passes the collective scan with its mapped times).
-    /// Nodes are written one after the other, so memory holds one node's
-    /// mapping at a time. The output and its summary appear only when
+    /// Nodes are written one after the other; the next node's trace is
+    /// mapped while one is aligned, so memory holds at most two nodes'
+    /// mappings at a time. The output and its summary appear only when
     /// complete; on any error neither is written.
     pub fn merge_with_progress(
         &self,
