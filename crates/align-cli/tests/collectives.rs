@@ -152,4 +152,15 @@ fn a_merge_of_one_trace_from_its_collectives_says_it_needs_two() {
             "only node 1 is in the run: clocks from the collectives need the traces of two or more nodes",
         ));
     assert!(!out.exists());
+    // Without `--reference`, the node the run lacks is named, and the ones it has.
+    cli()
+        .args(["merge", "-o"])
+        .arg(&out)
+        .arg(&rank1)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the reference node 0 has no trace: the run's nodes are 1 (the reference must be one of them)",
+        ));
+    assert!(!out.exists());
 }

@@ -160,7 +160,10 @@ pub enum AlignError {
         source: xplane_proto::prost::DecodeError,
     },
     /// The node is not in the offsets file's header.
-    #[error("{path}: meta header: node {node} is not listed (nodes: {listed:?})")]
+    #[error(
+        "{path}: meta header: node {node} is not listed (nodes: {})",
+        clock_model::NodeList(listed)
+    )]
     NodeNotListed {
         /// The offsets file.
         path: PathBuf,

@@ -122,7 +122,7 @@ pub use error::ClockError;
 pub use fit::OffsetFit;
 pub use map::PiecewiseLinear;
 pub use mapped::{ClockMap, Extrapolation, MapCursor, Mapped, Side};
-pub use node::NodeId;
+pub use node::{NodeId, NodeList};
 pub use offset_map::{OffsetCursor, OffsetEstimate, OffsetMap, OffsetModel};
 pub use offset_rows::{
     AnchorSource, OffsetAnchor, OffsetAnchors, OffsetRow, OffsetWarning, RowWindow, SkipReason,

@@ -56,9 +56,34 @@ impl fmt::Display for NodeId {
     }
 }
 
+/// Node ids as messages write them: `0, 1, 3` (`NodeList(&ids)`).
+#[derive(Clone, Copy, Debug)]
+pub struct NodeList<'a>(pub &'a [NodeId]);
+
+impl fmt::Display for NodeList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (k, node) in self.0.iter().enumerate() {
+            if k > 0 {
+                f.write_str(", ")?;
+            }
+            fmt::Display::fmt(node, f)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_of_nodes_reads_as_their_numbers() {
+        assert_eq!(
+            NodeList(&[NodeId(0), NodeId(1), NodeId(3)]).to_string(),
+            "0, 1, 3"
+        );
+        assert_eq!(NodeList(&[]).to_string(), "");
+    }
 
     #[test]
     fn displays_and_orders_as_its_number() {

@@ -38,8 +38,9 @@ pub enum Error {
     /// Nodes that share instances among themselves but are not linked to
     /// the reference node, not even through other nodes.
     #[error(
-        "nodes {nodes:?} share collectives only among themselves, never (even through other \
-         nodes) with the reference node {reference}"
+        "nodes {} share collectives only among themselves, never (even through other \
+         nodes) with the reference node {reference}",
+        clock_model::NodeList(nodes)
     )]
     Disconnected {
         /// The nodes of the unlinked group.

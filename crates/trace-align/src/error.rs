@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clock_model::NodeId;
+use clock_model::{NodeId, NodeList};
 /// Why a run could not be discovered, planned, aligned or merged. Every
 /// variant names the file, folder or node concerned; a failed merge leaves
 /// no output behind.
@@ -76,7 +76,10 @@ pub enum RunError {
         path: PathBuf,
     },
     /// The offsets file lists a node that has no trace.
-    #[error("{path}: the offsets list node {node}, but no trace was found for it (have {have:?})")]
+    #[error(
+        "{path}: the offsets list node {node}, but no trace was found for it (the run's nodes are {})",
+        NodeList(have)
+    )]
     OffsetsNodeWithoutTrace {
         /// The offsets file.
         path: PathBuf,
@@ -94,7 +97,10 @@ pub enum RunError {
         node: NodeId,
     },
     /// The reference node has no trace.
-    #[error("the reference node {node} has no trace (have {have:?})")]
+    #[error(
+        "the reference node {node} has no trace: the run's nodes are {} (the reference must be one of them)",
+        NodeList(have)
+    )]
     ReferenceWithoutTrace {
         /// The reference node.
         node: NodeId,

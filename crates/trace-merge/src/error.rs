@@ -22,7 +22,10 @@ pub enum MergeError {
         second: PathBuf,
     },
     /// The reference node is not among the inputs.
-    #[error("reference node {node_id} is not among the inputs (nodes: {known:?})")]
+    #[error(
+        "reference node {node_id} is not among the inputs (nodes: {})",
+        clock_model::NodeList(known)
+    )]
     UnknownReference {
         /// The requested reference node.
         node_id: NodeId,
