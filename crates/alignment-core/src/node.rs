@@ -418,10 +418,10 @@ impl<'a> NodeAligner<'a> {
                 }
             }
         }
+        // A `Task Environment` has no lines planned: it is written whole.
         let jobs: Vec<(usize, usize)> = planes
             .iter()
             .enumerate()
-            .filter(|(_, p)| !p.task_env)
             .flat_map(|(k, p)| (0..p.lines.len()).map(move |j| (k, j)))
             .collect();
         let weights: Vec<usize> = jobs
@@ -439,8 +439,8 @@ impl<'a> NodeAligner<'a> {
             total: LineCounts::default(),
             reports: Vec::new(),
             profile_events: 0,
-            error: None,
         };
+        let mut failed = None;
         let align = |job: usize| {
             let (k, j) = jobs[job];
             self.align_planned::<T>(&planes[k], j)
@@ -450,12 +450,12 @@ impl<'a> NodeAligner<'a> {
             match out.line(k, j, aligned) {
                 Ok(()) => ControlFlow::Continue(()),
                 Err(e) => {
-                    out.error = Some(e);
+                    failed = Some(e);
                     ControlFlow::Break(())
                 }
             }
         });
-        if let Some(e) = out.error.take() {
+        if let Some(e) = failed {
             return Err(e);
         }
         out.planes_before(planes.len())?;
@@ -811,8 +811,6 @@ struct PlaneWriter<'w, 's, 'a, W: std::io::Write + std::io::Seek + Send, T: Even
     reports: Vec<LineReport>,
     /// Events other than the clock snapshot pairs.
     profile_events: u64,
-    /// Why the walk stopped.
-    error: Option<AlignError>,
 }
 
 impl<'a, W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {

@@ -5,9 +5,8 @@
 //! the jobs from the oldest uncommitted one up to it weigh at most the
 //! window (the oldest itself always may): that bounds what results wait
 //! in memory for their turn. Within each stretch of jobs weighing half
-//! the window, the heaviest start first, so that a plane's one long GPU
-//! stream line is not left to run alone on one core after its short
-//! neighbours are done.
+//! the window, the heaviest start first, so that a long line is not left
+//! to run alone on one core after its short neighbours are done.
 //!
 //! The commit runs on whichever thread finishes the job whose turn it is
 //! (under a lock, never waited for: a thread that finds it taken goes

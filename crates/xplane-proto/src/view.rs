@@ -79,16 +79,13 @@ impl<'a, T: View<'a>> Repeated<'a, T> {
     /// The messages found but not parsed, for parsing elsewhere (on other
     /// threads): finding a message steps over it, parsing it reads it.
     pub fn unparsed(mut self) -> impl Iterator<Item = Result<Unparsed<'a, T>, WireError>> {
+        // `next_payload` ends the walk at its first error.
         std::iter::from_fn(move || {
-            let found = self.next_payload()?.map(|(bytes, base)| Unparsed {
+            Some(self.next_payload()?.map(|(bytes, base)| Unparsed {
                 bytes,
                 base,
                 _t: PhantomData,
-            });
-            if found.is_err() {
-                self.done = true;
-            }
-            Some(found)
+            }))
         })
     }
 }
