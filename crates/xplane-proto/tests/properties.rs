@@ -181,6 +181,19 @@ fn check_agrees_with_prost(bytes: &[u8]) {
     }
 }
 
+/// `space` as the streaming writer encodes it, with byte `at` set to
+/// `byte` for each edit (none on an empty encoding).
+fn edited(space: &XSpace, edits: &[(prop::sample::Index, u8)]) -> Vec<u8> {
+    let mut bytes = common::stream(space);
+    if !bytes.is_empty() {
+        for (at, byte) in edits {
+            let at = at.index(bytes.len());
+            bytes[at] = *byte;
+        }
+    }
+    bytes
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -213,13 +226,7 @@ proptest! {
         space in space(),
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
     ) {
-        let mut bytes = common::stream(&space);
-        if !bytes.is_empty() {
-            for (at, byte) in edits {
-                let at = at.index(bytes.len());
-                bytes[at] = byte;
-            }
-        }
+        let bytes = edited(&space, &edits);
         check_agrees_with_prost(&bytes);
     }
 
@@ -228,13 +235,7 @@ proptest! {
         space in space(),
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
     ) {
-        let mut bytes = common::stream(&space);
-        if !bytes.is_empty() {
-            for (at, byte) in edits {
-                let at = at.index(bytes.len());
-                bytes[at] = byte;
-            }
-        }
+        let bytes = edited(&space, &edits);
         let Ok(planes) = SpaceView::new(&bytes).planes().collect::<Result<Vec<_>, _>>() else {
             return Ok(());
         };
