@@ -4,6 +4,7 @@
 //! works (copying stats, extracting collectives) reports them through
 //! [`SpaceView::locate`], so every command gives the same message.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use crate::quick::stats_well_formed;
@@ -11,6 +12,10 @@ use crate::view::{EventView, PlaneView, SpaceView, StatView};
 use crate::wire::{Fields, Message, WireError, WireErrorKind};
 
 /// How many of each message an XSpace holds, as counted by [`SpaceView::walk_all`].
+///
+/// A metadata entry whose key repeats an earlier one of its plane's map
+/// replaces it, as a decoder keeps the last: it is counted once, with
+/// the last entry's stats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Totals {
@@ -259,16 +264,22 @@ fn walk_plane(plane: &PlaneView<'_>, totals: &mut Totals) -> Result<(), Located>
             totals.stats += event.check_stats().map_err(at)?;
         }
     }
+    // Per key, the stats of its last entry.
+    let mut event_metadata = HashMap::new();
     for (i, entry) in plane.event_metadata().enumerate() {
         let at = |source| (PlanePart::EventMetadata { entry: i }, source);
         let entry = entry.map_err(at)?;
-        totals.event_metadata += 1;
-        totals.stats += count_stats(entry.value.stats()).map_err(at)?;
+        let stats = count_stats(entry.value.stats()).map_err(at)?;
+        event_metadata.insert(entry.key, stats);
     }
+    totals.event_metadata += event_metadata.len() as u64;
+    totals.stats += event_metadata.values().sum::<u64>();
+    let mut stat_metadata = HashSet::new();
     for (i, entry) in plane.stat_metadata().enumerate() {
-        entry.map_err(|e| (PlanePart::StatMetadata { entry: i }, e))?;
-        totals.stat_metadata += 1;
+        let entry = entry.map_err(|e| (PlanePart::StatMetadata { entry: i }, e))?;
+        stat_metadata.insert(entry.key);
     }
+    totals.stat_metadata += stat_metadata.len() as u64;
     for (i, stat) in plane.stats().enumerate() {
         stat.map_err(|e| (PlanePart::PlaneStat { stat: i }, e))?;
         totals.stats += 1;

@@ -291,6 +291,39 @@ fn every_truncation_of_a_fixture_errors_or_matches_prost() {
     assert_eq!(boundaries, top_fields, "{}", path.display());
 }
 
+/// A plane whose event metadata map holds key 1 twice (two encodings of
+/// a plane concatenated merge as one): the walk counts what a decoder
+/// keeps, the last entry and its stats.
+#[test]
+fn a_repeated_metadata_key_counts_once_with_the_last_entry() {
+    let meta = |stats: usize| XEventMetadata {
+        id: 1,
+        stats: (0..stats)
+            .map(|k| XStat {
+                metadata_id: k as i64,
+                value: None,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let part = |stats| XPlane {
+        event_metadata: BTreeMap::from([(1, meta(stats))]),
+        stat_metadata: BTreeMap::from([(2, XStatMetadata::default())]),
+        ..Default::default()
+    };
+    let mut plane = part(2).encode_to_vec();
+    plane.extend(part(1).encode_to_vec());
+    let mut space = vec![0x0a];
+    prost::encoding::encode_varint(plane.len() as u64, &mut space);
+    space.extend(plane);
+    let totals = SpaceView::new(&space).walk_all().unwrap();
+    assert_eq!(
+        (totals.event_metadata, totals.stat_metadata, totals.stats),
+        (1, 1, 1)
+    );
+    check_agrees_with_prost(&space);
+}
+
 #[test]
 fn map_entry_with_two_values_is_refused() {
     // XPlane { stat_metadata: { 1: value twice } }, which prost would merge.
