@@ -20,11 +20,12 @@
 //!   [`AlignNode::to_file`]) or an `XSpace` in memory
 //!   ([`AlignNode::to_space`]);
 //!   [`NodeAligner`] ([`NodeAligner::with_clocks`]) streams the aligned
-//!   planes into any [`xplane_proto::XSpaceWriter`], each where the caller
+//!   planes into any [`xplane_proto::XSpaceWriter`] onto a
+//!   [`BufferSink`](xplane_proto::BufferSink), each where the caller
 //!   places it ([`NodeAligner::write_placed`], [`PlaneOutput`]): the
 //!   `trace-align` merge writes every node straight into the merged trace
 //!   this way, and reads collectives as aligned with [`NodeAligner::retime`];
-//!   its nodes share one pool of line buffers ([`LineBuffers`]).
+//!   its nodes share one pool of line buffers ([`BufferPool`](xplane_proto::BufferPool)).
 //! - [`AlignOptions`] holds the policies; [`NodeDiagnostics`] reports what
 //!   was done (JSON and a human summary), including every default read
 //!   for lack of evidence, with its count ([`Fallback`]). Errors are
@@ -75,7 +76,6 @@
 //! ```
 #![deny(missing_docs)]
 
-mod buffers;
 mod clocks;
 mod diagnostics;
 mod error;
@@ -88,7 +88,6 @@ mod pipeline;
 mod snapshots;
 mod tap;
 
-pub use buffers::LineBuffers;
 pub use clock_model::NodeId;
 pub use clocks::{NodeClocks, OFFSETS_BASE_NODE};
 pub use diagnostics::{

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use clock_model::NodeId;
 use rayon::prelude::*;
 use xplane_proto::{
-    CORRECTION_STAT, FileBytes, LineView, METADATA_PLANE, ORIGINAL_PROFILE_START_STAT,
-    PROFILE_START_TIME, PROFILE_STOP_TIME, PlaneView, SNAPSHOT_PLANE, SpaceView, TASK_ENV_PLANE,
-    Unparsed, WireError, XPlane, XPlaneExt, XSpaceFile, XSpaceWriter, x_stat,
+    BufferPool, BufferSink, CORRECTION_STAT, FileBytes, LineView, METADATA_PLANE,
+    ORIGINAL_PROFILE_START_STAT, PROFILE_START_TIME, PROFILE_STOP_TIME, PlaneView, SNAPSHOT_PLANE,
+    SpaceView, TASK_ENV_PLANE, Unparsed, WireError, XPlane, XPlaneExt, XSpaceFile, XSpaceWriter,
+    x_stat,
 };
 
-use crate::buffers::LineBuffers;
 use crate::clocks::NodeClocks;
 use crate::diagnostics::{
     AnchorReport, FallbackCounts, LineCounts, LineReport, NodeDiagnostics, SkippedReport,
@@ -152,7 +152,7 @@ pub struct NodeAligner<'a> {
     no_session_start: bool,
     diagnostics: NodeDiagnostics,
     /// Where encoded lines are built, and given back once written.
-    buffers: LineBuffers,
+    buffers: BufferPool,
 }
 
 impl<'a> NodeAligner<'a> {
@@ -210,7 +210,7 @@ impl<'a> NodeAligner<'a> {
             output_base_ns,
             no_session_start,
             diagnostics,
-            buffers: LineBuffers::new(),
+            buffers: BufferPool::new(),
         };
         aligner.check_tracer_inputs()?;
         Ok(aligner)
@@ -328,7 +328,7 @@ impl<'a> NodeAligner<'a> {
     /// Build the encoded lines in `buffers`' buffers, shared with other
     /// aligners (of the other nodes of a merge): the pages of a buffer
     /// already written are reused instead of faulted in anew.
-    pub fn share_buffers(&mut self, buffers: &LineBuffers) {
+    pub fn share_buffers(&mut self, buffers: &BufferPool) {
         self.buffers = buffers.clone();
     }
 
@@ -358,10 +358,7 @@ impl<'a> NodeAligner<'a> {
 
     /// Write every aligned plane into `writer` (which must be between
     /// planes), each with its input id and name.
-    pub fn write<W: std::io::Write + std::io::Seek + Send>(
-        &mut self,
-        writer: &mut XSpaceWriter<W>,
-    ) -> Result<()> {
+    pub fn write<W: BufferSink + Send>(&mut self, writer: &mut XSpaceWriter<W>) -> Result<()> {
         self.write_placed(writer, |p| PlaneOutput::same(p.id, p.name))
             .map(drop)
     }
@@ -372,7 +369,7 @@ impl<'a> NodeAligner<'a> {
     /// intermediate file. `place` sees every plane written, in order,
     /// including a `Task Environment` added to a trace that had none.
     /// Returns what was written of each plane, in order.
-    pub fn write_placed<W: std::io::Write + std::io::Seek + Send>(
+    pub fn write_placed<W: BufferSink + Send>(
         &mut self,
         writer: &mut XSpaceWriter<W>,
         place: impl FnMut(&PlaneSource<'_, 'a>) -> PlaneOutput,
@@ -384,7 +381,7 @@ impl<'a> NodeAligner<'a> {
     /// written (its `Task Environment` aside) to `tap` with its mapped
     /// times as it is aligned: whoever needs the events with their new
     /// times (the collective check of a merge) reads them from this walk.
-    pub fn write_tapped<W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>>(
+    pub fn write_tapped<W: BufferSink + Send, T: EventTap<'a>>(
         &mut self,
         writer: &mut XSpaceWriter<W>,
         mut place: impl FnMut(&PlaneSource<'_, 'a>) -> PlaneOutput,
@@ -655,7 +652,7 @@ impl<'a> NodeAligner<'a> {
         }
     }
 
-    fn write_task_environment<W: std::io::Write + std::io::Seek + Send>(
+    fn write_task_environment<W: BufferSink + Send>(
         &self,
         plane: Option<&PlaneView<'_>>,
         output: &PlaneOutput,
@@ -797,7 +794,7 @@ struct PlannedPlane<'s, 'a, P> {
 }
 
 /// Writes a node's planned planes as their aligned lines come, in order.
-struct PlaneWriter<'w, 's, 'a, W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>> {
+struct PlaneWriter<'w, 's, 'a, W: BufferSink + Send, T: EventTap<'a>> {
     aligner: &'s NodeAligner<'a>,
     planes: &'w [PlannedPlane<'s, 'a, T::Plane>],
     writer: &'w mut XSpaceWriter<W>,
@@ -813,7 +810,7 @@ struct PlaneWriter<'w, 's, 'a, W: std::io::Write + std::io::Seek + Send, T: Even
     profile_events: u64,
 }
 
-impl<'a, W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
+impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
     /// Write every plane before plane `k` that is not written yet: those
     /// with lines are done with their last line; the others (a `Task
     /// Environment`, a plane without lines) are written whole here.
@@ -871,8 +868,7 @@ impl<'a, W: std::io::Write + std::io::Seek + Send, T: EventTap<'a>> PlaneWriter<
         let (line, clock) = &plane.lines[j];
         let (encoded, line_counts, seen) =
             aligned.map_err(|e| self.aligner.line_error(&plane.view, line, e))?;
-        self.writer.line_encoded(&encoded)?;
-        self.aligner.buffers.give(encoded);
+        self.writer.line_buffer(encoded, &self.aligner.buffers)?;
         if let (Some(p), Some(l)) = (plane.tapped.as_ref(), seen) {
             self.tap.line_done(p, l);
         }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use alignment_core::{LineBuffers, NodeDiagnostics, PlaneOutput};
+use alignment_core::{NodeDiagnostics, PlaneOutput};
 use collective_check::Report;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -75,7 +75,7 @@ impl Plan {
         std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
         let mut nodes = Vec::with_capacity(prepared.len());
         let mut all = collectives.map(|_| NodeCollectives::default());
-        let buffers = LineBuffers::new();
+        let buffers = xplane_proto::BufferPool::new();
         for (node, output) in prepared.iter().zip(outputs) {
             let bytes = open(&node.input.trace)?;
             let mut file = XSpaceFile::create(&output).map_err(write_err(&output))?;

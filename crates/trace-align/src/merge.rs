@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clock_model::NodeId;
 
-use alignment_core::{LineBuffers, NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
+use alignment_core::{NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
 use collective_check::Report;
 use collective_clock::EstimateReport;
 use rayon::prelude::*;
@@ -175,7 +175,7 @@ impl Plan {
         let mut diagnostics = Vec::with_capacity(nodes.len());
         let mut collectives = settings.validate.then(NodeCollectives::default);
         let mut on_host = BTreeMap::new();
-        let buffers = LineBuffers::new();
+        let buffers = xplane_proto::BufferPool::new();
         let mut opened = nodes[0].opened.take();
         for (k, n) in nodes.iter().enumerate() {
             let id = n.node.input.node_id;
@@ -340,7 +340,7 @@ impl Plan {
     }
 
     /// Align one node into the merged writer.
-    fn merge_node<W: std::io::Write + std::io::Seek + Send>(
+    fn merge_node<W: xplane_proto::BufferSink + Send>(
         &self,
         n: &MergeNode<'_>,
         bytes: FileBytes,

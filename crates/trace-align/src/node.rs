@@ -4,8 +4,7 @@
 use std::path::Path;
 
 use alignment_core::{
-    LineBuffers, NodeAligner, NodeClocks, NodeDiagnostics, NodeInput, PlaneOutput, PlaneSource,
-    PlaneWritten,
+    NodeAligner, NodeClocks, NodeDiagnostics, NodeInput, PlaneOutput, PlaneSource, PlaneWritten,
 };
 use collective_check::{Capture, Extraction, NodeSource, Retime, append_retimed};
 use xplane_proto::{FileBytes, LineView, PlaneView, XSpaceWriter};
@@ -68,7 +67,7 @@ pub(crate) struct WalkCaptures<'s> {
     /// probe check), read with these options.
     pub host_clock: Option<&'s collective_check::Options>,
     /// The line buffers the aligners of a run share.
-    pub buffers: &'s LineBuffers,
+    pub buffers: &'s xplane_proto::BufferPool,
 }
 
 /// What a node's aligning walk gave besides its planes.
@@ -94,7 +93,7 @@ impl PreparedNode<'_> {
     /// Align the node's trace `bytes` into `writer`, each plane placed by
     /// `place`, and take what `captures` asks for from the same walk.
     /// `output_start_ns` is the output's session start.
-    pub(crate) fn align_into<W: std::io::Write + std::io::Seek + Send>(
+    pub(crate) fn align_into<W: xplane_proto::BufferSink + Send>(
         &self,
         bytes: &FileBytes,
         options: &alignment_core::AlignOptions,

@@ -76,7 +76,9 @@ mod background;
 mod error;
 mod file;
 mod index;
+mod pool;
 mod quick;
+mod sink;
 mod time;
 mod view;
 mod walk;
@@ -94,6 +96,8 @@ pub use generated::{
     XStatMetadata, x_event, x_stat,
 };
 pub use index::{PlaneIndex, XPlaneExt};
+pub use pool::BufferPool;
+pub use sink::BufferSink;
 pub use time::{
     CORRECTION_STAT, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, METADATA_PLANE, NODE_ID_STAT,
     ORIGINAL_PLANE_STAT, ORIGINAL_PROFILE_START_STAT, PROFILE_START_TIME, PROFILE_STOP_TIME,

@@ -17,6 +17,8 @@ use prost::encoding::{WireType, encode_key, encode_varint};
 use crate::background::BackgroundFile;
 use crate::file::{MAX_FILE_BYTES, write_atomically};
 use crate::generated::{XEvent, XLine, XPlane, XSpace, XStat, x_event};
+use crate::pool::BufferPool;
+use crate::sink::BufferSink;
 use crate::view::{EventData, EventView};
 use crate::{Error, Result};
 
@@ -162,6 +164,21 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         self.expect(State::Plane, "line_encoded");
         self.write_field_head(3, encoded.len())?;
         self.write(encoded)
+    }
+
+    /// [`XSpaceWriter::line_encoded`] of a whole buffer: the output takes
+    /// the buffer (a [`crate::BackgroundFile`] without copying a large
+    /// one) and gives it back to `pool` once its bytes are written.
+    pub fn line_buffer(&mut self, encoded: Vec<u8>, pool: &BufferPool) -> Result<()>
+    where
+        W: BufferSink,
+    {
+        self.expect(State::Plane, "line_buffer");
+        self.write_field_head(3, encoded.len())?;
+        let n = encoded.len() as u64;
+        self.out.write_buffer(encoded, pool)?;
+        self.pos += n;
+        Ok(())
     }
 
     /// Open a line in the open plane; `header`'s events are ignored.

@@ -1,28 +1,30 @@
-//! Reused output buffers of aligned lines: a line of several MB encoded
-//! into a fresh `Vec` costs the kernel a page fault and a page cleared per
-//! 4 KiB; a buffer taken back once its line is written has its pages
-//! already, for the next lines and the next node.
+//! Reused byte buffers: a line of several MB encoded into a fresh `Vec`
+//! costs the kernel a page fault and a page cleared per 4 KiB; a buffer
+//! given back once its bytes are written has its pages already, for the
+//! next lines and the next node.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// A pool of line buffers, shared by the aligners of one run (cloning
-/// shares it). It holds at most the buffers that were in flight at once
-/// (the lines of one window, [`NodeAligner`](crate::NodeAligner)), and frees
-/// them when the last clone is dropped.
+/// A pool of byte buffers, shared by whoever fills them and whoever writes
+/// them out (cloning shares it): the aligners of one run take their line
+/// buffers from it, and [`BufferSink::write_buffer`](crate::BufferSink)
+/// gives each back once its bytes are written, possibly on another thread.
+/// It holds at most the buffers that were in use at once, and frees them
+/// when the last clone is dropped.
 #[derive(Clone, Default)]
-pub struct LineBuffers {
+pub struct BufferPool {
     free: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
-impl std::fmt::Debug for LineBuffers {
+impl std::fmt::Debug for BufferPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LineBuffers")
+        f.debug_struct("BufferPool")
             .field("free", &self.lock().len())
             .finish()
     }
 }
 
-impl LineBuffers {
+impl BufferPool {
     /// An empty pool.
     pub fn new() -> Self {
         Self::default()
@@ -36,7 +38,7 @@ impl LineBuffers {
     /// An empty buffer of at least `capacity` bytes: the smallest free one
     /// that is large enough, else the largest grown (its pages are kept),
     /// else a new one.
-    pub(crate) fn take(&self, capacity: usize) -> Vec<u8> {
+    pub fn take(&self, capacity: usize) -> Vec<u8> {
         let mut free = self.lock();
         let fits = (0..free.len())
             .filter(|&i| free[i].capacity() >= capacity)
@@ -53,7 +55,7 @@ impl LineBuffers {
     }
 
     /// Give back a buffer whose contents are written.
-    pub(crate) fn give(&self, buffer: Vec<u8>) {
+    pub fn give(&self, buffer: Vec<u8>) {
         if buffer.capacity() > 0 {
             self.lock().push(buffer);
         }
@@ -66,7 +68,7 @@ mod tests {
 
     #[test]
     fn a_buffer_given_back_is_taken_again_empty() {
-        let pool = LineBuffers::new();
+        let pool = BufferPool::new();
         let mut b = pool.take(1000);
         b.extend_from_slice(&[7; 1000]);
         let at = b.as_ptr();
@@ -79,7 +81,7 @@ mod tests {
 
     #[test]
     fn the_smallest_buffer_that_fits_is_taken() {
-        let pool = LineBuffers::new();
+        let pool = BufferPool::new();
         let (small, large) = (pool.take(100), pool.take(10_000));
         let (small_at, large_at) = (small.as_ptr(), large.as_ptr());
         pool.give(large);
@@ -92,7 +94,7 @@ mod tests {
 
     #[test]
     fn the_largest_is_grown_when_none_fits() {
-        let pool = LineBuffers::new();
+        let pool = BufferPool::new();
         let (a, b) = (pool.take(10), pool.take(100));
         pool.give(a);
         pool.give(b);
