@@ -33,19 +33,25 @@ const EVENT_NUM_OCCURRENCES: u8 = 5 << 3;
 /// when the full reader must decide.
 #[inline(always)]
 pub(crate) fn event(bytes: &[u8]) -> Option<QuickEvent> {
-    event_with(bytes, |_| Some(()))
+    event_with(bytes, |_, _| Some(()))
 }
 
 /// [`event`], when also every stat is well-formed of the usual shape
 /// (as [`stats_well_formed`] checks them), in the same walk.
 #[inline(always)]
 pub(crate) fn event_checked(bytes: &[u8]) -> Option<QuickEvent> {
-    event_with(bytes, stat_well_formed)
+    event_with(bytes, |start, end| {
+        if numeric_stat_well_formed(bytes, start, end) {
+            Some(())
+        } else {
+            stat_well_formed(&bytes[start..end])
+        }
+    })
 }
 
-/// [`event`], with each stat's payload passed to `stat` on the way.
+/// [`event`], with each stat's payload range passed to `stat` on the way.
 #[inline(always)]
-fn event_with(bytes: &[u8], stat: impl Fn(&[u8]) -> Option<()>) -> Option<QuickEvent> {
+fn event_with(bytes: &[u8], stat: impl Fn(usize, usize) -> Option<()>) -> Option<QuickEvent> {
     let mut at = 0;
     let metadata_id = timing_field(bytes, EVENT_METADATA_ID, &mut at)?.unwrap_or(0) as i64;
     let data = match timing_field(bytes, EVENT_OFFSET_PS, &mut at)? {
@@ -57,7 +63,7 @@ fn event_with(bytes: &[u8], stat: impl Fn(&[u8]) -> Option<()>) -> Option<QuickE
     let rest_start = at;
     while at < bytes.len() {
         let (start, end) = stats_field(bytes, at)?;
-        stat(&bytes[start..end])?;
+        stat(start, end)?;
         at = end;
     }
     Some(QuickEvent {
@@ -176,6 +182,33 @@ fn stat_well_formed(stat: &[u8]) -> Option<()> {
         };
     }
     Some(())
+}
+
+/// True when `bytes[start..end]` is the most usual stat: a one-byte
+/// `metadata_id`, then a `uint64_value`, `int64_value` or `ref_value`
+/// that ends the stat, its varint checked in one word when it has at
+/// most eight bytes with eight to read. `false` says nothing: the stat is
+/// then checked by [`stat_well_formed`].
+#[inline(always)]
+fn numeric_stat_well_formed(bytes: &[u8], start: usize, end: usize) -> bool {
+    let Some(&[id_key, id, value_key]) = bytes.get(start..).and_then(<[u8]>::first_chunk::<3>)
+    else {
+        return false;
+    };
+    if id_key != METADATA_ID || id >= 0x80 || !matches!(value_key, UINT64 | INT64 | REF) {
+        return false;
+    }
+    let value = start + 3;
+    let len = end.wrapping_sub(value);
+    match bytes.get(value..).and_then(<[u8]>::first_chunk::<8>) {
+        Some(word) if (1..=8).contains(&len) => {
+            // The value's bytes: a continuation bit on each but the last.
+            let kept = u64::MAX >> (64 - 8 * len);
+            let high = u64::from_le_bytes(*word) & 0x8080_8080_8080_8080 & kept;
+            high == 0x8080_8080_8080_8080 & (kept >> 8)
+        }
+        _ => (1..=10).contains(&len) && skip_varint(&bytes[..end], value) == Some(end),
+    }
 }
 
 /// A stat of the usual shape, `metadata_id` (or none, for id 0) then one value (`uint64_value`,
@@ -393,6 +426,28 @@ mod tests {
     }
 
     proptest! {
+        /// A stat the quick numeric check accepts is one the full check
+        /// accepts, whatever its bytes and whatever follows it; and the
+        /// usual numeric stats are accepted, with or without bytes after.
+        #[test]
+        fn a_stat_checked_in_one_word_is_well_formed(
+            bytes in proptest::collection::vec(
+                prop_oneof![0x80u8..=0xff, 0u8..=0x7f, Just(METADATA_ID), Just(UINT64), Just(REF)], 3..24),
+            len in 0usize..24,
+            (id, key, value) in (0i64..128, prop_oneof![Just(2u8), Just(3), Just(6)], prop_oneof![any::<u64>(), 0u64..300]),
+            after in proptest::collection::vec(any::<u8>(), 8),
+        ) {
+            let end = len.min(bytes.len());
+            if numeric_stat_well_formed(&bytes, 0, end) {
+                prop_assert!(stat_well_formed(&bytes[..end]).is_some());
+            }
+            let mut usual = stat(id, key, value, "").encode_to_vec();
+            let end = usual.len();
+            usual.extend_from_slice(&after);
+            prop_assert_eq!(numeric_stat_well_formed(&usual, 0, end), id > 0);
+            prop_assert_eq!(numeric_stat_well_formed(&usual[..end], 0, end), id > 0);
+        }
+
         /// Whatever becomes of well-formed stats (bytes replaced anywhere
         /// in the event, continuation bits flipped, the event cut short),
         /// the quick check accepts only what the full reader accepts, with
