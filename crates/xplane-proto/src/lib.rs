@@ -80,6 +80,7 @@ mod pool;
 mod quick;
 mod sink;
 mod time;
+mod varint;
 mod view;
 mod walk;
 mod wire;

@@ -19,6 +19,7 @@ use crate::file::{MAX_FILE_BYTES, write_atomically};
 use crate::generated::{XEvent, XLine, XPlane, XSpace, XStat, x_event};
 use crate::pool::BufferPool;
 use crate::sink::BufferSink;
+use crate::varint::Staged;
 use crate::view::{EventData, EventView};
 use crate::{Error, Result};
 
@@ -474,90 +475,50 @@ pub fn encode_event_retimed_field(
         encode_field(tag, &body, out);
         return;
     };
-    let head = RetimedHead::new(view, offset_ps, duration_ps);
+    let mut head = Staged::new();
+    put_retimed_head(view, offset_ps, duration_ps, &mut head);
     let extra_len: usize = extra_stats
         .iter()
         .map(|s| prost::encoding::message::encoded_len(4, s))
         .sum();
-    let len = head.len() + rest.len() + extra_len;
-    out.reserve(len + 16);
-    put_varint(out, u64::from(tag << 3 | 2));
-    put_varint(out, len as u64);
-    head.put(out);
+    head.prefix_field(tag, head.body_len() + rest.len() + extra_len);
+    head.append_to(out);
     out.extend_from_slice(rest);
     for stat in extra_stats {
         prost::encoding::message::encode(4, stat, out);
     }
 }
 
-/// The timing fields of a retimed event, encoded by hand: the per-event
-/// hot path of alignment (prost would compute the length and then encode).
-struct RetimedHead {
-    metadata_id: u64,
-    /// Field number (2 `offset_ps` or 5 `num_occurrences`) and value.
-    data: (u8, u64),
-    duration_ps: u64,
-}
-
-impl RetimedHead {
-    #[inline]
-    fn new(view: &EventView<'_>, offset_ps: i64, duration_ps: i64) -> Self {
-        let data = match view.data {
-            Some(EventData::NumOccurrences(n)) => (5, n as u64),
-            _ => (2, offset_ps as u64),
-        };
-        RetimedHead {
-            metadata_id: view.metadata_id as u64,
-            data,
-            duration_ps: duration_ps as u64,
-        }
+/// The timing fields of a retimed event, encoded by hand (the per-event
+/// hot path of alignment; prost would compute the length and then
+/// encode), in the order 1, 2, 3, 5: prost's order for an event with
+/// `offset_ps`; an aggregated event's count comes after its duration,
+/// where prost puts it before (the oneof at its lowest member's place),
+/// which decodes the same. proto3 leaves out zero scalars, never a set
+/// oneof.
+#[inline(always)]
+fn put_retimed_head(view: &EventView<'_>, offset_ps: i64, duration_ps: i64, head: &mut Staged) {
+    const _: () = assert!(Staged::CAPACITY >= 3 * (1 + 10), "three varint fields fit");
+    if view.metadata_id != 0 {
+        head.byte(1 << 3);
+        head.varint(view.metadata_id as u64);
     }
-
-    /// Encoded length; proto3 leaves out zero scalars, never a set oneof.
-    #[inline]
-    fn len(&self) -> usize {
-        let opt = |v: u64| if v == 0 { 0 } else { 1 + varint_len(v) };
-        opt(self.metadata_id) + 1 + varint_len(self.data.1) + opt(self.duration_ps)
+    let count = match view.data {
+        Some(EventData::NumOccurrences(n)) => Some(n),
+        _ => {
+            head.byte(2 << 3);
+            head.varint(offset_ps as u64);
+            None
+        }
+    };
+    if duration_ps != 0 {
+        head.byte(3 << 3);
+        head.varint(duration_ps as u64);
     }
-
-    /// The fields in the order 1, 2, 3, 5: prost's order for an event with
-    /// `offset_ps`; an aggregated event's count comes after its duration,
-    /// where prost puts it before (the oneof at its lowest member's place),
-    /// which decodes the same.
-    #[inline]
-    fn put(&self, out: &mut Vec<u8>) {
-        if self.metadata_id != 0 {
-            out.push(1 << 3);
-            put_varint(out, self.metadata_id);
-        }
-        if self.data.0 == 2 {
-            out.push(2 << 3);
-            put_varint(out, self.data.1);
-        }
-        if self.duration_ps != 0 {
-            out.push(3 << 3);
-            put_varint(out, self.duration_ps);
-        }
-        if self.data.0 == 5 {
-            out.push(5 << 3);
-            put_varint(out, self.data.1);
-        }
+    if let Some(n) = count {
+        head.byte(5 << 3);
+        head.varint(n as u64);
     }
-}
-
-#[inline]
-fn varint_len(v: u64) -> usize {
-    // 1 byte per 7 bits, at least one.
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-#[inline]
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 fn retimed_head(view: &EventView<'_>, offset_ps: i64, duration_ps: i64) -> XEvent {
