@@ -354,7 +354,7 @@ pub(crate) fn align_line<'a>(
     // The stats are copied byte for byte: they are checked as they pass.
     for (i, event) in line.checked_events().enumerate() {
         let checked = event?;
-        let event = checked.event;
+        let event = &checked.event;
         if matches!(event.data, Some(EventData::NumOccurrences(_))) {
             tap(&checked, (0, 0));
             encode_event_retimed_field(4, &event, 0, event.duration_ps, &[], out);

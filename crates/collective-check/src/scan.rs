@@ -367,7 +367,7 @@ impl<'a> PlaneScan<'a> {
     }
 
     /// The kind an `hlo_op` stat's value names, if it names a collective.
-    #[inline]
+    #[inline(always)]
     fn kind_named_by(&self, hlo_op: Option<StatValue<'_>>) -> Option<CollectiveKind> {
         match hlo_op? {
             StatValue::Ref(r) => match self.ref_kinds.get(r as i64) {
