@@ -642,7 +642,7 @@ impl ClassTable {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, id: i64) -> Option<EventClass> {
         match self {
             ClassTable::Dense(v) => usize::try_from(id)
