@@ -357,7 +357,7 @@ pub(crate) fn align_line<'a>(
         let event = &checked.event;
         if matches!(event.data, Some(EventData::NumOccurrences(_))) {
             tap(&checked, (0, 0));
-            encode_event_retimed_field(4, &event, 0, event.duration_ps, &[], out);
+            encode_event_retimed_field(4, event, 0, event.duration_ps, &[], out);
             counts.copied += 1;
             continue;
         }
@@ -375,7 +375,7 @@ pub(crate) fn align_line<'a>(
                 event: i,
                 offset_ps,
             })?;
-            encode_event_retimed_field(4, &event, offset_ps, event.duration_ps, &[], out);
+            encode_event_retimed_field(4, event, offset_ps, event.duration_ps, &[], out);
             counts.copied += 1;
             continue;
         }
@@ -423,7 +423,7 @@ pub(crate) fn align_line<'a>(
                 value: Some(x_stat::Value::Int64Value(ns)),
             });
         }
-        encode_event_retimed_field(4, &event, offset_ps, duration, &extra, out);
+        encode_event_retimed_field(4, event, offset_ps, duration, &extra, out);
         counts.events += 1;
     }
     Ok(counts)

@@ -10,9 +10,11 @@
 //! by name, the ids of the stats we read are looked up, and the interned
 //! `hlo_op` strings that name a collective are marked. Per event the hot
 //! path does one table lookup and, only on planes that carry `hlo_op`, one
-//! pass over the event's stats; it does not allocate. The lines of a plane
-//! may be scanned in parallel: a [`PlaneScan`] is shared, each line has its
-//! [`LineScan`], and [`Capture::line_done`] takes the lines back in order.
+//! pass over the event's stats (over their ids alone for an event whose
+//! stats are checked, [`PlaneScan::classify_checked`]); it does not
+//! allocate. The lines of a plane may be scanned in parallel: a
+//! [`PlaneScan`] is shared, each line has its [`LineScan`], and
+//! [`Capture::line_done`] takes the lines back in order.
 //!
 //! XLA's CPU runtime writes each op as an event followed by an `end: <op>`
 //! event: the thunk executor's completion callback, linked to the op by the
