@@ -7,7 +7,7 @@ use clock_model::{
 };
 use xplane_proto::prost::Message as _;
 use xplane_proto::{
-    EventData, EventView, LineView, WireError, XLine, XStat, encode_event_retimed_field, x_stat,
+    CheckedEvent, EventData, LineView, WireError, XLine, XStat, encode_event_retimed_field, x_stat,
 };
 
 use crate::clocks::NodeClocks;
@@ -311,7 +311,7 @@ pub(crate) fn align_line<'a>(
     clock: LineClock,
     display_id: Option<i64>,
     out: &mut Vec<u8>,
-    mut tap: impl FnMut(&EventView<'a>, (i128, i128)),
+    mut tap: impl FnMut(&CheckedEvent<'a>, (i128, i128)),
 ) -> Result<LineCounts, LineError> {
     let mut counts = LineCounts::default();
     let mut starts = Mapper::new(ctx, clock);
@@ -353,17 +353,18 @@ pub(crate) fn align_line<'a>(
     let mut prev: Option<(i128, i128)> = None; // (stored start, output start)
     // The stats are copied byte for byte: they are checked as they pass.
     for (i, event) in line.checked_events().enumerate() {
-        let event = event?.0;
+        let checked = event?;
+        let event = &checked.event;
         if matches!(event.data, Some(EventData::NumOccurrences(_))) {
-            tap(&event, (0, 0));
-            encode_event_retimed_field(4, &event, 0, event.duration_ps, &[], out);
+            tap(&checked, (0, 0));
+            encode_event_retimed_field(4, event, 0, event.duration_ps, &[], out);
             counts.copied += 1;
             continue;
         }
         let stored_start = line_start + event.offset_ps() as i128;
         if clock == LineClock::Unchanged {
             tap(
-                &event,
+                &checked,
                 (
                     stored_start,
                     stored_start + event.duration_ps.max(0) as i128,
@@ -374,7 +375,7 @@ pub(crate) fn align_line<'a>(
                 event: i,
                 offset_ps,
             })?;
-            encode_event_retimed_field(4, &event, offset_ps, event.duration_ps, &[], out);
+            encode_event_retimed_field(4, event, offset_ps, event.duration_ps, &[], out);
             counts.copied += 1;
             continue;
         }
@@ -392,7 +393,7 @@ pub(crate) fn align_line<'a>(
         // An event stored with a negative duration ends, for the tap, at
         // its start (the map is a function: its start maps there too).
         tap(
-            &event,
+            &checked,
             (start, if event.duration_ps < 0 { start } else { end }),
         );
         counts.note_flags(start_flags | end_flags);
@@ -422,7 +423,7 @@ pub(crate) fn align_line<'a>(
                 value: Some(x_stat::Value::Int64Value(ns)),
             });
         }
-        encode_event_retimed_field(4, &event, offset_ps, duration, &extra, out);
+        encode_event_retimed_field(4, event, offset_ps, duration, &extra, out);
         counts.events += 1;
     }
     Ok(counts)

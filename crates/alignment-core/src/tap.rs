@@ -2,7 +2,7 @@
 //! event with its new times (the collective check) takes them from the
 //! aligning walk instead of walking the trace again.
 
-use xplane_proto::{EventView, LineView, PlaneView};
+use xplane_proto::{CheckedEvent, LineView, PlaneView};
 
 /// Sees every event of every plane the aligner writes (not the `Task
 /// Environment`), with its mapped times. The lines of a plane are aligned
@@ -20,7 +20,8 @@ pub trait EventTap<'a>: Send {
     /// Start a line of `plane`.
     fn line(plane: &Self::Plane, line: &LineView<'a>) -> Self::Line;
 
-    /// The next event of the line, every event in stored order.
+    /// The next event of the line, every event in stored order, its stats
+    /// checked (the aligner copies them unread).
     /// `mapped` is where its stored absolute `(start, start + max(duration,
     /// 0))` (ps) land on the output clock (as [`NodeAligner::retime`]
     /// maps them, before the monotonicity guard; the stored times for an
@@ -30,7 +31,7 @@ pub trait EventTap<'a>: Send {
     fn event(
         plane: &Self::Plane,
         line: &mut Self::Line,
-        event: &EventView<'a>,
+        event: &CheckedEvent<'a>,
         mapped: (i128, i128),
     );
 
@@ -52,7 +53,7 @@ impl<'a> EventTap<'a> for NoTap {
     fn line(_: &(), _: &LineView<'a>) {}
 
     #[inline]
-    fn event(_: &(), _: &mut (), _: &EventView<'a>, _: (i128, i128)) {}
+    fn event(_: &(), _: &mut (), _: &CheckedEvent<'a>, _: (i128, i128)) {}
 
     fn line_done(&mut self, _: &(), _: ()) {}
 }

@@ -10,9 +10,11 @@
 //! by name, the ids of the stats we read are looked up, and the interned
 //! `hlo_op` strings that name a collective are marked. Per event the hot
 //! path does one table lookup and, only on planes that carry `hlo_op`, one
-//! pass over the event's stats; it does not allocate. The lines of a plane
-//! may be scanned in parallel: a [`PlaneScan`] is shared, each line has its
-//! [`LineScan`], and [`Capture::line_done`] takes the lines back in order.
+//! pass over the event's stats (over their ids alone for an event whose
+//! stats are checked, [`PlaneScan::classify_checked`]); it does not
+//! allocate. The lines of a plane may be scanned in parallel: a
+//! [`PlaneScan`] is shared, each line has its [`LineScan`], and
+//! [`Capture::line_done`] takes the lines back in order.
 //!
 //! XLA's CPU runtime writes each op as an event followed by an `end: <op>`
 //! event: the thunk executor's completion callback, linked to the op by the
@@ -22,12 +24,13 @@
 //! marker is never an instance of its own.
 
 use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
 use std::path::Path;
 
 use xplane_proto::{
-    EventData, EventView, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, LineView, METADATA_PLANE,
-    NODE_ID_STAT, ORIGINAL_PLANE_STAT, PlaneIndex, PlaneView, SpaceView, StatValue, WireError,
-    session_start_ns_view,
+    CheckedEvent, EventData, EventView, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, LineView,
+    METADATA_PLANE, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PlaneIndex, PlaneView, SpaceView, StatValue,
+    StatView, WireError, session_start_ns_view,
 };
 
 use crate::classify::{CollectiveKind, EventClass, classify_event, classify_name};
@@ -316,33 +319,65 @@ pub struct PlaneScan<'a> {
 
 impl<'a> PlaneScan<'a> {
     /// What `event` of this plane is to a scan: by its metadata, else by
-    /// its `hlo_op` stat (a malformed stat is kept, for the scan to
-    /// report). For [`LineScan::event_seen`].
+    /// its `hlo_op` stat; the error of a malformed stat before it. For
+    /// [`LineScan::event_seen`].
     #[inline]
-    pub fn classify(&self, event: &EventView<'a>) -> Seen {
+    pub fn classify(&self, event: &EventView<'a>) -> Result<Seen, WireError> {
+        self.classify_by(event, |hlo_op| event.find_stat(hlo_op))
+    }
+
+    /// [`PlaneScan::classify`] for an event whose stats are checked (never
+    /// an error): its `hlo_op` stat is found by the stats' ids alone.
+    #[inline]
+    pub fn classify_checked(&self, event: &CheckedEvent<'a>) -> Seen {
+        let Ok(seen) = self.classify_by(&event.event, |hlo_op| {
+            Ok::<_, Infallible>(event.find_stat(hlo_op))
+        });
+        seen
+    }
+
+    /// [`PlaneScan::classify`], `find_stat` finding the event's stat of a
+    /// metadata id.
+    #[inline(always)]
+    fn classify_by<E>(
+        &self,
+        event: &EventView<'a>,
+        find_stat: impl FnOnce(i64) -> Result<Option<StatView<'a>>, E>,
+    ) -> Result<Seen, E> {
         if !self.any || matches!(event.data, Some(EventData::NumOccurrences(_))) {
             // Nothing on the plane can be a collective; or aggregated,
             // not on the timeline.
-            return Seen(SeenAs::Skipped);
+            return Ok(Seen(SeenAs::Skipped));
         }
         let class = self.classes.get(event.metadata_id);
-        Seen(match class {
+        Ok(Seen(match class {
             Some(EventClass::EndMarker) => SeenAs::EndMarker,
             Some(EventClass::Collective(k)) => SeenAs::Collective(k),
             Some(EventClass::Unrecognised) | None => {
                 let by_hlo_op = match self.ids.hlo_op {
-                    Some(hlo_op) => hlo_op_kind(event, hlo_op, &self.ref_kinds, &self.index),
-                    None => Ok(None),
+                    Some(hlo_op) => find_stat(hlo_op)?.and_then(|s| self.kind_named_by(s.value)),
+                    None => None,
                 };
                 match by_hlo_op {
-                    Ok(Some(k)) => SeenAs::ByHloOp(k),
-                    Ok(None) => SeenAs::Other {
+                    Some(k) => SeenAs::ByHloOp(k),
+                    None => SeenAs::Other {
                         candidate: class.is_some(),
                     },
-                    Err(e) => SeenAs::Fault(e),
                 }
             }
-        })
+        }))
+    }
+
+    /// The kind an `hlo_op` stat's value names, if it names a collective.
+    #[inline(always)]
+    fn kind_named_by(&self, hlo_op: Option<StatValue<'_>>) -> Option<CollectiveKind> {
+        match hlo_op? {
+            StatValue::Ref(r) => match self.ref_kinds.get(r as i64) {
+                Some(EventClass::Collective(k)) => Some(k),
+                _ => None,
+            },
+            v => self.index.resolve_str(&v).and_then(classify_name),
+        }
     }
 
     /// Start scanning `line` of this plane.
@@ -365,8 +400,6 @@ pub struct Seen(SeenAs);
 enum SeenAs {
     /// Not looked at: aggregated, or on a plane without collectives.
     Skipped,
-    /// Its `hlo_op` stat could not be read.
-    Fault(WireError),
     /// An `end: <op>` marker.
     EndMarker,
     /// A collective by its name.
@@ -437,8 +470,10 @@ impl<'a> LineScan<'a> {
         if self.fault.is_some() {
             return;
         }
-        let seen = plane.classify(event);
-        self.event_seen(plane, event, seen, moved);
+        match plane.classify(event) {
+            Ok(seen) => self.event_seen(plane, event, seen, moved),
+            Err(e) => self.fault = Some(e.into()),
+        }
     }
 
     /// [`LineScan::event`] for an event `seen` by [`PlaneScan::classify`]
@@ -475,7 +510,6 @@ impl<'a> LineScan<'a> {
     ) -> Result<(), LineFault> {
         let kind = match seen.0 {
             SeenAs::Skipped => return Ok(()),
-            SeenAs::Fault(e) => return Err(e.into()),
             SeenAs::EndMarker => return Ok(self.end_marker(event, &plane.ids, moved)?),
             SeenAs::Collective(k) => k,
             SeenAs::ByHloOp(k) => {
@@ -610,7 +644,7 @@ impl ClassTable {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, id: i64) -> Option<EventClass> {
         match self {
             ClassTable::Dense(v) => usize::try_from(id)
@@ -697,27 +731,6 @@ fn plane_role(name: &str) -> Option<PlaneRole> {
     Some(PlaneRole {
         on_device: true,
         device,
-    })
-}
-
-/// The kind named by an event's `hlo_op` stat, if it names a collective.
-#[inline]
-fn hlo_op_kind(
-    event: &EventView<'_>,
-    hlo_op: i64,
-    ref_kinds: &ClassTable,
-    index: &PlaneIndex<'_>,
-) -> Result<Option<CollectiveKind>, WireError> {
-    let Some(stat) = event.find_stat(hlo_op)? else {
-        return Ok(None);
-    };
-    Ok(match stat.value {
-        Some(StatValue::Ref(r)) => match ref_kinds.get(r as i64) {
-            Some(EventClass::Collective(k)) => Some(k),
-            _ => None,
-        },
-        Some(ref v) => index.resolve_str(v).and_then(classify_name),
-        None => None,
     })
 }
 

@@ -5,7 +5,7 @@
 
 use alignment_core::{EventTap, NodeAligner};
 use collective_check::{Capture, LineScan, PlaneScan, Seen};
-use xplane_proto::{EventView, LineView, PlaneView};
+use xplane_proto::{CheckedEvent, EventView, LineView, PlaneView};
 
 /// Which times a capture records for a collective event seen by the
 /// aligner.
@@ -131,9 +131,9 @@ impl<'a, M: Moves<'a>> TapPlane<'a, M> {
         seen: Seen,
         mapped: (i128, i128),
     ) {
-        let view = line.view;
         line.scan.event_seen(&self.scan, event, seen, |begin, end| {
-            self.moves.moved(&self.view, &view, mapped, (begin, end))
+            self.moves
+                .moved(&self.view, &line.view, mapped, (begin, end))
         });
     }
 }
@@ -167,14 +167,15 @@ impl<'a, A: Moves<'a>, B: Moves<'a>> EventTap<'a> for CollectiveTaps<'a, '_, A, 
     fn event(
         (pa, pb): &Self::Plane,
         (la, lb): &mut Self::Line,
-        event: &EventView<'a>,
+        event: &CheckedEvent<'a>,
         mapped: (i128, i128),
     ) {
         let seen = match (pa, pb) {
-            (Some(p), _) => p.scan.classify(event),
-            (None, Some(p)) => p.scan.classify(event),
+            (Some(p), _) => p.scan.classify_checked(event),
+            (None, Some(p)) => p.scan.classify_checked(event),
             (None, None) => return,
         };
+        let event = &event.event;
         if let (Some(p), Some(l)) = (pa, la) {
             p.event(l, event, seen, mapped);
         }

@@ -12,7 +12,9 @@
 //!   [`StatView`]. Malformed bytes give a [`WireError`] with the byte offset,
 //!   never a panic. A reader that copies stats unread takes a line's
 //!   events as [`CheckedEvent`]s ([`LineView::checked_events`]: each read
-//!   and its stats checked in one walk). [`SpaceView::check_top_level`] tells an XSpace from
+//!   and its stats checked in one walk; [`CheckedEvent::find_stat`] then
+//!   finds a stat by the stats' ids alone).
+//!   [`SpaceView::check_top_level`] tells an XSpace from
 //!   other data; [`SpaceView::check`] checks every nested message and names
 //!   the first malformed one ([`Malformed`]: [`Place`] and byte offset);
 //!   [`FileBytes::check`] does both for a file, and readers that meet

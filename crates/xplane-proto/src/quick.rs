@@ -143,6 +143,31 @@ pub(crate) fn find_stat(tail: &[u8], metadata_id: i64) -> Option<Option<StatView
     Some(None)
 }
 
+/// Where in `tail` (an event's non-timing fields whose stats passed
+/// [`stat_well_formed`], as [`event_checked`] checks them) the payload of
+/// the first stat whose metadata id is `metadata_id` lies (`Some(None)`
+/// when there is none), reading only each stat's first field and
+/// stepping over the others by their length: such a stat's `metadata_id`
+/// is its first field or absent (id 0), so no later field changes it.
+/// `None` when `tail` is not of that shape and the full reader must decide.
+#[inline]
+pub(crate) fn find_checked_stat(tail: &[u8], metadata_id: i64) -> Option<Option<(usize, usize)>> {
+    let mut at = 0;
+    while at < tail.len() {
+        let (start, end) = stats_field(tail, at)?;
+        let stat = &tail[start..end];
+        let id = match stat.first() {
+            Some(&METADATA_ID) => varint(stat, 1)?.0 as i64,
+            _ => 0,
+        };
+        if id == metadata_id {
+            return Some(Some((start, end)));
+        }
+        at = end;
+    }
+    Some(None)
+}
+
 /// The number of stats in `tail` (an event's non-timing fields) when it is
 /// only well-formed stats of the usual shape; `None` when the full reader
 /// must decide.
@@ -160,15 +185,20 @@ pub(crate) fn stats_well_formed(tail: &[u8]) -> Option<u64> {
 }
 
 /// `Some` when `stat` is an `XStat` of one-byte keys, each with its
-/// schema's wire type, well-formed values and UTF-8 strings.
+/// schema's wire type, well-formed values and UTF-8 strings, whose
+/// `metadata_id`, when given, is its first field and given once (so
+/// [`find_checked_stat`] can read a stat's id from its first field).
 #[inline]
 fn stat_well_formed(stat: &[u8]) -> Option<()> {
-    let mut at = 0;
+    let mut at = match stat.first() {
+        Some(&METADATA_ID) => skip_varint(stat, 1)?,
+        _ => 0,
+    };
     while at < stat.len() {
         let key = stat[at];
         at += 1;
         at = match key {
-            METADATA_ID | UINT64 | INT64 | REF => skip_varint(stat, at)?,
+            UINT64 | INT64 | REF => skip_varint(stat, at)?,
             DOUBLE => at.checked_add(8).filter(|&e| e <= stat.len())?,
             STR | BYTES | COMPRESSED_STR => {
                 let (len, start) = length(stat, at)?;
@@ -563,6 +593,96 @@ mod tests {
         }
     }
 
+    /// A stat of the fields `(number, value, text)` in the order given,
+    /// any of them repeated: `metadata_id` (1, the value modulo 4),
+    /// `double_value`, `uint64_value`, `int64_value`, `str_value`,
+    /// `bytes_value`, `ref_value`, `compressed_str_value` (2 to 8), or an
+    /// unknown field (9).
+    fn stat_of_fields(fields: &[(u32, u64, String)]) -> Vec<u8> {
+        use prost::encoding::{bytes, double, int64, string, uint64};
+        let mut out = Vec::new();
+        for (number, n, text) in fields {
+            let tag = *number;
+            match tag {
+                1 => int64::encode(tag, &((n % 4) as i64), &mut out),
+                2 => double::encode(tag, &(*n as f64), &mut out),
+                3 | 7 | 9 => uint64::encode(tag, n, &mut out),
+                4 => int64::encode(tag, &(*n as i64), &mut out),
+                5 => string::encode(tag, text, &mut out),
+                _ => bytes::encode(tag, &text.as_bytes().to_vec(), &mut out),
+            }
+        }
+        out
+    }
+
+    /// An event of up to four stats whose fields come in any order, any
+    /// repeated (see [`stat_of_fields`]), damaged.
+    fn damaged_event_of_any_fields() -> impl Strategy<Value = Vec<u8>> {
+        let field = (1u32..10, any::<u64>(), "\\PC{0,4}");
+        let stat = proptest::collection::vec(field, 0..4);
+        (proptest::collection::vec(stat, 0..5), damage()).prop_map(|(stats, damage)| {
+            let mut bytes = event_bytes(vec![]);
+            for fields in &stats {
+                crate::encode_field(4, &stat_of_fields(fields), &mut bytes);
+            }
+            damage.apply(&mut bytes);
+            bytes
+        })
+    }
+
+    proptest! {
+        /// Whatever the stats of an event (fields in any order, any
+        /// repeated: the last `metadata_id` of a stat is its id) and
+        /// whatever becomes of its bytes, the stat found in an event whose
+        /// stats are checked is the one the full reader's iterator finds
+        /// first.
+        #[test]
+        fn a_stat_found_in_a_checked_event_is_the_first_the_reader_finds(
+            bytes in prop_oneof![damaged_event_of_any_fields(), damaged_event(0i64..4)],
+            wanted in 0i64..5,
+        ) {
+            if let Ok(checked) = crate::CheckedEvent::parse(&bytes, 0) {
+                let by_iterator = checked
+                    .event
+                    .stats()
+                    .find(|s| s.as_ref().map_or(true, |s| s.metadata_id == wanted))
+                    .transpose();
+                prop_assert_eq!(by_iterator, Ok(checked.find_stat(wanted)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_stat_whose_id_is_given_again_is_found_by_its_last_id() {
+        // `metadata_id` 1, `uint64_value` 5, `metadata_id` 2: the last id
+        // wins, so this is stat 2 and there is no stat 1.
+        let late_id = [
+            (1, 1, String::new()),
+            (3, 5, String::new()),
+            (1, 2, String::new()),
+        ];
+        let usual = [(1, 1, String::new()), (3, 7, String::new())];
+        let mut bytes = event_bytes(vec![]);
+        crate::encode_field(4, &stat_of_fields(&late_id), &mut bytes);
+        crate::encode_field(4, &stat_of_fields(&usual), &mut bytes);
+        let checked = crate::CheckedEvent::parse(&bytes, 0).unwrap();
+        let value = |id| checked.find_stat(id).and_then(|s| s.value);
+        assert_eq!(value(2), Some(StatValue::Uint64(5)));
+        assert_eq!(value(1), Some(StatValue::Uint64(7)));
+        // The same stats with the id first, once, are searched by id alone.
+        let mut usual_only = event_bytes(vec![]);
+        crate::encode_field(4, &stat_of_fields(&usual), &mut usual_only);
+        let tail = &usual_only[super::event_checked(&usual_only).unwrap().rest_start..];
+        assert_eq!(find_checked_stat(tail, 1), Some(Some((2, 6))));
+        assert_eq!(find_checked_stat(tail, 2), Some(None));
+        assert_eq!(
+            find_checked_stat(&bytes[bytes.len() - 6..], 1),
+            Some(Some((2, 6)))
+        );
+        // Its first stat is not of the usual shape: not checked quickly.
+        assert_eq!(super::event_checked(&bytes), None);
+    }
+
     proptest! {
         /// Whatever becomes of an event (bytes replaced, high bits flipped,
         /// cut short), reading it with its stats checked gives what reading
@@ -575,7 +695,7 @@ mod tests {
             fn fields<'a>(e: &EventView<'a>) -> (i64, Option<EventData>, i64, Option<&'a [u8]>) {
                 (e.metadata_id, e.data, e.duration_ps, e.non_timing_fields())
             }
-            let checked = crate::CheckedEvent::parse(&bytes, 7).map(|e| fields(&e.0));
+            let checked = crate::CheckedEvent::parse(&bytes, 7).map(|e| fields(&e.event));
             let then = EventView::parse(&bytes, 7)
                 .and_then(|e| e.check_stats().map(|_| fields(&e)));
             prop_assert_eq!(checked, then);
