@@ -38,6 +38,20 @@ fn view_yields_what_prost_decodes() {
 }
 
 #[test]
+fn a_prefaulted_mapping_reads_as_the_file() {
+    for path in fixtures() {
+        let bytes = FileBytes::open(&path).unwrap();
+        bytes.prefault();
+        assert_eq!(
+            &*bytes,
+            std::fs::read(&path).unwrap().as_slice(),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
 fn visiting_the_events_gives_what_the_iterator_gives() {
     for path in fixtures() {
         let bytes = FileBytes::open(&path).unwrap();
