@@ -33,7 +33,7 @@ pub struct Options {
     /// Read only what the collectives need (default: every event): a plane
     /// on which no event can be a collective (no event name that
     /// classifies, no `hlo_op` stat) is not read past its metadata, so its
-    /// events are neither counted in [`ExtractStats::events_scanned`] nor
+    /// events are neither counted in [`ExtractStats::events_scanned`](crate::ExtractStats::events_scanned) nor
     /// checked. The occurrences, and so the report, are the same.
     pub collectives_only: bool,
 }

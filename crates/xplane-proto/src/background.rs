@@ -199,7 +199,7 @@ impl BackgroundFile {
 }
 
 impl BufferSink for BackgroundFile {
-    /// A buffer of at least [`OWNED_MIN`] bytes written at the end goes to
+    /// A buffer of at least 64 KiB written at the end goes to
     /// the thread as it is; any other is copied.
     fn write_buffer(&mut self, buffer: Vec<u8>, pool: &BufferPool) -> io::Result<()> {
         if buffer.len() < OWNED_MIN || self.pos != self.end() {

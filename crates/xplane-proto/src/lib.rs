@@ -22,7 +22,10 @@
 //!   [`malformed_error`], so every command gives the same message.
 //! - [`XSpaceWriter`] / [`XSpaceFile`] stream a plane line by line; the
 //!   file is written by a thread of its own ([`BackgroundFile`]) while the
-//!   caller produces the next bytes.
+//!   caller produces the next bytes. A line encoded into a buffer of a
+//!   [`BufferPool`] is handed over whole ([`XSpaceWriter::line_buffer`]
+//!   onto a [`BufferSink`]): the thread writes it without a copy and gives
+//!   the buffer back to its pool.
 //! - [`absolute_ps`] and [`session_start_ns`] turn stored times into absolute
 //!   epoch picoseconds (`i128`); [`PlaneIndex`] and [`XPlaneExt`] look up stat
 //!   metadata by name and resolve interned strings (`ref_value`).
