@@ -40,13 +40,19 @@ pub(crate) fn event(bytes: &[u8]) -> Option<QuickEvent> {
 /// (as [`stats_well_formed`] checks them), in the same walk.
 #[inline(always)]
 pub(crate) fn event_checked(bytes: &[u8]) -> Option<QuickEvent> {
-    event_with(bytes, |start, end| {
-        if numeric_stat_well_formed(bytes, start, end) {
-            Some(())
-        } else {
-            stat_well_formed(&bytes[start..end])
-        }
-    })
+    event_with(bytes, |start, end| stat_checked(bytes, start, end))
+}
+
+/// [`stat_well_formed`] of the stat `bytes[start..end]`, the usual numeric
+/// stat first checked in one word ([`numeric_stat_well_formed`], which
+/// may read the bytes after the stat).
+#[inline(always)]
+fn stat_checked(bytes: &[u8], start: usize, end: usize) -> Option<()> {
+    if numeric_stat_well_formed(bytes, start, end) {
+        Some(())
+    } else {
+        stat_well_formed(&bytes[start..end])
+    }
 }
 
 /// [`event`], with each stat's payload range passed to `stat` on the way.
@@ -177,7 +183,7 @@ pub(crate) fn stats_well_formed(tail: &[u8]) -> Option<u64> {
     let mut count = 0;
     while at < tail.len() {
         let (start, end) = stats_field(tail, at)?;
-        stat_well_formed(&tail[start..end])?;
+        stat_checked(tail, start, end)?;
         count += 1;
         at = end;
     }
