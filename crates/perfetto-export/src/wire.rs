@@ -1,5 +1,7 @@
 //! Protobuf encoding helpers for the hand-written hot path.
 
+use xplane_proto::varint_word;
+
 /// Wire type of varint fields.
 const VARINT: u32 = 0;
 /// Wire type of 64-bit fields (`fixed64`, `double`).
@@ -33,21 +35,6 @@ pub const fn length_delimited_key(field: u32) -> u8 {
 fn key(buf: &mut Vec<u8>, field: u32, wire_type: u32) {
     let (key, key_len) = varint_word(u64::from(field << 3 | wire_type));
     word(buf, key, key_len);
-}
-
-/// `value` (below 2^56) as a varint in the low bytes of a word, and its
-/// length in bytes.
-#[inline(always)]
-pub fn varint_word(mut value: u64) -> (u64, usize) {
-    debug_assert!(value < 1 << 56);
-    let mut word = 0;
-    let mut n = 0;
-    while value >= 0x80 {
-        word |= ((value & 0x7f) | 0x80) << (8 * n);
-        value >>= 7;
-        n += 1;
-    }
-    (word | value << (8 * n), n + 1)
 }
 
 /// Append the low `len` (at most 8) bytes of `word`: one 8-byte store

@@ -110,6 +110,7 @@ pub use time::{
     SNAPSHOT_PLANE, TASK_ENV_PLANE, absolute_ps, absolute_span_ps, session_start_ns,
     session_start_ns_view, task_env_time_ns, task_env_time_ns_view,
 };
+pub use varint::varint_word;
 pub use view::{
     CheckedEvent, EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated,
     SpaceView, StatMetadataView, StatValue, StatView, Strings, Unparsed, View,

@@ -3,10 +3,11 @@
 //! and appended to the output in one copy, where pushing them one by one
 //! would check the output's capacity and store its length after each byte.
 
-/// `value` (below 2^56) as a varint in the low bytes of a word, and its
-/// length in bytes, without a loop over its bytes.
+/// `value` (below 2^56) as a varint in the low bytes of a word (the
+/// bytes past it zero), and its length in bytes, without a loop over its
+/// bytes: for encoders that store a field's bytes a word at a time.
 #[inline(always)]
-pub(crate) fn varint_word(value: u64) -> (u64, usize) {
+pub fn varint_word(value: u64) -> (u64, usize) {
     debug_assert!(value < 1 << 56);
     if value < 0x80 {
         return (value, 1);
