@@ -2,7 +2,13 @@
 //! streamed event by event.
 //!
 //! `ts` and `dur` are microseconds with exactly three decimals, written from
-//! the integer ns (`1795303341484103.896`), never through floating point.
+//! the integer ns, never through floating point. `ts` is relative to the
+//! file's `baseTimeNanoseconds` (epoch ns, as Kineto writes it: absolute
+//! time = base + `ts` × 1000), a whole second at or before the earliest
+//! event, so that a viewer parsing `ts` as a float64 keeps every ns: the
+//! value stays below 2^53 ns / 1000 for runs of up to 104 days, where
+//! absolute epoch µs (≈ 1.8e15) keep only 0.25 µs and slices that nest
+//! exactly would overlap after parsing.
 //! One `pid` per node and one `tid` per track, named and ordered by `M`
 //! events; slices are `X` events with their stats in `args`; flows are
 //! `s`/`t`/`f` events bound to the enclosing slice.
@@ -28,6 +34,8 @@ pub struct ChromeWriter<W: Write> {
     category: &'static str,
     /// The current counter track's name, as JSON.
     counter: String,
+    /// Epoch ns that `ts` counts from ([`Sink::time_base`]).
+    base_ns: i64,
 }
 
 /// Write `ns` as microseconds with three decimals.
@@ -52,6 +60,7 @@ impl<W: Write> ChromeWriter<W> {
             tid: 0,
             category: "",
             counter: String::new(),
+            base_ns: 0,
         }
     }
 
@@ -60,13 +69,22 @@ impl<W: Write> ChromeWriter<W> {
         self.out
     }
 
-    /// Open the JSON (once) and separate events.
-    fn next_event(&mut self) -> std::io::Result<()> {
+    /// Open the JSON (once).
+    fn open(&mut self) -> std::io::Result<()> {
         if !self.started {
             self.started = true;
-            self.out
-                .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+            write!(
+                self.out,
+                "{{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":{},\"traceEvents\":[\n",
+                self.base_ns
+            )?;
         }
+        Ok(())
+    }
+
+    /// Open the JSON (once) and separate events.
+    fn next_event(&mut self) -> std::io::Result<()> {
+        self.open()?;
         if !self.first {
             self.out.write_all(b",\n")?;
         }
@@ -100,7 +118,7 @@ impl<W: Write> ChromeWriter<W> {
             self.out,
             "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
         )?;
-        write_us(&mut self.out, s.begin_ns)?;
+        write_us(&mut self.out, s.begin_ns - self.base_ns)?;
         self.out.write_all(b",\"dur\":")?;
         write_us(&mut self.out, s.end_ns - s.begin_ns)?;
         self.out.write_all(b",\"name\":")?;
@@ -137,7 +155,7 @@ impl<W: Write> ChromeWriter<W> {
                 "{{\"ph\":\"{ph}\",\"id\":{},\"pid\":{pid},\"tid\":{tid},\"ts\":",
                 f.id & FLOW_ID_MASK
             )?;
-            write_us(&mut self.out, s.begin_ns)?;
+            write_us(&mut self.out, s.begin_ns - self.base_ns)?;
             self.out
                 .write_all(b",\"name\":\"flow\",\"cat\":\"flow\",\"bp\":\"e\"}")?;
         }
@@ -146,6 +164,14 @@ impl<W: Write> ChromeWriter<W> {
 }
 
 impl<W: Write> Sink for ChromeWriter<W> {
+    fn time_base(&mut self, base_ns: i64) -> Result<()> {
+        if self.started {
+            return Err(Error::TimeBaseAfterStart);
+        }
+        self.base_ns = base_ns;
+        Ok(())
+    }
+
     fn process(&mut self, p: &Process) -> Result<()> {
         let name = Self::json_string(&p.name);
         self.metadata(p.pid, 0, "process_name", "name", &name)
@@ -200,7 +226,7 @@ impl<W: Write> Sink for ChromeWriter<W> {
                 w.out,
                 "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
             )?;
-            write_us(&mut w.out, i.ns)?;
+            write_us(&mut w.out, i.ns - w.base_ns)?;
             w.out.write_all(b",\"name\":")?;
             string(&mut w.out, &i.name)?;
             write!(w.out, ",\"cat\":\"{}\",\"args\":{{", w.category)?;
@@ -229,7 +255,7 @@ impl<W: Write> Sink for ChromeWriter<W> {
         let write = |w: &mut Self| -> std::io::Result<()> {
             w.next_event()?;
             write!(w.out, "{{\"ph\":\"C\",\"pid\":{},\"ts\":", w.pid)?;
-            write_us(&mut w.out, ns)?;
+            write_us(&mut w.out, ns - w.base_ns)?;
             write!(
                 w.out,
                 ",\"name\":{},\"cat\":\"{}\",\"args\":{{\"ns\":{value}}}}}",
@@ -241,11 +267,7 @@ impl<W: Write> Sink for ChromeWriter<W> {
 
     fn finish(&mut self) -> Result<()> {
         let close = |w: &mut Self| -> std::io::Result<()> {
-            if !w.started {
-                w.started = true;
-                w.out
-                    .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
-            }
+            w.open()?;
             w.out.write_all(b"\n]}\n")?;
             w.out.flush()
         };

@@ -26,6 +26,10 @@ pub enum Error {
         /// Participants left without their event.
         unclaimed: usize,
     },
+    /// [`Sink::time_base`](crate::Sink::time_base) was called after the
+    /// sink had written events: their times would count from another base.
+    #[error("the time base was set after events were written")]
+    TimeBaseAfterStart,
     /// A plane of a merged input holds events but has no `node_id` stat.
     #[error(
         "{path}: plane {plane:?} holds events but has no integer `node_id` plane stat; \

@@ -221,6 +221,11 @@ impl<W: Write> PerfettoWriter<W> {
 }
 
 impl<W: Write> Sink for PerfettoWriter<W> {
+    /// Perfetto's timestamps are absolute ns: nothing to do.
+    fn time_base(&mut self, _base_ns: i64) -> Result<()> {
+        Ok(())
+    }
+
     fn process(&mut self, process: &Process) -> Result<()> {
         if self.started {
             self.process_descriptor(process)

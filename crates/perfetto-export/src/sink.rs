@@ -112,13 +112,19 @@ pub struct InstantInfo {
     pub args: Vec<(&'static str, ArgValue<'static>)>,
 }
 
-/// A writer of one output format. The walk calls [`Sink::process`] for every
-/// node first, then per track [`Sink::track`] followed by that track's
+/// A writer of one output format. The walk calls [`Sink::time_base`] first,
+/// then [`Sink::process`] for every node, then per track [`Sink::track`]
+/// followed by that track's
 /// slices as [`Sink::begin`]/[`Sink::end`] pairs in time order, nesting
 /// strictly (or, on a node's violations track, [`Sink::instant`]s; on a
 /// counter track, [`Sink::counter`] values); each track is finished before
 /// the next starts.
 pub trait Sink {
+    /// The epoch ns that the times of a relative format count from: the
+    /// walk calls it once, before anything else, with a whole second at or
+    /// before the start of every line and counter it will pass (formats with
+    /// absolute times ignore it).
+    fn time_base(&mut self, base_ns: i64) -> Result<()>;
     /// A node's process.
     fn process(&mut self, process: &Process) -> Result<()>;
     /// A new track; the slices that follow are on it.

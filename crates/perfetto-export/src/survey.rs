@@ -69,6 +69,8 @@ pub(crate) struct NodeEntry {
 pub(crate) struct Survey<'a> {
     pub planes: Vec<PlaneEntry<'a>>,
     pub nodes: BTreeMap<NodeId, NodeEntry>,
+    /// The earliest line start of `planes`, epoch ns (`None` without lines).
+    pub earliest_line_ns: Option<i128>,
 }
 
 /// Malformed bytes of `input`, reported as the shared checker reports them
@@ -112,7 +114,25 @@ pub(crate) fn survey<'a>(inputs: &[Input<'a>]) -> Result<Survey<'a>> {
         }
     }
     planes.sort_by_key(|p| (p.node, p.role, p.input));
-    Ok(Survey { planes, nodes })
+    let earliest_line_ns = earliest_line(inputs, &planes)?;
+    Ok(Survey {
+        planes,
+        nodes,
+        earliest_line_ns,
+    })
+}
+
+/// The earliest line start of `planes`, epoch ns.
+fn earliest_line(inputs: &[Input<'_>], planes: &[PlaneEntry<'_>]) -> Result<Option<i128>> {
+    let mut earliest: Option<i128> = None;
+    for entry in planes {
+        for line in entry.plane.lines() {
+            let line = line.map_err(wire(&inputs[entry.input]))?;
+            let start = entry.t_sess + i128::from(line.timestamp_ns);
+            earliest = Some(earliest.map_or(start, |e| e.min(start)));
+        }
+    }
+    Ok(earliest)
 }
 
 fn plane_entry<'a>(

@@ -71,6 +71,18 @@ pub fn export_with<S: Sink + ?Sized>(
     export_all(inputs, counters, None, sink)
 }
 
+/// The whole second at or before the earliest line start and counter
+/// point (0 when there is none, or it lies before the epoch or past i64).
+fn time_base(earliest_line_ns: Option<i128>, counters: &[NodeCounter]) -> i64 {
+    const SECOND_NS: i128 = 1_000_000_000;
+    let first_points = counters
+        .iter()
+        .filter_map(|c| c.points().first().map(|&(ns, _)| i128::from(ns)));
+    let earliest = earliest_line_ns.into_iter().chain(first_points).min();
+    let floored = earliest.unwrap_or(0).max(0) / SECOND_NS * SECOND_NS;
+    i64::try_from(floored).unwrap_or(0)
+}
+
 /// [`export_with`], the collectives' flows and violations taken from
 /// `checked` (the validator's report of these very inputs, e.g. the one
 /// a merge made of its output) when given, else found by reading the
@@ -83,6 +95,7 @@ pub(crate) fn export_all<S: Sink + ?Sized>(
     sink: &mut S,
 ) -> Result<Summary> {
     let survey = survey(inputs)?;
+    sink.time_base(time_base(survey.earliest_line_ns, counters))?;
     if let Some(c) = counters
         .iter()
         .find(|c| !survey.nodes.contains_key(&c.node()))

@@ -19,6 +19,8 @@ use xplane_proto::XSpace;
 struct Doc<'a> {
     #[serde(rename = "displayTimeUnit")]
     unit: String,
+    #[serde(rename = "baseTimeNanoseconds")]
+    base_ns: i64,
     #[serde(borrow, rename = "traceEvents")]
     events: Vec<Event<'a>>,
 }
@@ -92,6 +94,8 @@ fn chrome_json_has_every_event_with_exact_microseconds() {
     let text = std::str::from_utf8(&out).unwrap();
     let doc: Doc<'_> = serde_json::from_str(text).unwrap();
     assert_eq!(doc.unit, "ns");
+    let base = doc.base_ns;
+    assert_eq!(base % 1_000_000_000, 0, "a whole second");
 
     let mut want: Vec<(i64, String, String, String, Value)> = nodes
         .iter()
@@ -99,7 +103,7 @@ fn chrome_json_has_every_event_with_exact_microseconds() {
         .map(|g| {
             (
                 g.pid as i64,
-                us(g.begin_ns),
+                us(g.begin_ns - base),
                 us(g.end_ns - g.begin_ns),
                 g.name,
                 args_json(&g.args),
@@ -203,4 +207,62 @@ fn violations_are_instants_on_their_own_thread() {
         assert!(e.name.as_deref().unwrap().starts_with("violation: "));
         assert!(e.args.as_ref().unwrap()["size_ns"].as_f64().unwrap() > 0.0);
     }
+}
+
+/// The exact `(begin, end)` ns of every `X` event per (pid, tid), from the
+/// decimal text, or from a float64 parse of it as JavaScript viewers read it.
+fn slices_per_track(text: &str, as_f64: bool) -> BTreeMap<(i64, i64), Vec<(i64, i64)>> {
+    let doc: Doc<'_> = serde_json::from_str(text).unwrap();
+    let ns = |raw: &RawValue| -> i64 {
+        let t = raw.get();
+        if as_f64 {
+            (t.parse::<f64>().unwrap() * 1000.0).round() as i64
+        } else {
+            let (us, frac) = t.split_once('.').unwrap();
+            us.parse::<i64>().unwrap() * 1000 + frac.parse::<i64>().unwrap()
+        }
+    };
+    let mut tracks: BTreeMap<(i64, i64), Vec<(i64, i64)>> = BTreeMap::new();
+    for e in doc.events.iter().filter(|e| e.ph == "X") {
+        let begin = ns(e.ts.unwrap());
+        let end = begin + ns(e.dur.unwrap());
+        tracks.entry((e.pid, e.tid)).or_default().push((begin, end));
+    }
+    tracks
+}
+
+/// Times relative to the file's base survive a float64 parse to the ns, so
+/// slices that nest exactly (a child ending with its parent) still nest in
+/// a viewer; at absolute epoch µs a float64 keeps only 0.25 µs.
+#[test]
+fn float64_readers_see_every_ns_and_the_same_nesting() {
+    let nodes = n4();
+    let mut out = Vec::new();
+    export(&inputs(&nodes), &mut ChromeWriter::new(&mut out)).unwrap();
+    let text = std::str::from_utf8(&out).unwrap();
+    let exact = slices_per_track(text, false);
+    let parsed = slices_per_track(text, true);
+    assert_eq!(parsed, exact, "a float64 parse changes no time");
+    let doc: Doc<'_> = serde_json::from_str(text).unwrap();
+    let earliest = exact.values().flatten().map(|s| s.0).min().unwrap();
+    assert!(
+        (0..1_000_000_000).contains(&earliest),
+        "the base is the whole second at or before the earliest event: {earliest} ns after it"
+    );
+    let absolute = doc.base_ns as i128 + earliest as i128;
+    assert!(
+        absolute > 1_600_000_000_000_000_000,
+        "base + ts is epoch ns"
+    );
+    // What the base buys: the same times written as absolute µs lose ns.
+    let lost = exact
+        .values()
+        .flatten()
+        .filter(|&&(b, _)| {
+            let abs_ns = doc.base_ns + b;
+            let text = format!("{}.{:03}", abs_ns / 1000, abs_ns % 1000);
+            (text.parse::<f64>().unwrap() * 1000.0).round() as i64 != abs_ns
+        })
+        .count();
+    assert!(lost > 0, "absolute epoch µs lose precision in a float64");
 }

@@ -58,11 +58,12 @@ fn synthetic_gpu_run_exports_the_pinned_bytes() {
     let run = synthesize(&config, dir.path()).unwrap();
     let got = outputs(&node_files(&run.xplane_paths()));
     // Event packets carry no `sequence_flags` (2 bytes less per event
-    // packet, see `sequence.rs`); the Chrome JSON is unchanged.
+    // packet, see `sequence.rs`). The Chrome JSON's times count from its
+    // `baseTimeNanoseconds` (shorter than absolute epoch µs).
     let want = [
         (1_561_243, 9_679_663_295_102_379_026),
         (651_566, 6_326_057_738_397_694_386),
-        (7_117_224, 9_648_144_199_403_782_023),
+        (6_724_980, 8_826_814_404_633_701_578),
     ];
     assert_eq!(got, want);
 }
@@ -81,7 +82,7 @@ fn jax_run_exports_the_pinned_bytes() {
     let want = [
         (202_200, 2_014_806_115_654_952_204),
         (68_125, 167_098_497_094_236_694),
-        (976_165, 828_720_272_636_499_333),
+        (927_107, 13_657_313_469_723_196_896),
     ];
     assert_eq!(got, want);
 }
