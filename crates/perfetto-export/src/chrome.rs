@@ -73,9 +73,9 @@ impl<W: Write> ChromeWriter<W> {
     fn open(&mut self) -> std::io::Result<()> {
         if !self.started {
             self.started = true;
-            write!(
+            writeln!(
                 self.out,
-                "{{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":{},\"traceEvents\":[\n",
+                "{{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":{},\"traceEvents\":[",
                 self.base_ns
             )?;
         }
