@@ -11,7 +11,7 @@ use xplane_proto::{SpaceView, XSpaceFile};
 
 use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
-use crate::node::{NodeCollectives, WalkCaptures, open};
+use crate::node::{NodeCollectives, PreparedNode, WalkCaptures, open};
 use crate::node_clock::{ClockWarning, NodeClock};
 use crate::plan::Plan;
 
@@ -50,7 +50,8 @@ pub struct AlignEachOutcome {
 impl Plan {
     /// Align every node into `out_dir`, each under its input's file name:
     /// every plane, line, event and stat of the input in the same order,
-    /// only times changed, all on the reference node's session start.
+    /// only times changed, all on one session start: the earliest of the
+    /// nodes' own starts on the global clock ([`output_session_start`]).
     /// With `collectives`, the happens-before check before and after comes
     /// from the same read. Every node's clocks are built before anything
     /// is written; each file appears only when complete.
@@ -67,11 +68,13 @@ impl Plan {
             .with_max_len(1) // one task per node
             .map(|input| self.prepare(input))
             .collect::<Result<Vec<_>>>()?;
-        let t_ref = prepared
+        if !prepared
             .iter()
-            .find(|p| p.input.node_id == self.options.reference_node)
-            .map(|p| p.session_start_ns)
-            .ok_or_else(|| self.no_reference())?;
+            .any(|p| p.input.node_id == self.options.reference_node)
+        {
+            return Err(self.no_reference());
+        }
+        let t_ref = output_session_start(&prepared);
         std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
         let mut nodes = Vec::with_capacity(prepared.len());
         let mut all = collectives.map(|_| NodeCollectives::default());
@@ -172,4 +175,22 @@ fn write_err(path: &Path) -> impl FnOnce(xplane_proto::Error) -> RunError + '_ {
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// The session start (epoch ns, global clock) that every output of a run
+/// counts its times from: the earliest of the nodes' own session starts
+/// mapped onto the global clock, so that no node's events lie before it.
+/// (xprof's trace viewers drop or wrap events placed before the session
+/// start: on the reference's start, a node corrected backwards lost
+/// thousands of events.) Traces without a session start (0) are left out;
+/// 0 when no trace has one.
+pub(crate) fn output_session_start<'a, 'p: 'a>(
+    nodes: impl IntoIterator<Item = &'a PreparedNode<'p>>,
+) -> i128 {
+    nodes
+        .into_iter()
+        .filter(|n| n.session_start_ns != 0)
+        .map(|n| n.clocks.host_ns_to_global_ns(n.session_start_ns))
+        .min()
+        .unwrap_or(0)
 }

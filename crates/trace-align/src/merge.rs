@@ -18,6 +18,7 @@ use trace_merge::{
 use xplane_proto::{FileBytes, TASK_ENV_PLANE, XPlane, XSpaceFile};
 
 use crate::clocks::{ClockReason, ClockSource};
+use crate::each::output_session_start;
 use crate::error::{Result, RunError};
 use crate::node::{NodeCollectives, PreparedNode, WalkCaptures, Walked, open};
 use crate::node_clock::{ClockWarning, NodeClock};
@@ -162,7 +163,7 @@ impl Plan {
             .with_max_len(1) // one task per node
             .map(|(k, input)| self.prepare_merge(input, scheme, k == 0))
             .collect::<Result<_>>()?;
-        let t_ref = nodes[0].node.session_start_ns;
+        let t_ref = output_session_start(nodes.iter().map(|n| &n.node));
         let stop = nodes.iter().filter_map(|n| n.stop_ns).max();
 
         let mut file = XSpaceFile::create(output).map_err(write_err(output))?;
