@@ -147,3 +147,55 @@ fn a_trace_aligned_as_another_node_is_refused() {
             "aligned as node 2, but it is node 1's trace",
         ));
 }
+
+/// `--layout xprof`: an xprof log folder, one host per node, named after
+/// node and hostname; the run's name is one plain folder name.
+#[test]
+fn the_xprof_layout_is_a_log_folder_with_a_host_per_node() {
+    let dir = demo_dir();
+    let out = dir.path().join("logs");
+    cli()
+        .args([
+            "align",
+            "-q",
+            "--layout",
+            "xprof",
+            "--xprof-run",
+            "step_120",
+            "--run-dir",
+        ])
+        .arg(dir.path().join("run"))
+        .arg("--out-dir")
+        .arg(&out)
+        .assert()
+        .success();
+    let run = out.join("plugins/profile/step_120");
+    let mut hosts: Vec<String> = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts.len(), 3, "{hosts:?}");
+    for (n, host) in hosts.iter().enumerate() {
+        assert!(
+            host.starts_with(&format!("node{n}")) && host.ends_with(".xplane.pb"),
+            "{host}"
+        );
+    }
+    cli()
+        .args([
+            "align",
+            "--layout",
+            "xprof",
+            "--xprof-run",
+            "../up",
+            "--run-dir",
+        ])
+        .arg(dir.path().join("run"))
+        .arg("--out-dir")
+        .arg(dir.path().join("bad"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot name an xprof run"));
+    assert!(!dir.path().join("bad").exists(), "nothing written");
+}

@@ -60,8 +60,20 @@ impl Plan {
         out_dir: impl AsRef<Path>,
         collectives: Option<&collective_check::Options>,
     ) -> Result<AlignEachOutcome> {
+        self.align_each_as(out_dir, &OutputLayout::SameNames, collectives)
+    }
+
+    /// [`Plan::align_each`], the outputs placed in `out_dir` by `layout`
+    /// (e.g. as an xprof log folder that shows every node as a host of one
+    /// run).
+    pub fn align_each_as(
+        &self,
+        out_dir: impl AsRef<Path>,
+        layout: &OutputLayout,
+        collectives: Option<&collective_check::Options>,
+    ) -> Result<AlignEachOutcome> {
         let out_dir = out_dir.as_ref();
-        let outputs = self.outputs_in(out_dir)?;
+        let outputs = self.outputs_in(out_dir, layout)?;
         let prepared = self
             .nodes
             .par_iter()
@@ -75,7 +87,9 @@ impl Plan {
             return Err(self.no_reference());
         }
         let t_ref = output_session_start(&prepared);
-        std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
+        for dir in outputs.iter().filter_map(|o| o.parent()) {
+            std::fs::create_dir_all(dir).map_err(RunError::io(dir))?;
+        }
         let mut nodes = Vec::with_capacity(prepared.len());
         let mut all = collectives.map(|_| NodeCollectives::default());
         let buffers = xplane_proto::BufferPool::new();
@@ -127,20 +141,91 @@ impl Plan {
 
     /// Each node's output path in `out_dir`; an output that would replace
     /// an input is an error.
-    fn outputs_in(&self, out_dir: &Path) -> Result<Vec<PathBuf>> {
+    fn outputs_in(&self, out_dir: &Path, layout: &OutputLayout) -> Result<Vec<PathBuf>> {
         self.nodes
             .iter()
             .map(|input| {
-                let name = input.trace.file_name().ok_or_else(|| RunError::NoNodeId {
-                    path: input.trace.clone(),
-                })?;
-                let output = out_dir.join(name);
+                let output = match layout {
+                    OutputLayout::SameNames => {
+                        let name = input.trace.file_name().ok_or_else(|| RunError::NoNodeId {
+                            path: input.trace.clone(),
+                        })?;
+                        out_dir.join(name)
+                    }
+                    OutputLayout::Xprof { run } => {
+                        let bytes = open(&input.trace)?;
+                        let view = bytes.view();
+                        let hostname = view.hostnames().next().transpose().map_err(|e| {
+                            RunError::Trace(xplane_proto::malformed_error(&input.trace, &view, e))
+                        })?;
+                        let host = xprof_host(input.node_id, hostname);
+                        out_dir
+                            .join("plugins/profile")
+                            .join(run)
+                            .join(format!("{host}.xplane.pb"))
+                    }
+                };
                 if same_file(&output, &input.trace) {
                     return Err(RunError::OutputIsInput { path: output });
                 }
                 Ok(output)
             })
             .collect()
+    }
+}
+
+/// Where [`Plan::align_each_as`] writes each node's aligned trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutputLayout {
+    /// `OUT/<the input's file name>`.
+    SameNames,
+    /// An xprof (TensorBoard profile plugin) log folder:
+    /// `OUT/plugins/profile/<run>/node<N>[-<hostname>].xplane.pb`. xprof
+    /// takes a host's name from its file name and shows every host of a run
+    /// on one timeline, each with its own planes under their own names.
+    Xprof {
+        /// The run's folder name (checked by [`OutputLayout::xprof`]).
+        run: String,
+    },
+}
+
+impl OutputLayout {
+    /// The xprof layout for the run `run`: one plain folder name.
+    ///
+    /// ```
+    /// use trace_align::OutputLayout;
+    /// assert!(OutputLayout::xprof("2026_11_27_step_1000").is_ok());
+    /// assert!(OutputLayout::xprof("../up").is_err());
+    /// ```
+    pub fn xprof(run: &str) -> Result<OutputLayout> {
+        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+        if run.is_empty() || run == "." || run == ".." || !run.chars().all(plain) {
+            return Err(RunError::XprofRunName {
+                name: run.to_owned(),
+            });
+        }
+        Ok(OutputLayout::Xprof {
+            run: run.to_owned(),
+        })
+    }
+}
+
+/// A node's host name in an xprof run: `node<N>`, then `-` and its trace's
+/// hostname with anything but letters, digits, `-` and `_` as `_`.
+fn xprof_host(node: clock_model::NodeId, hostname: Option<&str>) -> String {
+    match hostname.filter(|h| !h.is_empty()) {
+        Some(h) => {
+            let clean: String = h
+                .chars()
+                .map(|c| match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' => c,
+                    _ => '_',
+                })
+                .collect();
+            format!("node{node}-{clean}")
+        }
+        None => format!("node{node}"),
     }
 }
 

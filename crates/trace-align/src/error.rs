@@ -113,6 +113,14 @@ pub enum RunError {
         /// The output (and input).
         path: PathBuf,
     },
+    /// The run name of an xprof layout is not one plain folder name.
+    #[error(
+        "{name:?} cannot name an xprof run: give one folder name (letters, digits, `-`, `_`, `.`; not `.` or `..`)"
+    )]
+    XprofRunName {
+        /// The name given.
+        name: String,
+    },
     /// The GPU id stride of the merged trace is too small.
     #[error("gpu_id_stride must be at least 2 (one GPU and the host plane), got {0}")]
     GpuIdStride(u32),

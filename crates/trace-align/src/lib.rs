@@ -92,7 +92,7 @@ pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
 pub use content::holds_events;
 pub use correction::CorrectionCurve;
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
-pub use each::{AlignEachOutcome, AlignedNode, same_file};
+pub use each::{AlignEachOutcome, AlignedNode, OutputLayout, same_file};
 pub use error::{Result, RunError};
 pub use format::TraceFormat;
 pub use kineto::{

@@ -9,6 +9,15 @@ use collective_check::NodeId;
 use super::policy::PolicyArgs;
 use crate::Global;
 
+/// Where `align --run-dir` writes each node's aligned trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Layout {
+    /// `OUT/<the input's file name>`.
+    SameNames,
+    /// `OUT/plugins/profile/<run>/node<N>-<host>.xplane.pb`, for xprof.
+    Xprof,
+}
+
 /// Align one node's trace, or every node of a run into a folder.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,6 +35,15 @@ pub struct Args {
     /// beside the run folder.
     #[arg(long, requires = "run_dir")]
     pub out_dir: Option<PathBuf>,
+    /// With --run-dir: how the aligned traces are laid out in --out-dir.
+    /// `xprof`: an xprof log folder, `OUT/plugins/profile/RUN/node<N>-<host>.xplane.pb`
+    /// (`xprof --logdir OUT` shows every node as a host of one run).
+    #[arg(long, value_enum, default_value_t = Layout::SameNames, requires = "run_dir")]
+    pub layout: Layout,
+    /// With --layout xprof: the run's name in the log folder; default: the
+    /// run folder's name.
+    #[arg(long, value_name = "NAME", requires = "run_dir")]
+    pub xprof_run: Option<String>,
     /// With --run-dir: the clock evidence (see `merge`).
     #[command(flatten)]
     pub clock: super::clock::ClockArgs,
@@ -122,6 +140,12 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
         }
     }
     if format == trace_align::TraceFormat::Kineto {
+        if args.layout == Layout::Xprof {
+            bail!(
+                "{}: --layout xprof writes XSpace traces; this run's traces are PyTorch's (convert with `merge -o run.xplane.pb`)",
+                dir.display()
+            );
+        }
         return run_kineto(args, &run, out_dir, global);
     }
     if let Some(offsets) = &args.offsets {
@@ -131,7 +155,21 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     if !args.json && !global.quiet {
         super::clock::warn(&plan.clock_warnings);
     }
-    let outcome = plan.align_each(out_dir, Some(&Default::default()))?;
+    let layout = match args.layout {
+        Layout::SameNames => trace_align::OutputLayout::SameNames,
+        Layout::Xprof => {
+            let name = match &args.xprof_run {
+                Some(name) => name.clone(),
+                None => dir
+                    .canonicalize()
+                    .ok()
+                    .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_else(|| "run".to_owned()),
+            };
+            trace_align::OutputLayout::xprof(&name)?
+        }
+    };
+    let outcome = plan.align_each_as(out_dir, &layout, Some(&Default::default()))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
