@@ -10,8 +10,11 @@
 //!   `kineto_pid`, `process_name`.
 //! - Each `tid` is a line: id the tid (a string tid gets an id from
 //!   2^40 up), name from its `thread_name` metadata, else the tid.
-//!   `timestamp_ns` is the line's first begin in epoch ns (there is no
-//!   `Task Environment` plane, so times are absolute).
+//!   `timestamp_ns` is the line's first begin, ns after the session start.
+//! - A `Task Environment` plane gives the session start
+//!   (`profile_start_time`, epoch ns): the whole second at or before the
+//!   earliest event. Without it, xprof reads line times as ns after 0 and
+//!   wraps the epoch times (picoseconds mod 2^64, about 213 days).
 //! - Each `X` event is an event: begin `baseTimeNanoseconds` + `ts`, length
 //!   `dur`, both exact integer ns (×1000 ps); its name is its metadata; `cat`
 //!   and every arg are stats ([`json_stat_value`]; strings interned once per
@@ -26,8 +29,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use xplane_proto::{
-    GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT, XEvent,
-    XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat::Value,
+    GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT,
+    PROFILE_START_TIME, TASK_ENV_PLANE, XEvent, XEventMetadata, XLine, XPlane, XPlaneExt, XSpace,
+    XStat, XStatMetadata, x_event, x_stat::Value,
 };
 
 use crate::error::{Error, Result};
@@ -318,6 +322,8 @@ impl<'a> Build<'a> {
             self.stats.lines += plane.lines.len() as u64;
             planes.push(plane);
         }
+        let env = session_start(&mut planes);
+        planes.push(env);
         let space = XSpace {
             planes,
             hostnames: host.map(str::to_owned).into_iter().collect(),
@@ -325,6 +331,30 @@ impl<'a> Build<'a> {
         };
         Ok((space, self.stats))
     }
+}
+
+/// The `Task Environment` plane of `planes`, whose lines hold epoch ns:
+/// the session start is the whole second at or before the earliest line
+/// (0 for none), and every line's `timestamp_ns` becomes ns after it.
+fn session_start(planes: &mut [XPlane]) -> XPlane {
+    const SECOND_NS: i64 = 1_000_000_000;
+    let earliest = planes
+        .iter()
+        .flat_map(|p| &p.lines)
+        .map(|l| l.timestamp_ns)
+        .min()
+        .unwrap_or(0);
+    let start = earliest.max(0) / SECOND_NS * SECOND_NS;
+    for line in planes.iter_mut().flat_map(|p| &mut p.lines) {
+        line.timestamp_ns -= start;
+    }
+    let mut env = XPlane {
+        id: planes.iter().map(|p| p.id + 1).max().unwrap_or(0),
+        name: TASK_ENV_PLANE.to_owned(),
+        ..Default::default()
+    };
+    env.set_stat(PROFILE_START_TIME, Value::Uint64Value(start as u64));
+    env
 }
 
 /// Where `part` (a slice of the trace's bytes) starts in the file.

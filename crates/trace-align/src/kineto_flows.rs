@@ -18,8 +18,8 @@ type Candidate = (String, Option<u64>);
 /// events have in `space` (found by node, exact begin and `External id`),
 /// and the number of instances whose participants' events differ in name
 /// (a send and its recv) or are not in `space`: those keep no participant,
-/// so no flow is drawn through them. Times in `space` are absolute (no
-/// `Task Environment` plane), as [`crate::kineto_space`] writes them.
+/// so no flow is drawn through them. Times in `space` count from its
+/// session start (`Task Environment`), as [`crate::kineto_space`] writes them.
 pub fn flows_report(report: &Report, space: &XSpace) -> (Report, usize) {
     let wanted: HashSet<(NodeId, i128)> = report
         .instances
@@ -61,6 +61,7 @@ fn candidates(
     wanted: &HashSet<(NodeId, i128)>,
 ) -> HashMap<(NodeId, i128), Vec<Candidate>> {
     let mut found: HashMap<(NodeId, i128), Vec<Candidate>> = HashMap::new();
+    let start_ps = xplane_proto::session_start_ns(space) * 1000;
     for plane in &space.planes {
         let Some(node) = plane
             .integer_stat(NODE_ID_STAT)
@@ -75,7 +76,7 @@ fn candidates(
                 let Some(x_event::Data::OffsetPs(offset)) = event.data else {
                     continue;
                 };
-                let begin_ps = i128::from(line.timestamp_ns) * 1000 + i128::from(offset);
+                let begin_ps = start_ps + i128::from(line.timestamp_ns) * 1000 + i128::from(offset);
                 if !wanted.contains(&(node, begin_ps)) {
                     continue;
                 }

@@ -11,7 +11,9 @@ use collective_clock::{EstimateReport, Estimator};
 use kineto_trace::{Compression, Trace, TraceFile, XSpaceStats};
 use serde::Serialize;
 use trace_merge::{DEFAULT_GPU_ID_STRIDE, IdScheme, MergeError, classify, place};
-use xplane_proto::{ORIGINAL_PLANE_STAT, XPlane, XPlaneExt, XSpace};
+use xplane_proto::{
+    ORIGINAL_PLANE_STAT, PROFILE_START_TIME, TASK_ENV_PLANE, XPlane, XPlaneExt, XSpace, x_stat,
+};
 
 use crate::error::{Result, RunError};
 use crate::kineto::{RankClock, estimate_kineto};
@@ -130,9 +132,23 @@ fn space_of(ranked: &[(NodeId, &Trace<'_>)]) -> Result<(KinetoSpace, Report)> {
     let mut ranks = Vec::with_capacity(sorted.len());
     let options = crate::kineto::check_options();
     let mut ex = Extraction::new();
-    for (k, (rank, trace)) in sorted.iter().enumerate() {
-        let (converted, stats) = kineto_trace::to_xspace(trace, rank.get()).map_err(kineto)?;
-        for plane in converted.planes {
+    let converted = sorted
+        .iter()
+        .map(|(rank, trace)| kineto_trace::to_xspace(trace, rank.get()).map_err(kineto))
+        .collect::<Result<Vec<_>>>()?;
+    // One session start for all: the earliest rank's.
+    let start = converted
+        .iter()
+        .map(|(c, _)| xplane_proto::session_start_ns(c))
+        .min()
+        .unwrap_or(0);
+    for (k, ((rank, trace), (converted, stats))) in sorted.iter().zip(converted).enumerate() {
+        let shift = xplane_proto::session_start_ns(&converted) - start;
+        for mut plane in converted.planes {
+            if plane.name == TASK_ENV_PLANE {
+                continue;
+            }
+            rebase(&mut plane, shift);
             space
                 .planes
                 .push(placed(plane, scheme, *rank, k == 0, trace.path())?);
@@ -150,6 +166,7 @@ fn space_of(ranked: &[(NodeId, &Trace<'_>)]) -> Result<(KinetoSpace, Report)> {
             }
         })?;
     }
+    space.planes.push(task_environment(start));
     collective_check::verify_kineto_groups(&ex).map_err(RunError::CollectivesDisagree)?;
     let after = collective_check::check(&ex, &options);
     let (collectives, unflowed) = flows_report(&after, &space);
@@ -160,6 +177,30 @@ fn space_of(ranked: &[(NodeId, &Trace<'_>)]) -> Result<(KinetoSpace, Report)> {
         unflowed,
     };
     Ok((space, after))
+}
+
+/// Move every line of `plane` `shift_ns` (≥ 0) later: from its rank's
+/// session start onto the run's, which is no later.
+fn rebase(plane: &mut XPlane, shift_ns: i128) {
+    for line in &mut plane.lines {
+        // The line's epoch-ns time (an i64) less a start in [0, that time]
+        // (or 0 for a time before the epoch) is an i64 again.
+        line.timestamp_ns = i64::try_from(i128::from(line.timestamp_ns) + shift_ns)
+            .expect("an i64 epoch time less an earlier, non-negative start fits i64");
+    }
+}
+
+/// The merged run's `Task Environment`: its session start, epoch ns.
+fn task_environment(start_ns: i128) -> XPlane {
+    let mut env = XPlane {
+        name: TASK_ENV_PLANE.to_owned(),
+        ..Default::default()
+    };
+    env.set_stat(
+        PROFILE_START_TIME,
+        x_stat::Value::Uint64Value(u64::try_from(start_ns).unwrap_or(0)),
+    );
+    env
 }
 
 /// `plane` of `rank` under the name and id a merge gives it (the original
