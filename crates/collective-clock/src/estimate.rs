@@ -372,6 +372,48 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Whatever the fit ends with, the map is built through its
+        /// segment ends (within a ps of `at`, or raised to stay
+        /// non-decreasing) or refused as an overflow: never saturated.
+        #[test]
+        fn a_map_is_exact_or_an_overflow(
+            a in proptest::num::f64::ANY,
+            b in proptest::num::f64::ANY,
+            c in -1e12f64..1e12,
+            d in -1e-3f64..1e-3,
+        ) {
+            let p = problem();
+            let first = segment(a, b);
+            let second = Segment { lo: 1e7, hi: 2e7, a: c, b: d, ..first };
+            match node_map(&p, &[first, second], NodeId(1)) {
+                Ok((map, raised)) => {
+                    for s in [first, second] {
+                        for x in [s.lo, s.hi] {
+                            let h = p.origin_ps + (x * 1000.0) as i128;
+                            let g = map.map(HostTime::from_ps(h)).time.as_ps();
+                            let want = h as f64 + s.at(x) * 1000.0;
+                            proptest::prop_assert!(
+                                raised > 0 || (g as f64 - want).abs() <= 1.0 + want.abs() * 1e-15,
+                                "{g} {want}"
+                            );
+                        }
+                    }
+                }
+                Err(Error::Overflow { node, .. }) => {
+                    proptest::prop_assert_eq!(node, NodeId(1));
+                    proptest::prop_assert!(
+                        !(first.at(0.0).is_finite() && first.at(9e6).is_finite())
+                            || first.at(0.0).abs() > 9e18
+                            || first.at(9e6).abs() > 9e18
+                    );
+                }
+                Err(Error::Map { .. }) => {}
+                Err(e) => proptest::prop_assert!(false, "{e}"),
+            }
+        }
+    }
+
     #[test]
     fn a_finite_fit_maps_through_its_segment_ends() {
         let p = problem();
