@@ -86,6 +86,22 @@ fn every_command_uses_the_identity(run: &Path, outputs: &[&str]) {
     assert_eq!(json["clocks"]["source"], "identity");
 }
 
+/// `validate` of one trace says that nothing crosses nodes.
+#[test]
+fn validate_of_one_trace_says_nothing_crosses_nodes() {
+    cli()
+        .arg("validate")
+        .arg(fixture(
+            "real-gpu-machine/kineto-nccl-1r/rank0.pt.trace.json.gz",
+        ))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("on 1 node(s)"))
+        .stdout(predicate::str::contains(
+            "one node: no collective spans two nodes, so none is checked",
+        ));
+}
+
 #[test]
 fn a_pytorch_nccl_run_of_one_rank() {
     every_command_uses_the_identity(
