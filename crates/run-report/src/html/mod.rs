@@ -379,19 +379,18 @@ mod tests {
         );
     }
 
-    #[test]
-    fn names_from_the_traces_are_escaped() {
+    /// A report of `nodes` with one collective kind named `kind`.
+    fn report_of(nodes: Vec<NodeId>, kind: &str) -> Report {
         use crate::model::*;
-        let evil = "<script>alert('x')</script>";
-        let report = Report {
+        Report {
             format: InputFormat::Xspace,
-            nodes: vec![NodeId(0), NodeId(1)],
+            nodes,
             reference_node: NodeId(0),
             run_start_ns: 0,
             run_length_ns: 1_000,
             clocks: ClockPicture {
                 source: "collectives".into(),
-                reason: evil.into(),
+                reason: kind.into(),
                 nodes: Vec::new(),
             },
             violations: Violations {
@@ -404,7 +403,7 @@ mod tests {
             collectives: Collectives {
                 instances: 1,
                 kinds: vec![KindSkew {
-                    kind: evil.into(),
+                    kind: kind.into(),
                     instances: 1,
                     begin_skew: Quantiles::of(vec![1]),
                     end_skew: Quantiles::of(vec![2]),
@@ -413,15 +412,43 @@ mod tests {
                 stragglers: Vec::new(),
             },
             steps: Steps {
-                source: StepSource::CollectiveSequence { op: evil.into() },
+                source: StepSource::CollectiveSequence { op: kind.into() },
                 steps: Vec::new(),
                 slowest: Vec::new(),
                 totals: Vec::new(),
             },
-        };
+        }
+    }
+
+    #[test]
+    fn names_from_the_traces_are_escaped() {
+        let evil = "<script>alert('x')</script>";
+        let report = report_of(vec![NodeId(0), NodeId(1)], evil);
         let page = render_html(&report);
         assert!(!page.contains("<script"), "{page}");
         assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)"));
+    }
+
+    /// A one-node run: no "1 nodes", no clock, collective or lateness
+    /// section, no lateness column.
+    #[test]
+    fn a_one_node_page_says_so_and_has_no_cross_node_sections() {
+        let page = render_html(&report_of(vec![NodeId(0)], "all-reduce"));
+        assert!(page.contains("A one-node run (XSpace): node 0"), "{page}");
+        for cross in [
+            "1 nodes",
+            "Clocks</h2>",
+            "Collectives across nodes",
+            "Stragglers",
+        ] {
+            assert!(!page.contains(cross), "{cross}: {page}");
+        }
+        assert!(page.contains("<h2>Steps</h2>"), "{page}");
+        let two = render_html(&report_of(vec![NodeId(0), NodeId(1)], "all-reduce"));
+        assert!(
+            two.contains("2 nodes") && two.contains("<h2>3. Steps</h2>"),
+            "{two}"
+        );
     }
 
     #[test]
