@@ -56,6 +56,22 @@ pub enum Error {
         /// The bound asked for, %.
         percent: f64,
     },
+    /// A fitted value (an offset, a drift, a time) is not finite or does
+    /// not fit the integer range of clock maps and reports: the fit
+    /// diverged on this node.
+    #[error(
+        "node {node}: the fitted {what} is {value:e}: not finite or outside the range of a clock \
+         correction (the fit diverged)"
+    )]
+    Overflow {
+        /// The node.
+        node: NodeId,
+        /// What overflowed, with its unit (e.g. "offset (ns) at the end of
+        /// segment 2").
+        what: String,
+        /// The value, in the unit `what` names.
+        value: f64,
+    },
     /// The fitted correction of a node is not a valid clock map.
     #[error("node {node}: the fitted correction is not a valid clock map: {source}")]
     Map {

@@ -15,6 +15,7 @@ use crate::report::{
     Conflict, EstimateReport, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport, Uncertainty,
 };
 use crate::solve::Solver;
+use crate::wide;
 
 /// A constraint counts as violated when missed by more than this, ns.
 const VIOLATION_NS: f64 = 0.001;
@@ -99,7 +100,7 @@ fn fit_with(evidence: &Evidence, held: &BTreeSet<NodeId>, options: &Options) -> 
     let mut nodes = Vec::with_capacity(p.nodes.len());
     let mut violated: BTreeSet<u32> = BTreeSet::new();
     for (i, &node) in p.nodes.iter().enumerate() {
-        let (report, bad) = node_report(&solver, evidence, i);
+        let (report, bad) = node_report(&solver, evidence, i)?;
         violated.extend(bad);
         if p.held[i] {
             maps.insert(node, OffsetMap::Identity);
@@ -129,15 +130,25 @@ fn fit_with(evidence: &Evidence, held: &BTreeSet<NodeId>, options: &Options) -> 
 }
 
 /// `node`'s map through its segments' end points, and how many anchors
-/// were raised to keep it non-decreasing.
+/// were raised to keep it non-decreasing. A point that is not finite or
+/// does not fit the clocks' range is [`Error::Overflow`].
 fn node_map(p: &Problem, segments: &[Segment], node: NodeId) -> Result<(OffsetMap, usize)> {
-    let ps = |ns: f64| (ns * 1000.0).round() as i128;
     let mut points: Vec<(i128, i128)> = Vec::with_capacity(2 * segments.len());
     let mut raised = 0;
-    for s in segments {
-        for x in [s.lo, s.hi] {
-            let h = p.origin_ps + ps(x);
-            let mut g = h + ps(s.at(x));
+    for (k, s) in segments.iter().enumerate() {
+        for (x, side) in [(s.lo, "start"), (s.hi, "end")] {
+            let overflow = |what: &str, value: f64| Error::Overflow {
+                node,
+                what: format!("{what} at the {side} of segment {}", k + 1),
+                value,
+            };
+            let h = wide::ns_ps(x)
+                .and_then(|x| p.origin_ps.checked_add(x))
+                .ok_or_else(|| overflow("time (ns after the origin)", x))?;
+            let offset = s.at(x);
+            let mut g = wide::ns_ps(offset)
+                .and_then(|o| h.checked_add(o))
+                .ok_or_else(|| overflow("offset (ns)", offset))?;
             if points.last().is_some_and(|&(lh, _)| lh == h) {
                 continue;
             }
@@ -160,7 +171,11 @@ fn node_map(p: &Problem, segments: &[Segment], node: NodeId) -> Result<(OffsetMa
 }
 
 /// The report of node `i` and the instances whose constraints it violates.
-fn node_report(solver: &Solver<'_>, evidence: &Evidence, i: usize) -> (NodeReport, Vec<u32>) {
+fn node_report(
+    solver: &Solver<'_>,
+    evidence: &Evidence,
+    i: usize,
+) -> Result<(NodeReport, Vec<u32>)> {
     let p = solver.p;
     let model = &solver.models[i];
     let whole;
@@ -181,28 +196,38 @@ fn node_report(solver: &Solver<'_>, evidence: &Evidence, i: usize) -> (NodeRepor
     let mut bad_instances = Vec::new();
     let reports = segments
         .iter()
-        .map(|seg| {
-            let (report, bad) = segment_report(solver, evidence, i, seg);
+        .enumerate()
+        .map(|(k, seg)| {
+            let (report, bad) = segment_report(solver, evidence, i, (k, seg))?;
             bad_instances.extend(bad);
-            report
+            Ok(report)
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let report = NodeReport {
         node: p.nodes[i],
         reference: p.held[i],
         segments: reports,
         anchors_raised: 0,
     };
-    (report, bad_instances)
+    Ok((report, bad_instances))
 }
 
+/// The report of segment `k` (0-based) of node `i`, and the instances
+/// whose constraints it violates; a figure that does not fit its integer
+/// is [`Error::Overflow`].
 fn segment_report(
     solver: &Solver<'_>,
     evidence: &Evidence,
     i: usize,
-    seg: &Segment,
-) -> (SegmentReport, Vec<u32>) {
+    (k, seg): (usize, &Segment),
+) -> Result<(SegmentReport, Vec<u32>)> {
     let p = solver.p;
+    let overflow = |what: &str, value: f64| Error::Overflow {
+        node: p.nodes[i],
+        what: format!("{what} of segment {}", k + 1),
+        value,
+    };
+    let int = |what: &str, value: f64| wide::ns_i64(value).ok_or_else(|| overflow(what, value));
     let bounds = &p.bounds[i][seg.first..seg.end];
     let instances: BTreeSet<u32> = bounds
         .iter()
@@ -236,18 +261,23 @@ fn segment_report(
                 op: evidence.op_name(inst.op).to_owned(),
                 key: inst.key.clone(),
                 ends_too_early: b.lower,
-                by_ns: miss.ceil() as i64,
+                by_ns: int("miss of a constraint (ns)", miss.ceil())?,
             });
         }
     }
-    let ns = |x: f64| ((p.origin_ps + (x * 1000.0).round() as i128) / 1000) as i64;
+    let host_ns = |what: &str, x: f64| {
+        wide::ns_ps(x)
+            .and_then(|x| p.origin_ps.checked_add(x))
+            .and_then(|ps| i64::try_from(ps.div_euclid(1000)).ok())
+            .ok_or_else(|| overflow(what, x))
+    };
     let (uncertainty, feasible_middle_ns) = uncertainty(solver, i, seg);
     let report = SegmentReport {
-        start_host_ns: ns(seg.lo),
-        end_host_ns: ns(seg.hi),
-        offset_start_ns: seg.at(seg.lo).round() as i64,
-        offset_end_ns: seg.at(seg.hi).round() as i64,
-        drift_ppb: (seg.b * 1e9).round() as i64,
+        start_host_ns: host_ns("start (ns after the origin)", seg.lo)?,
+        end_host_ns: host_ns("end (ns after the origin)", seg.hi)?,
+        offset_start_ns: int("offset (ns) at the start", seg.at(seg.lo))?,
+        offset_end_ns: int("offset (ns) at the end", seg.at(seg.hi))?,
+        drift_ppb: int("drift (ppb)", seg.b * 1e9)?,
         uncertainty,
         feasible_middle_ns,
         instances: instances.len(),
@@ -256,7 +286,7 @@ fn segment_report(
         violated,
         conflicts,
     };
-    (report, bad)
+    Ok((report, bad))
 }
 
 /// Half-widths of the feasible offsets at the segment's start, middle and
@@ -272,9 +302,10 @@ fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> (Uncertainty, Op
     let Some(drifts) = region.drift_range(solver.options.max_drift()) else {
         return (Uncertainty::default(), None);
     };
+    // An unbounded (infinite) half-width or end is reported as unbounded.
     let half = |t: f64| {
         let (lo, hi) = region.offsets_at(t, drifts);
-        Some(((hi - lo) / 2.0).round() as i64)
+        wide::ns_i64((hi - lo) / 2.0)
     };
     let h = (seg.hi - seg.lo) / 2.0;
     let (lo, hi) = region.offsets_at(0.0, drifts);
@@ -283,5 +314,114 @@ fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> (Uncertainty, Op
         middle_ns: half(0.0),
         end_ns: half(h),
     };
-    (uncertainty, Some([lo.floor() as i64, hi.ceil() as i64]))
+    let middle = wide::ns_i64(lo.floor()).zip(wide::ns_i64(hi.ceil()));
+    (uncertainty, middle.map(|(lo, hi)| [lo, hi]))
+}
+
+#[cfg(test)]
+mod tests {
+    use clock_model::HostTime;
+    use collective_check::MatchKey;
+
+    use super::*;
+
+    /// Two nodes sharing ten all-reduces 1 ms apart.
+    fn problem() -> Problem {
+        let mut ev = Evidence::new();
+        for k in 0..10_i64 {
+            let t = 1_790_000_000_000_000_000 + k * 1_000_000;
+            let members: Vec<_> = (0..2)
+                .map(|i| {
+                    (
+                        NodeId(i),
+                        HostTime::from_ns(t),
+                        HostTime::from_ns(t + 50_000),
+                    )
+                })
+                .collect();
+            ev.push_all_to_all("all-reduce.1", MatchKey::RunId(k), &members);
+        }
+        Problem::new(&ev, &BTreeSet::from([NodeId(0)])).unwrap()
+    }
+
+    fn segment(a: f64, b: f64) -> Segment {
+        Segment {
+            first: 0,
+            end: 10,
+            lo: 0.0,
+            hi: 9_000_000.0,
+            a,
+            b,
+        }
+    }
+
+    /// A diverged fit (an offset of −1.7e35 ns) once saturated to
+    /// `i128::MIN` ps and came out as "anchor 0 ... is outside the
+    /// supported range"; it is now an overflow naming node and figure.
+    #[test]
+    fn regression_a_diverged_offset_is_an_overflow_not_a_saturated_anchor() {
+        let p = problem();
+        for (a, b) in [(-1.7e35, 0.0), (f64::NAN, 0.0), (0.0, f64::INFINITY)] {
+            match node_map(&p, &[segment(a, b)], NodeId(1)) {
+                Err(Error::Overflow { node, what, .. }) => {
+                    assert_eq!(node, NodeId(1));
+                    assert!(what.contains("offset (ns)"), "{what}");
+                }
+                other => panic!("{a} {b}: {other:?}"),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the fit ends with, the map is built through its
+        /// segment ends (within a ps of `at`, or raised to stay
+        /// non-decreasing) or refused as an overflow: never saturated.
+        #[test]
+        fn a_map_is_exact_or_an_overflow(
+            a in proptest::num::f64::ANY,
+            b in proptest::num::f64::ANY,
+            c in -1e12f64..1e12,
+            d in -1e-3f64..1e-3,
+        ) {
+            let p = problem();
+            let first = segment(a, b);
+            let second = Segment { lo: 1e7, hi: 2e7, a: c, b: d, ..first };
+            match node_map(&p, &[first, second], NodeId(1)) {
+                Ok((map, raised)) => {
+                    for s in [first, second] {
+                        for x in [s.lo, s.hi] {
+                            let h = p.origin_ps + (x * 1000.0) as i128;
+                            let g = map.map(HostTime::from_ps(h)).time.as_ps();
+                            let want = h as f64 + s.at(x) * 1000.0;
+                            proptest::prop_assert!(
+                                raised > 0 || (g as f64 - want).abs() <= 1.0 + want.abs() * 1e-15,
+                                "{g} {want}"
+                            );
+                        }
+                    }
+                }
+                Err(Error::Overflow { node, .. }) => {
+                    proptest::prop_assert_eq!(node, NodeId(1));
+                    proptest::prop_assert!(
+                        !(first.at(0.0).is_finite() && first.at(9e6).is_finite())
+                            || first.at(0.0).abs() > 9e18
+                            || first.at(9e6).abs() > 9e18
+                    );
+                }
+                Err(Error::Map { .. }) => {}
+                Err(e) => proptest::prop_assert!(false, "{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_finite_fit_maps_through_its_segment_ends() {
+        let p = problem();
+        let (map, raised) = node_map(&p, &[segment(-1500.0, 1e-6)], NodeId(1)).unwrap();
+        assert_eq!(raised, 0);
+        let h = HostTime::from_ps(p.origin_ps);
+        let g = map.map(h).time.as_ps();
+        // At the segment's start: a − b·4.5 ms = −1500 ns − 4.5 ns.
+        assert_eq!(g - p.origin_ps, -1_504_500);
+    }
 }

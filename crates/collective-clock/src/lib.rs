@@ -91,6 +91,7 @@ mod robust;
 mod solve;
 mod synthetic;
 mod trend;
+mod wide;
 
 pub use check::CorrectionCheck;
 pub use choice::EstimatorChoice;

@@ -25,12 +25,12 @@ pub(crate) fn read(
     reference: NodeId,
     estimator: collective_clock::Estimator,
 ) -> Result<RunData> {
-    let (estimate, _) = trace_align::estimate_kineto(traces, reference, estimator)?;
+    let (clocks, _) = trace_align::kineto_clocks(traces, reference, estimator)?;
     let read = traces
         .par_iter()
         .with_max_len(1) // one task per rank
         .map(|(rank, path)| {
-            let map = trace_align::rank_map(&estimate, *rank)?.clone();
+            let map = clocks.map(*rank)?.clone();
             read_rank(*rank, path, map)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -41,13 +41,23 @@ pub(crate) fn read(
         nodes.push(data);
     }
     nodes.sort_by_key(|n| n.node);
-    let after = trace_align::aligned_collectives(before.clone(), &estimate)?;
+    let after = trace_align::aligned_collectives(before.clone(), &clocks)?;
+    let (clock_source, clock_reason) = match &clocks {
+        trace_align::KinetoClocks::OneRank(_) => (
+            "identity".to_owned(),
+            trace_align::ClockReason::OneNode.to_string(),
+        ),
+        trace_align::KinetoClocks::Estimated(_) => (
+            "collectives".to_owned(),
+            "PyTorch traces are aligned from their collectives".to_owned(),
+        ),
+    };
     Ok(RunData {
         format: crate::InputFormat::Kineto,
         reference_node: reference,
-        clock_source: "collectives".to_owned(),
-        clock_reason: "PyTorch traces are aligned from their collectives".to_owned(),
-        estimate: Some(estimate.report),
+        clock_source,
+        clock_reason,
+        estimate: clocks.report().cloned(),
         nodes,
         before: check(&before),
         after: check(&after),

@@ -31,6 +31,14 @@ pub struct Report {
     pub steps: Steps,
 }
 
+impl Report {
+    /// A run of one node: its own clock is the timeline, nothing crosses
+    /// nodes (no clock to correct, no shared collective, no lateness).
+    pub fn is_one_node(&self) -> bool {
+        self.nodes.len() == 1
+    }
+}
+
 /// The traces' format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -46,6 +46,7 @@ pub(crate) fn read(plan: &Plan) -> Result<RunData> {
         clock_source: match plan.clocks.source() {
             trace_align::ClockSource::Probes => "probes",
             trace_align::ClockSource::Both => "probes and collectives",
+            trace_align::ClockSource::Identity => "identity",
             _ => "collectives",
         }
         .to_owned(),

@@ -327,7 +327,8 @@ pub(crate) fn probe_check(
 }
 
 /// The nodes in `free` fitted from the collectives onto the probe clocks
-/// of every other node of `evidence` (held at their probe corrections).
+/// of every other node of `evidence` (held at their probe corrections),
+/// within the plausibility bound.
 fn fit_free(
     evidence: &Evidence,
     probes: &BTreeMap<NodeId, NodeClocks>,
@@ -345,10 +346,12 @@ fn fit_free(
         None => h,
     });
     let held: BTreeSet<NodeId> = held_clocks.keys().copied().collect();
-    collective_clock::estimate_holding(
+    let estimate = collective_clock::estimate_holding(
         &mapped,
         &held,
         &collective_clock::Options::with_estimator(estimator),
     )
-    .map_err(|e| RunError::Estimate(Box::new(e)))
+    .map_err(|e| RunError::Estimate(Box::new(e)))?;
+    crate::plausible::check_estimate(&estimate.report)?;
+    Ok(estimate)
 }

@@ -30,6 +30,9 @@ pub enum ClockSource {
     /// [`Plan::node_clocks`](crate::Plan::node_clocks)). Asked for, it is
     /// `Auto`.
     Both,
+    /// What a run of one node ends with, whatever was asked but probes:
+    /// its own clock is the timeline, no correction (the identity).
+    Identity,
 }
 
 /// Why a plan aligns with the evidence it has.
@@ -54,6 +57,8 @@ pub enum ClockReason {
     /// collectives); why, per node, is in
     /// [`Plan::node_clocks`](crate::Plan::node_clocks).
     PerNode,
+    /// The run has one node: its clock is the timeline, nothing to align.
+    OneNode,
 }
 
 impl std::fmt::Display for ClockReason {
@@ -69,6 +74,9 @@ impl std::fmt::Display for ClockReason {
             ClockReason::PerNode => f.write_str(
                 "probe offsets where usable and consistent, the collectives for the other nodes",
             ),
+            ClockReason::OneNode => {
+                f.write_str("a one-node run: its own clock is the timeline, no correction")
+            }
         }
     }
 }
@@ -91,6 +99,8 @@ pub enum ClockEvidence {
         /// The nodes aligned from the collectives.
         from_collectives: BTreeSet<NodeId>,
     },
+    /// No correction: the one node of a run keeps its clock.
+    Identity,
 }
 
 impl ClockEvidence {
@@ -100,6 +110,7 @@ impl ClockEvidence {
             ClockEvidence::Probes(_) => ClockSource::Probes,
             ClockEvidence::Collectives(_) => ClockSource::Collectives,
             ClockEvidence::Both { .. } => ClockSource::Both,
+            ClockEvidence::Identity => ClockSource::Identity,
         }
     }
 
@@ -107,7 +118,7 @@ impl ClockEvidence {
     /// evidence.
     pub fn estimate_report(&self) -> Option<collective_clock::EstimateReport> {
         match self {
-            ClockEvidence::Probes(_) => None,
+            ClockEvidence::Probes(_) | ClockEvidence::Identity => None,
             ClockEvidence::Collectives(e) | ClockEvidence::Both { estimate: e, .. } => {
                 Some(e.report.clone())
             }
@@ -118,7 +129,7 @@ impl ClockEvidence {
     pub fn offsets(&self) -> Option<&OffsetsFile> {
         match self {
             ClockEvidence::Probes(o) | ClockEvidence::Both { offsets: o, .. } => Some(o),
-            ClockEvidence::Collectives(_) => None,
+            ClockEvidence::Collectives(_) | ClockEvidence::Identity => None,
         }
     }
 
@@ -151,6 +162,9 @@ impl ClockEvidence {
             ClockEvidence::Both { offsets, .. } => {
                 NodeClocks::for_trace(input, view, offsets, options)
             }
+            ClockEvidence::Identity => {
+                NodeClocks::with_offset(input, view, OffsetMap::Identity, options)
+            }
         };
         clocks.map_err(RunError::align(node))
     }
@@ -167,19 +181,23 @@ fn estimated(estimate: &Estimate, node: NodeId) -> Result<OffsetMap> {
 
 /// Estimate every node's correction from the collectives of its trace:
 /// each node's collectives are read on its own host clock (device times
-/// through its snapshot map), matched across nodes, and fitted.
+/// through its snapshot map), matched across nodes, and fitted; a fit
+/// beyond the plausibility bound is an error
+/// ([`RunError::ImplausibleCorrection`]).
 pub(crate) fn from_collectives(
     nodes: &[NodeInput],
     options: &AlignOptions,
     estimator: Estimator,
 ) -> Result<Estimate> {
     let evidence = host_evidence(nodes, options)?;
-    collective_clock::estimate(
+    let estimate = collective_clock::estimate(
         &evidence,
         options.reference_node,
         &collective_clock::Options::with_estimator(estimator),
     )
-    .map_err(|e| RunError::Estimate(Box::new(e)))
+    .map_err(|e| RunError::Estimate(Box::new(e)))?;
+    crate::plausible::check_estimate(&estimate.report)?;
+    Ok(estimate)
 }
 
 /// The collectives of `nodes`, each on its own host clock, matched.

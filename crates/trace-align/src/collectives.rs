@@ -101,6 +101,7 @@ impl RunFiles {
                     &collective_clock::Options::with_estimator(estimator),
                 )
                 .map_err(|e| RunError::Estimate(Box::new(e)))?;
+                crate::plausible::check_estimate(&estimate.report)?;
                 let probes = match &self.offsets {
                     Some(path) => {
                         let offsets = OffsetsFile::read(path).map_err(RunError::Offsets)?;

@@ -139,6 +139,26 @@ pub enum RunError {
         /// The node.
         node: collective_check::NodeId,
     },
+    /// A node's clock correction is beyond the plausibility bound (an
+    /// offset larger than the spread of the nodes' starts plus a second, a
+    /// drift beyond ±1000 ppm): the estimate is wrong, whatever it came
+    /// from.
+    #[error(
+        "node {node}: the clock correction is not plausible: {what} {value} from {evidence} is \
+         beyond the bound {bound}"
+    )]
+    ImplausibleCorrection {
+        /// The node.
+        node: collective_check::NodeId,
+        /// Which estimate (the collectives' segment, the probe rows).
+        evidence: String,
+        /// "offset" or "drift".
+        what: &'static str,
+        /// The value, with its unit.
+        value: String,
+        /// The bound, with its unit and where it comes from.
+        bound: String,
+    },
     /// The repair of the collectives after the clock correction failed.
     #[error("repairing the collectives left violated by the clock correction")]
     Repair(#[source] Box<collective_clock::Error>),

@@ -15,8 +15,10 @@ use kineto_trace::{EpochNs, TraceFile};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::clocks::{ClockReason, ClockSource};
 use crate::each::same_file;
 use crate::error::{Result, RunError};
+use crate::kineto_clock::{KinetoClocks, kineto_clocks};
 
 /// One rank's aligned Kineto trace.
 #[derive(Debug, Clone, Serialize)]
@@ -38,8 +40,14 @@ pub struct AlignedRank {
 pub struct KinetoOutcome {
     /// Per rank, by rank.
     pub ranks: Vec<AlignedRank>,
-    /// The corrections estimated from the collectives, per rank and segment.
-    pub collective_clocks: EstimateReport,
+    /// Where the corrections come from: the collectives, or none for a run
+    /// of one rank (`identity`).
+    pub clock_source: ClockSource,
+    /// Why.
+    pub clock_reason: ClockReason,
+    /// The corrections estimated from the collectives, per rank and
+    /// segment (`None` for one rank).
+    pub collective_clocks: Option<EstimateReport>,
     /// The collectives as recorded.
     pub before: Report,
     /// The collectives as aligned.
@@ -50,7 +58,7 @@ pub struct KinetoOutcome {
 #[derive(Serialize)]
 struct Record<'a> {
     tool: &'static str,
-    clock_source: &'static str,
+    clock_source: ClockSource,
     reference_rank: NodeId,
     correction: Option<&'a collective_clock::NodeReport>,
 }
@@ -74,7 +82,7 @@ pub fn align_kineto(
             Ok(output)
         })
         .collect::<Result<_>>()?;
-    let (estimate, before) = estimate_kineto(traces, reference, estimator)?;
+    let (estimate, before) = kineto_clocks(traces, reference, estimator)?;
     std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
     let mut ranks = Vec::with_capacity(traces.len());
     for ((rank, input), output) in traces.iter().zip(outputs) {
@@ -84,7 +92,9 @@ pub fn align_kineto(
     let options = check_options();
     Ok(KinetoOutcome {
         ranks,
-        collective_clocks: estimate.report.clone(),
+        clock_source: estimate.source(),
+        clock_reason: estimate.reason(),
+        collective_clocks: estimate.report().cloned(),
         before: collective_check::check(&before, &options),
         after: collective_check::check(&after, &options),
     })
@@ -101,12 +111,29 @@ pub(crate) fn check_options() -> collective_check::Options {
 /// the collectives of the Kineto traces (`traces`: rank → file) with
 /// `estimator`, and the collectives as recorded. Ranks that disagree on a
 /// process group or an NCCL/RCCL instance are an error
-/// ([`collective_check::verify_kineto_groups`]).
+/// ([`collective_check::verify_kineto_groups`]), and so is a correction
+/// beyond the plausibility bound ([`RunError::ImplausibleCorrection`]).
 pub fn estimate_kineto(
     traces: &[(NodeId, PathBuf)],
     reference: NodeId,
     estimator: Estimator,
 ) -> Result<(Estimate, Extraction)> {
+    let before = read_collectives(traces)?;
+    let evidence = Evidence::from_extraction(&before, collective_check::PlaneChoice::Auto);
+    let estimate = collective_clock::estimate(
+        &evidence,
+        reference,
+        &collective_clock::Options::with_estimator(estimator),
+    )
+    .map_err(|e| RunError::Estimate(Box::new(e)))?;
+    crate::plausible::check_estimate(&estimate.report)?;
+    Ok((estimate, before))
+}
+
+/// The collectives of the Kineto traces (`traces`: rank → file) as
+/// recorded; ranks that disagree on a process group or an NCCL/RCCL
+/// instance are an error ([`collective_check::verify_kineto_groups`]).
+pub(crate) fn read_collectives(traces: &[(NodeId, PathBuf)]) -> Result<Extraction> {
     let options = check_options();
     let per_rank = traces
         .par_iter()
@@ -128,14 +155,7 @@ pub fn estimate_kineto(
     }
     // A wrong match would pair events of different collectives in the fit.
     collective_check::verify_kineto_groups(&before).map_err(RunError::CollectivesDisagree)?;
-    let evidence = Evidence::from_extraction(&before, collective_check::PlaneChoice::Auto);
-    let estimate = collective_clock::estimate(
-        &evidence,
-        reference,
-        &collective_clock::Options::with_estimator(estimator),
-    )
-    .map_err(|e| RunError::Estimate(Box::new(e)))?;
-    Ok((estimate, before))
+    Ok(before)
 }
 
 /// What merging a Kineto run did.
@@ -145,8 +165,14 @@ pub struct KinetoMergeOutcome {
     pub output: PathBuf,
     /// Processes, events and flows written.
     pub merge: kineto_trace::MergeStats,
-    /// The corrections estimated from the collectives, per rank and segment.
-    pub collective_clocks: EstimateReport,
+    /// Where the corrections come from: the collectives, or none for a run
+    /// of one rank (`identity`).
+    pub clock_source: ClockSource,
+    /// Why.
+    pub clock_reason: ClockReason,
+    /// The corrections estimated from the collectives, per rank and
+    /// segment (`None` for one rank).
+    pub collective_clocks: Option<EstimateReport>,
     /// The collectives as recorded.
     pub before: Report,
     /// The collectives as merged.
@@ -171,7 +197,7 @@ pub fn merge_kineto(
             });
         }
     }
-    let (estimate, before) = estimate_kineto(traces, reference, estimator)?;
+    let (estimate, before) = kineto_clocks(traces, reference, estimator)?;
     let kineto = |source| RunError::Kineto { source };
     let files = traces
         .iter()
@@ -218,7 +244,9 @@ pub fn merge_kineto(
     Ok(KinetoMergeOutcome {
         output: output.to_path_buf(),
         merge: stats,
-        collective_clocks: estimate.report.clone(),
+        clock_source: estimate.source(),
+        clock_reason: estimate.reason(),
+        collective_clocks: estimate.report().cloned(),
         before: before_report,
         after: collective_check::check(&after, &options),
     })
@@ -231,8 +259,8 @@ pub fn merge_kineto(
 pub(crate) struct RankClock<'e>(&'e OffsetMap);
 
 impl RankClock<'_> {
-    pub(crate) fn of(estimate: &Estimate, rank: NodeId) -> Result<RankClock<'_>> {
-        rank_map(estimate, rank).map(RankClock)
+    pub(crate) fn of(clocks: &KinetoClocks, rank: NodeId) -> Result<RankClock<'_>> {
+        clocks.map(rank).map(RankClock)
     }
 }
 
@@ -244,14 +272,14 @@ impl kineto_trace::TimeMap for RankClock<'_> {
 }
 
 /// The collectives `before` (read from the ranks' files) with every rank's
-/// times corrected by `estimate`; a rank the estimate does not hold is an
-/// error ([`RunError::NotEstimated`]).
-pub fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Result<Extraction> {
+/// times corrected by `clocks`; a rank the clocks do not hold is an error
+/// ([`RunError::NotEstimated`]).
+pub fn aligned_collectives(mut before: Extraction, clocks: &KinetoClocks) -> Result<Extraction> {
     // Every occurrence's node is one of `before.nodes`.
     let maps = before
         .nodes
         .keys()
-        .map(|&node| Ok((node, rank_map(estimate, node)?)))
+        .map(|&node| Ok((node, clocks.map(node)?)))
         .collect::<Result<BTreeMap<_, _>>>()?;
     before.map_times(|node, t| {
         collective_check::TimePs(maps[&node].map(HostTime::from_ps(t.0)).time.as_ps())
@@ -259,30 +287,20 @@ pub fn aligned_collectives(mut before: Extraction, estimate: &Estimate) -> Resul
     Ok(before)
 }
 
-/// One rank's correction in `estimate` (the identity for the reference);
-/// a rank the estimate does not hold is an error
-/// ([`RunError::NotEstimated`]).
-pub fn rank_map(estimate: &Estimate, node: NodeId) -> Result<&OffsetMap> {
-    estimate
-        .maps
-        .get(&node)
-        .ok_or(RunError::NotEstimated { node })
-}
-
 fn write_rank(
     rank: NodeId,
     input: &Path,
     output: PathBuf,
     reference: NodeId,
-    estimate: &Estimate,
+    clocks: &KinetoClocks,
 ) -> Result<AlignedRank> {
     let node = rank;
-    let time_map = RankClock::of(estimate, rank)?;
+    let time_map = RankClock::of(clocks, rank)?;
     let record = Record {
         tool: "trace-align",
-        clock_source: "collectives",
+        clock_source: clocks.source(),
         reference_rank: reference,
-        correction: estimate.report.node(node),
+        correction: clocks.report().and_then(|r| r.node(node)),
     };
     let file = TraceFile::open(input).map_err(|source| RunError::Kineto { source })?;
     let stats = kineto_trace::retime_file(&file, &output, &time_map, &record)

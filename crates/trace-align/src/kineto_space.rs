@@ -16,7 +16,7 @@ use xplane_proto::{
 };
 
 use crate::error::{Result, RunError};
-use crate::kineto::{RankClock, estimate_kineto};
+use crate::kineto::RankClock;
 use crate::kineto_flows::flows_report;
 
 /// A Kineto run as one XSpace.
@@ -41,8 +41,14 @@ pub struct KinetoSpace {
 pub struct KinetoSpaceOutcome {
     /// What each rank's conversion carried and left out, by rank.
     pub ranks: Vec<(NodeId, XSpaceStats)>,
-    /// The corrections estimated from the collectives, per rank and segment.
-    pub collective_clocks: EstimateReport,
+    /// Where the corrections come from: the collectives, or none for a run
+    /// of one rank (`identity`).
+    pub clock_source: crate::ClockSource,
+    /// Why.
+    pub clock_reason: crate::ClockReason,
+    /// The corrections estimated from the collectives, per rank and
+    /// segment (`None` for one rank).
+    pub collective_clocks: Option<EstimateReport>,
     /// The collectives as recorded.
     pub before: Report,
     /// The collectives as merged (read back from the retimed ranks).
@@ -80,7 +86,7 @@ pub fn merge_kineto_space(
     reference: NodeId,
     estimator: Estimator,
 ) -> Result<(KinetoSpace, KinetoSpaceOutcome)> {
-    let (estimate, before) = estimate_kineto(traces, reference, estimator)?;
+    let (estimate, before) = crate::kineto_clocks(traces, reference, estimator)?;
     let mut retimed = Vec::with_capacity(traces.len());
     for (rank, path) in traces {
         let file = TraceFile::open(path).map_err(kineto)?;
@@ -103,7 +109,9 @@ pub fn merge_kineto_space(
     let options = crate::kineto::check_options();
     let outcome = KinetoSpaceOutcome {
         ranks: space.ranks.clone(),
-        collective_clocks: estimate.report.clone(),
+        clock_source: estimate.source(),
+        clock_reason: estimate.reason(),
+        collective_clocks: estimate.report().cloned(),
         before: collective_check::check(&before, &options),
         after,
     };

@@ -74,12 +74,14 @@ mod each;
 mod error;
 mod format;
 mod kineto;
+mod kineto_clock;
 mod kineto_flows;
 mod kineto_space;
 mod merge;
 mod node;
 mod node_clock;
 mod plan;
+mod plausible;
 mod repair;
 
 pub use clock_model::NodeId;
@@ -97,8 +99,9 @@ pub use error::{Result, RunError};
 pub use format::TraceFormat;
 pub use kineto::{
     AlignedRank, KinetoMergeOutcome, KinetoOutcome, align_kineto, aligned_collectives,
-    estimate_kineto, merge_kineto, rank_map,
+    estimate_kineto, merge_kineto,
 };
+pub use kineto_clock::{KinetoClocks, kineto_clocks};
 pub use kineto_flows::flows_report;
 pub use kineto_space::{KinetoSpace, KinetoSpaceOutcome, kineto_space, merge_kineto_space};
 pub use merge::{MergeOutcome, MergeSettings};
@@ -106,4 +109,5 @@ pub use node_clock::{
     ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
 };
 pub use plan::Plan;
+pub use plausible::{MAX_DRIFT_PPB, OFFSET_SLACK_NS, Plausibility};
 pub use repair::RepairOutcome;

@@ -62,6 +62,9 @@ impl RunFiles {
     /// offsets (checked against the traces), or corrections estimated from
     /// the collectives (which reads every trace's collectives now).
     ///
+    /// A run of one node is aligned with the identity
+    /// ([`ClockEvidence::Identity`]) unless the probes are asked for.
+    ///
     /// `Auto` without an offsets file takes the collectives. With one, it
     /// chooses per node: a node with usable probe rows keeps its probe
     /// correction, a node without gets its correction from the collectives,
@@ -115,6 +118,9 @@ impl RunFiles {
             });
         }
         let nodes = self.node_inputs();
+        if nodes.len() == 1 && source != ClockSource::Probes {
+            return Ok(PlanStep::Planned(Plan::one_node(nodes, options)));
+        }
         let auto = matches!(source, ClockSource::Auto | ClockSource::Both);
         let collectives = |nodes: Vec<NodeInput>, clock_reason, reason| {
             let estimate = crate::clocks::from_collectives(&nodes, options, policy.estimator)?;
@@ -159,6 +165,7 @@ impl RunFiles {
             path: self.offsets_folder().join(OFFSETS_FILE_NAME),
         })?;
         let offsets = OffsetsFile::read(&path).map_err(RunError::Offsets)?;
+        crate::plausible::check_probes(&offsets)?;
         if let Some(&node) = offsets.nodes.keys().find(|n| !self.nodes.contains_key(n)) {
             return Err(RunError::OffsetsNodeWithoutTrace {
                 path,
@@ -243,6 +250,30 @@ impl Plan {
             clock_reason: chosen.reason,
             node_clocks: chosen.node_clocks,
             clock_warnings: chosen.warnings,
+            options: options.clone(),
+            repair: None,
+        }
+    }
+
+    /// The plan of a run of one node (the reference): its own clock is the
+    /// timeline, whatever the run's probe offsets or collectives say
+    /// (there is no other clock to relate it to).
+    pub(crate) fn one_node(nodes: Vec<NodeInput>, options: &AlignOptions) -> Plan {
+        let node_clocks = nodes
+            .iter()
+            .map(|n| NodeClock {
+                node: n.node_id,
+                source: ClockSource::Identity,
+                reason: NodeClockReason::Reference,
+                probe_check: None,
+            })
+            .collect();
+        Plan {
+            nodes,
+            clocks: ClockEvidence::Identity,
+            clock_reason: ClockReason::OneNode,
+            node_clocks,
+            clock_warnings: Vec::new(),
             options: options.clone(),
             repair: None,
         }

@@ -74,6 +74,10 @@ pub struct Args {
     /// Print the diagnostics as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// With --run-dir: exit with status 1 when the aligned collectives have
+    /// more happens-before violations than this.
+    #[arg(long, default_value_t = 0, requires = "run_dir")]
+    pub max_violations: usize,
     #[command(flatten)]
     pub policy: PolicyArgs,
 }
@@ -173,12 +177,8 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
-        if outcome.clock_source != trace_align::ClockSource::Probes {
-            println!(
-                "clocks: {} ({})",
-                super::clock::source_words(outcome.clock_source),
-                outcome.clock_reason
-            );
+        if let Some(line) = super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
+            println!("{line}");
         }
         for node in &outcome.nodes {
             println!("{}", node.diagnostics.summary());
@@ -197,7 +197,7 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
             );
         }
     }
-    Ok(())
+    super::merge::enforce_violations(outcome.after.as_ref(), out_dir, args.max_violations)
 }
 
 /// A PyTorch run: every rank aligned from its collectives.
@@ -214,10 +214,14 @@ fn run_kineto(
     if args.json {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
+        if let Some(line) = super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
+            println!("{line}");
+        }
         for r in &outcome.ranks {
             let seg = outcome
                 .collective_clocks
-                .node(r.rank)
+                .as_ref()
+                .and_then(|c| c.node(r.rank))
                 .filter(|n| !n.reference)
                 .and_then(|n| n.segments.first());
             let clock = seg.map_or("reference".to_owned(), |s| {
@@ -245,7 +249,7 @@ fn run_kineto(
             outcome.after.summary.violations
         );
     }
-    Ok(())
+    super::merge::enforce_violations(Some(&outcome.after), out_dir, args.max_violations)
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {

@@ -208,12 +208,19 @@ pub fn warn(warnings: &[ClockWarning]) {
     }
 }
 
+/// The line a command prints about a run's clocks (`clocks: SOURCE
+/// (REASON)`), `None` for probe offsets (the usual case, said per node).
+pub fn clocks_line(source: ClockSource, reason: &trace_align::ClockReason) -> Option<String> {
+    (source != ClockSource::Probes).then(|| format!("clocks: {} ({reason})", source_words(source)))
+}
+
 /// A run's clock source in words.
 pub fn source_words(source: ClockSource) -> &'static str {
     match source {
         ClockSource::Probes => "probe offsets",
         ClockSource::Collectives => "estimated from the collectives",
         ClockSource::Both => "probe offsets and the collectives",
+        ClockSource::Identity => "none needed, the identity",
         ClockSource::Auto => "auto",
     }
 }

@@ -74,13 +74,20 @@ fn inputs(run: &RunFiles) -> Vec<PathBuf> {
 }
 
 fn summary(r: &Report, output: Option<&Path>) -> String {
-    let mut text = format!(
-        "{} nodes; clocks from the {}; happens-before violations {} before -> {} after\n",
-        r.nodes.len(),
-        r.clocks.source,
-        r.violations.before,
-        r.violations.after
-    );
+    let mut text = match r.is_one_node() {
+        true => format!(
+            "one node (node {}): its own clock is the timeline, no correction ({} clock); no \
+             cross-node sections\n",
+            r.reference_node, r.clocks.source
+        ),
+        false => format!(
+            "{} nodes; clocks from the {}; happens-before violations {} before -> {} after\n",
+            r.nodes.len(),
+            r.clocks.source,
+            r.violations.before,
+            r.violations.after
+        ),
+    };
     if let Some(s) = r
         .collectives
         .stragglers

@@ -150,6 +150,12 @@ fn kineto_run(args: &Args) -> anyhow::Result<bool> {
 
 fn summary(report: &Report, global: &Global) -> String {
     let mut text = report.summary_text();
+    if report.summary.nodes == 1 {
+        text.push_str(
+            "one node: no collective spans two nodes, so none is checked for happens-before \
+             (a one-node run has nothing to align)\n",
+        );
+    }
     if global.verbose > 0 {
         for v in &report.violations {
             text.push_str(&format!(

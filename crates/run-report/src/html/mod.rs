@@ -34,9 +34,15 @@ pub fn render_html(report: &Report) -> String {
     out.push_str("<title>Run report</title><style>");
     out.push_str(STYLE);
     out.push_str("</style></head><body>\n");
-    header(&mut out, report);
-    clocks(&mut out, report);
-    collectives(&mut out, report);
+    if report.is_one_node() {
+        // Nothing crosses nodes: no clocks to picture, no collective
+        // shared, no node late.
+        one_node_header(&mut out, report);
+    } else {
+        header(&mut out, report);
+        clocks(&mut out, report);
+        collectives(&mut out, report);
+    }
     steps(&mut out, report);
     out.push_str("</body></html>\n");
     out
@@ -121,6 +127,23 @@ fn header(out: &mut String, r: &Report) {
         fmt_ns(v.max_before_ns as i64),
         v.after,
         fmt_ns(v.max_after_ns as i64)
+    );
+}
+
+fn one_node_header(out: &mut String, r: &Report) {
+    let format = match r.format {
+        crate::InputFormat::Xspace => "XSpace",
+        crate::InputFormat::Kineto => "PyTorch profiler (Kineto)",
+    };
+    let _ = writeln!(
+        out,
+        "<h1>Run report</h1><p class=\"note\">A one-node run ({format}): node {}, {} long. \
+         Its own clock is the timeline ({}): there is no other node to align it with, no \
+         collective shared across nodes and no node to be late, so this page has no clock, \
+         collective or lateness sections.</p>",
+        r.reference_node,
+        fmt_ns(r.run_length_ns),
+        escape(&r.clocks.reason),
     );
 }
 
@@ -252,11 +275,13 @@ fn steps(out: &mut String, r: &Report) {
         ),
         StepSource::None => "no step markers and no collectives: no steps".to_owned(),
     };
+    let one = r.is_one_node();
     let _ = write!(
         out,
-        "<h2>3. Steps</h2><p class=\"note\">{} steps, told apart by {how}. Per node and step: \
+        "<h2>{}Steps</h2><p class=\"note\">{} steps, told apart by {how}. Per node and step: \
          compute is busy time outside collectives, communication is time inside them, idle is \
          the rest of the node's step.</p>",
+        if one { "" } else { "3. " },
         s.steps.len()
     );
     if s.steps.is_empty() {
@@ -283,29 +308,48 @@ fn steps(out: &mut String, r: &Report) {
             fmt_ns(a.idle_ns)
         );
     }
-    out.push_str("</table>\n<h3>Slowest steps</h3><table><tr><th>step</th><th>length</th><th>× median</th><th>slowed by</th><th>late by</th></tr>");
+    out.push_str(
+        "</table>\n<h3>Slowest steps</h3><table><tr><th>step</th><th>length</th><th>× median</th>",
+    );
+    if !one {
+        out.push_str("<th>slowed by</th><th>late by</th>");
+    }
+    out.push_str("</tr>");
     for x in &s.slowest {
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td>",
             x.step,
             fmt_ns(x.length_ns),
             x.vs_median,
-            x.slowed_by.map_or("–".to_owned(), |n| format!("node {n}")),
-            fmt_ns(x.late_by_ns)
         );
+        if !one {
+            let _ = write!(
+                out,
+                "<td>{}</td><td>{}</td>",
+                x.slowed_by.map_or("–".to_owned(), |n| format!("node {n}")),
+                fmt_ns(x.late_by_ns)
+            );
+        }
+        out.push_str("</tr>");
     }
     out.push_str("</table>\n");
     step_table(out, r);
 }
 
 fn step_table(out: &mut String, r: &Report) {
-    out.push_str("<details><summary>Every step, every node</summary><table><tr><th>step</th><th>start</th><th>length</th><th>node</th><th>compute</th><th>comm.</th><th>idle</th><th>lateness</th></tr>");
+    let one = r.is_one_node();
+    out.push_str("<details><summary>Every step, every node</summary><table><tr><th>step</th><th>start</th><th>length</th><th>node</th><th>compute</th><th>comm.</th><th>idle</th>");
+    out.push_str(if one {
+        "</tr>"
+    } else {
+        "<th>lateness</th></tr>"
+    });
     for s in &r.steps.steps {
         for (a, l) in s.nodes.iter().zip(&s.lateness_ns) {
             let _ = write!(
                 out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
                 s.step,
                 fmt_ns(s.start_ns),
                 fmt_ns(s.length_ns),
@@ -313,8 +357,11 @@ fn step_table(out: &mut String, r: &Report) {
                 fmt_ns(a.compute_ns),
                 fmt_ns(a.communication_ns),
                 fmt_ns(a.idle_ns),
-                l.map_or("–".to_owned(), fmt_ns)
             );
+            if !one {
+                let _ = write!(out, "<td>{}</td>", l.map_or("–".to_owned(), fmt_ns));
+            }
+            out.push_str("</tr>");
         }
     }
     out.push_str("</table></details>\n");
@@ -332,19 +379,18 @@ mod tests {
         );
     }
 
-    #[test]
-    fn names_from_the_traces_are_escaped() {
+    /// A report of `nodes` with one collective kind named `kind`.
+    fn report_of(nodes: Vec<NodeId>, kind: &str) -> Report {
         use crate::model::*;
-        let evil = "<script>alert('x')</script>";
-        let report = Report {
+        Report {
             format: InputFormat::Xspace,
-            nodes: vec![NodeId(0), NodeId(1)],
+            nodes,
             reference_node: NodeId(0),
             run_start_ns: 0,
             run_length_ns: 1_000,
             clocks: ClockPicture {
                 source: "collectives".into(),
-                reason: evil.into(),
+                reason: kind.into(),
                 nodes: Vec::new(),
             },
             violations: Violations {
@@ -357,7 +403,7 @@ mod tests {
             collectives: Collectives {
                 instances: 1,
                 kinds: vec![KindSkew {
-                    kind: evil.into(),
+                    kind: kind.into(),
                     instances: 1,
                     begin_skew: Quantiles::of(vec![1]),
                     end_skew: Quantiles::of(vec![2]),
@@ -366,15 +412,43 @@ mod tests {
                 stragglers: Vec::new(),
             },
             steps: Steps {
-                source: StepSource::CollectiveSequence { op: evil.into() },
+                source: StepSource::CollectiveSequence { op: kind.into() },
                 steps: Vec::new(),
                 slowest: Vec::new(),
                 totals: Vec::new(),
             },
-        };
+        }
+    }
+
+    #[test]
+    fn names_from_the_traces_are_escaped() {
+        let evil = "<script>alert('x')</script>";
+        let report = report_of(vec![NodeId(0), NodeId(1)], evil);
         let page = render_html(&report);
         assert!(!page.contains("<script"), "{page}");
         assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)"));
+    }
+
+    /// A one-node run: no "1 nodes", no clock, collective or lateness
+    /// section, no lateness column.
+    #[test]
+    fn a_one_node_page_says_so_and_has_no_cross_node_sections() {
+        let page = render_html(&report_of(vec![NodeId(0)], "all-reduce"));
+        assert!(page.contains("A one-node run (XSpace): node 0"), "{page}");
+        for cross in [
+            "1 nodes",
+            "Clocks</h2>",
+            "Collectives across nodes",
+            "Stragglers",
+        ] {
+            assert!(!page.contains(cross), "{cross}: {page}");
+        }
+        assert!(page.contains("<h2>Steps</h2>"), "{page}");
+        let two = render_html(&report_of(vec![NodeId(0), NodeId(1)], "all-reduce"));
+        assert!(
+            two.contains("2 nodes") && two.contains("<h2>3. Steps</h2>"),
+            "{two}"
+        );
     }
 
     #[test]
