@@ -114,7 +114,8 @@ fn a_recorded_run_written_as_xspace_holds_every_rank_with_its_node_id() {
             "/host:CPU",
             "/node:0/pid Spans",
             "/device:GPU:Host_Node_1",
-            "/node:1/pid Spans"
+            "/node:1/pid Spans",
+            "Task Environment"
         ]
     );
     let want = converted_events(&files);
@@ -122,11 +123,14 @@ fn a_recorded_run_written_as_xspace_holds_every_rank_with_its_node_id() {
     assert_eq!(want.len(), 19402);
 }
 
-/// Every event of `space` as (node, name, begin ps, duration ps), sorted.
+/// Every event of `space` as (node, name, absolute begin ps, duration ps),
+/// sorted.
 fn space_events(space: &XSpace) -> Vec<(i128, String, i128, i64)> {
+    let start_ps = xplane_proto::session_start_ns(space) * 1000;
     let mut v: Vec<_> = space
         .planes
         .iter()
+        .filter(|p| p.name != "Task Environment")
         .flat_map(|p| {
             let node = p.integer_stat(NODE_ID_STAT).unwrap();
             p.lines.iter().flat_map(move |l| {
@@ -135,7 +139,7 @@ fn space_events(space: &XSpace) -> Vec<(i128, String, i128, i64)> {
                         panic!("no offset")
                     };
                     let name = p.event_name(e.metadata_id).unwrap().to_owned();
-                    let begin = i128::from(l.timestamp_ns) * 1000 + i128::from(o);
+                    let begin = start_ps + i128::from(l.timestamp_ns) * 1000 + i128::from(o);
                     (node, name, begin, e.duration_ps)
                 })
             })
