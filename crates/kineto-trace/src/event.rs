@@ -103,6 +103,10 @@ pub struct Stamp {
     pub span: Range<usize>,
 }
 
+/// Categories of events that run on a GPU (CUPTI activities, and Kineto's
+/// GPU-side copies of host annotations, `gpu_user_annotation`).
+pub const GPU_CATEGORIES: [&str; 4] = ["kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"];
+
 /// One trace event, borrowed from the file's bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event<'a> {
@@ -150,6 +154,16 @@ impl Event<'_> {
         self.dur.as_ref().map(|s| DurNs(s.value.ns))
     }
 
+    /// True when the event ran on a GPU: its `cat` is one of
+    /// [`GPU_CATEGORIES`] or starts with `gpu_`. Kineto copies each host
+    /// annotation that encloses GPU work onto the GPU stream under the same
+    /// name (`cat: "gpu_user_annotation"`): such a copy says when the GPU
+    /// ran the annotated work, not when the host called it.
+    pub fn on_gpu(&self) -> bool {
+        self.cat
+            .is_some_and(|c| GPU_CATEGORIES.iter().any(|g| c.is(g)) || c.0.starts_with(b"gpu_"))
+    }
+
     /// The name, decoded ("" when absent).
     pub fn name(&self) -> Cow<'_, str> {
         self.name.map(|n| n.decode()).unwrap_or_default()
@@ -182,7 +196,12 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
         spans: Spans::default(),
     };
     let mut bad: Option<(usize, &'static str, NumberError)> = None;
+    let mut keys = KeySet::default();
+    let mut duplicate: Option<&[u8]> = None;
     let end = walk_object(b, i, |key, v| {
+        if !keys.insert(key) {
+            duplicate.get_or_insert(key);
+        }
         let end = skip_value(b, v)?;
         let text = &b[v..end];
         match key {
@@ -228,6 +247,14 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
         Ok(end)
     })
     .map_err(|s| json(path, s))?;
+    if let Some(key) = duplicate {
+        return Err(Error::DuplicateKey {
+            path: path.to_path_buf(),
+            // The key's opening quote, found from the slice's place in `b`.
+            offset: key.as_ptr() as usize - b.as_ptr() as usize - 1,
+            key: String::from_utf8_lossy(key).into_owned(),
+        });
+    }
     if let Some((offset, field, err)) = bad {
         let path = path.to_path_buf();
         return Err(match err {
@@ -245,6 +272,44 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
     }
     e.raw = &b[i..end];
     Ok((e, end))
+}
+
+/// Keys other than the reader's own that an event's duplicate check
+/// remembers; more are accepted unchecked (the reader takes none of their
+/// values).
+const OTHER_KEYS: usize = 16;
+
+/// The keys of one event object seen so far: a bit per key the reader
+/// takes, a short list for the others (an event has a handful of keys).
+#[derive(Default)]
+struct KeySet<'a> {
+    known: u16,
+    others: [&'a [u8]; OTHER_KEYS],
+    len: usize,
+}
+
+impl<'a> KeySet<'a> {
+    const KNOWN: [&'static [u8]; 9] = [
+        b"ph", b"name", b"cat", b"pid", b"tid", b"ts", b"dur", b"id", b"args",
+    ];
+
+    /// Add `key`; false when it was already there.
+    fn insert(&mut self, key: &'a [u8]) -> bool {
+        if let Some(bit) = Self::KNOWN.iter().position(|k| *k == key) {
+            let mask = 1u16 << bit;
+            let new = self.known & mask == 0;
+            self.known |= mask;
+            return new;
+        }
+        if self.others[..self.len].contains(&key) {
+            return false;
+        }
+        if self.len < OTHER_KEYS {
+            self.others[self.len] = key;
+            self.len += 1;
+        }
+        true
+    }
 }
 
 pub(crate) fn json(path: &Path, s: Syntax) -> Error {
@@ -333,6 +398,21 @@ mod tests {
         assert_eq!(e.args, Some(&br#"{"Seq": 3}"#[..]));
         assert_eq!(e.raw, s.as_bytes());
         assert_eq!(&s[e.ts.unwrap().span], "4520239336653.137");
+    }
+
+    #[test]
+    fn duplicate_keys_in_an_event_name_the_second_one() {
+        let s = r#"{"ph": "X", "ts": 1.0, "dur": 2, "ts": 260000000.0}"#;
+        match one(s) {
+            Err(Error::DuplicateKey { offset, key, .. }) => {
+                assert_eq!((offset, key.as_str()), (33, "ts"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let s = r#"{"ph": "X", "bp": "e", "s": "t", "bp": "e"}"#;
+        assert!(matches!(one(s), Err(Error::DuplicateKey { key, .. }) if key == "bp"));
+        // The same key inside args is args' own business.
+        assert!(one(r#"{"ph": "X", "args": {"a": 1}, "x": {"a": 2}}"#).is_ok());
     }
 
     #[test]
