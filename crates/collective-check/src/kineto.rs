@@ -17,6 +17,12 @@
 //!   group, taken as the global rank) and pair by order per
 //!   (sender, receiver) as op `gloo:send/recv <src>-><dst>`.
 //!
+//! Events on the GPU (`cat` `kernel`, `gpu_memcpy`, `gpu_user_annotation`,
+//! …) other than collective kernels are never participants: Kineto copies
+//! each host annotation that encloses GPU work (`gloo:all_reduce`,
+//! `nccl:all_reduce`) onto the GPU stream under the same name, timed by the
+//! GPU's work rather than the call.
+//!
 //! An occurrence's `correlation` is its event's `External id` (unique within
 //! the rank's file), so a report's slot leads back to the event.
 //!
@@ -147,7 +153,14 @@ pub fn extract_kineto(
         };
         let end = begin.0.saturating_add(dur.0.max(0));
         let name = e.name();
-        if name == RECORD_PARAM_COMMS || is_comms_kernel(&e) {
+        if e.on_gpu() {
+            // Kineto's GPU-side copies of host annotations (`gloo:*`,
+            // `nccl:*` as `gpu_user_annotation`) time the GPU's work, not
+            // the call: only collective kernels are participants there.
+            if is_comms_kernel(&e) {
+                nccl(&e, node, begin.0, end, options, out);
+            }
+        } else if name == RECORD_PARAM_COMMS {
             nccl(&e, node, begin.0, end, options, out);
         } else if let Some(op) = name.strip_prefix(GLOO_PREFIX) {
             match op {
