@@ -239,7 +239,7 @@ fn recorded_gloo_run_with_two_groups_matches_per_group() {
 }
 
 #[test]
-fn without_pg_config_the_two_groups_mix() {
+fn without_pg_config_the_two_groups_mix_and_the_run_fails() {
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<PathBuf> = gloo_run()
         .iter()
@@ -255,14 +255,14 @@ fn without_pg_config_the_two_groups_mix() {
             out
         })
         .collect();
-    let r = check_kineto_files(&files, &Options::default()).unwrap();
+    let err = check_kineto_files(&files, &Options::default()).unwrap_err();
     // The groups' all_reduce of one shape is one sequence now: rank 0 ran
-    // it 20 times, the others 40.
-    assert!(
-        r.warnings
-            .iter()
-            .any(|w| w.kind == WarningKind::CountMismatch),
-        "{:?}",
-        r.warnings
-    );
+    // it 20 times, the others 40. Matched by order, the instances would pair
+    // collectives of different groups: the run fails, naming them.
+    let Error::GlooCountsDisagree(c) = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(c.group, "unknown");
+    assert_eq!(c.counts[0], (NodeId(0), 20), "{err}");
+    assert!(c.counts[1..].iter().all(|&(_, n)| n == 40), "{err}");
 }
