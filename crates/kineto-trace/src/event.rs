@@ -199,20 +199,31 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
     let mut keys = KeySet::default();
     let mut duplicate: Option<&[u8]> = None;
     let end = walk_object(b, i, |key, v| {
-        if !keys.insert(key) {
-            duplicate.get_or_insert(key);
-        }
         let end = skip_value(b, v)?;
         let text = &b[v..end];
-        match key {
-            b"ph" => e.phase = Phase::from_text(string(text).unwrap_or(b"")),
-            b"name" => e.name = string(text).map(JsonStr),
-            b"cat" => e.cat = string(text).map(JsonStr),
+        // Which of the reader's keys this is (a bit of `keys`), else None.
+        let bit = match key {
+            b"ph" => {
+                e.phase = Phase::from_text(string(text).unwrap_or(b""));
+                Some(0)
+            }
+            b"name" => {
+                e.name = string(text).map(JsonStr);
+                Some(1)
+            }
+            b"cat" => {
+                e.cat = string(text).map(JsonStr);
+                Some(2)
+            }
             b"pid" => {
                 e.pid = Some(id(text));
                 e.spans.pid = Some(v..end);
+                Some(3)
             }
-            b"tid" => e.tid = Some(id(text)),
+            b"tid" => {
+                e.tid = Some(id(text));
+                Some(4)
+            }
             b"ts" | b"dur" => {
                 let field = if key == b"ts" { "ts" } else { "dur" };
                 let parsed = if matches!(text[0], b'-' | b'0'..=b'9') {
@@ -236,13 +247,21 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
                         bad.get_or_insert((v, field, err));
                     }
                 }
+                Some(if field == "ts" { 5 } else { 6 })
             }
             b"id" => {
                 e.id = Some(text);
                 e.spans.id = Some(v..end);
+                Some(7)
             }
-            b"args" => e.args = Some(text),
-            _ => {}
+            b"args" => {
+                e.args = Some(text);
+                Some(8)
+            }
+            _ => None,
+        };
+        if !keys.insert(bit, key) {
+            duplicate.get_or_insert(key);
         }
         Ok(end)
     })
@@ -289,13 +308,10 @@ struct KeySet<'a> {
 }
 
 impl<'a> KeySet<'a> {
-    const KNOWN: [&'static [u8]; 9] = [
-        b"ph", b"name", b"cat", b"pid", b"tid", b"ts", b"dur", b"id", b"args",
-    ];
-
-    /// Add `key`; false when it was already there.
-    fn insert(&mut self, key: &'a [u8]) -> bool {
-        if let Some(bit) = Self::KNOWN.iter().position(|k| *k == key) {
+    /// Add `key` (`bit`: its bit when it is one of the reader's keys); false
+    /// when it was already there.
+    fn insert(&mut self, bit: Option<u16>, key: &'a [u8]) -> bool {
+        if let Some(bit) = bit {
             let mask = 1u16 << bit;
             let new = self.known & mask == 0;
             self.known |= mask;
