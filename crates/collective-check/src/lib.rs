@@ -72,6 +72,7 @@ mod occurrence;
 mod output;
 mod report;
 mod scan;
+mod sequence;
 mod units;
 
 pub use check::check;
