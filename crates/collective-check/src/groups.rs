@@ -91,7 +91,9 @@ fn findings(ex: &Extraction) -> Findings {
     };
     let mut instances: BTreeMap<&CommsKey, Vec<&CommsRecord>> = BTreeMap::new();
     for r in &records.comms {
-        instances.entry(&r.key).or_default().push(r);
+        if let Some(key) = &r.key {
+            instances.entry(key).or_default().push(r);
+        }
     }
     let given: BTreeSet<i64> = ex.nodes.keys().map(|n| i64::from(n.0)).collect();
     let mut missing: BTreeMap<&str, (usize, String)> = BTreeMap::new();
