@@ -417,6 +417,21 @@ mod tests {
     }
 
     #[test]
+    fn gpu_side_events_by_category() {
+        let on_gpu = |cat: &str| {
+            let s = format!(r#"{{"ph": "X", "cat": "{cat}", "name": "gloo:all_reduce"}}"#);
+            one(&s).unwrap().on_gpu()
+        };
+        assert!(on_gpu("gpu_user_annotation"));
+        assert!(on_gpu("kernel"));
+        assert!(on_gpu("gpu_memcpy"));
+        assert!(on_gpu("gpu_something_new"));
+        assert!(!on_gpu("user_annotation"));
+        assert!(!on_gpu("cpu_op"));
+        assert!(!one(r#"{"ph": "X"}"#).unwrap().on_gpu());
+    }
+
+    #[test]
     fn duplicate_keys_in_an_event_name_the_second_one() {
         let s = r#"{"ph": "X", "ts": 1.0, "dur": 2, "ts": 260000000.0}"#;
         match one(s) {
