@@ -56,8 +56,11 @@ impl fmt::Display for CommsKey {
 pub struct CommsRecord {
     /// The rank.
     pub node: NodeId,
-    /// The matching key.
-    pub key: CommsKey,
+    /// The matching key: `Comms Id`, else `Seq` within the group; None when
+    /// the event has neither (torch 2.11 writes neither; its events are
+    /// matched by order, and the instance checks of [`crate::verify_kineto_groups`]
+    /// leave them out).
+    pub key: Option<CommsKey>,
     /// The kind of `collective`.
     pub kind: CollectiveKind,
     /// `Collective name`.

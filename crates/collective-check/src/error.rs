@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::gloo_counts::GlooCounts;
 use crate::units::NodeId;
 
 pub use crate::group_error::{
@@ -67,6 +68,10 @@ pub enum Error {
     /// The ranks of one NCCL/RCCL instance disagree on what it was.
     #[error(transparent)]
     InstanceDisagrees(Box<InstanceDisagreement>),
+    /// The ranks of a process group ran a gloo collective a different
+    /// number of times (their worker threads went to the wrong groups).
+    #[error(transparent)]
+    GlooCountsDisagree(Box<GlooCounts>),
     /// Writing a report failed.
     #[error("writing the {what} report")]
     Write {

@@ -11,6 +11,12 @@
 //! increasing ids) split into equal consecutive runs, one per gloo group of
 //! the rank, in `pg_config` order.
 //!
+//! One-member groups (`dist.new_group([0])`) and groups the rank is not a
+//! member of take no threads: a one-member group's collectives have no
+//! peer to match, and a group whose threads ran nothing in the profiled
+//! window leaves no thread to count. Whether the split was right is checked
+//! across ranks afterwards ([`crate::gloo_counts`]).
+//!
 //! When the threads do not split evenly (a worker that ran nothing in the
 //! profiled window) the rank's annotations are left without a group, as
 //! with a single group, and the report says so
@@ -55,6 +61,19 @@ impl GlooGroups {
     }
 }
 
+/// True when `group` may run collectives on worker threads of `node` that
+/// other ranks' annotations can match: `node` is a member, and the group
+/// has another member (a one-member group's collectives have no peer, and
+/// a group `node` is not in runs nothing there). Empty `ranks` (not
+/// written) count as every rank.
+fn takes_threads(group: &ProcessGroup, node: NodeId) -> bool {
+    match group.ranks.as_slice() {
+        [] => true,
+        [_] => false,
+        ranks => ranks.contains(&node.get()),
+    }
+}
+
 /// The groups of `node`'s gloo worker `threads`, from its `pg_config`.
 pub(crate) fn assign(
     pg_config: &[ProcessGroup],
@@ -64,7 +83,7 @@ pub(crate) fn assign(
     let groups: Vec<&ProcessGroup> = pg_config
         .iter()
         .filter(|g| g.backend_config.contains("gloo"))
-        .filter(|g| g.ranks.is_empty() || g.ranks.contains(&node.get()))
+        .filter(|g| takes_threads(g, node))
         .collect();
     if groups.is_empty() || threads.is_empty() {
         return GlooGroups::Unknown(None);
@@ -138,6 +157,20 @@ mod tests {
             pg("2", "cpu:gloo", &[1]),
         ];
         let g = assign(&config, NodeId(0), &threads(&["5", "6"]));
+        assert_eq!(g.of(&("7".into(), "6".into())), Some("0"));
+    }
+
+    /// Regression: rank 0 of a 2-rank run also created `new_group([0])`;
+    /// its two worker threads of the default group were split one each
+    /// between the default and the one-member group.
+    #[test]
+    fn one_member_groups_take_no_threads() {
+        let config = [
+            pg("0", "cpu:gloo,cuda:gloo", &[0, 1]),
+            pg("1", "cpu:gloo,cuda:gloo", &[0]),
+        ];
+        let g = assign(&config, NodeId(0), &threads(&["5", "6"]));
+        assert_eq!(g.of(&("7".into(), "5".into())), Some("0"));
         assert_eq!(g.of(&("7".into(), "6".into())), Some("0"));
     }
 

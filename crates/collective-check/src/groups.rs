@@ -11,6 +11,9 @@
 //!   disagree on its collective name, process group, dtype or element counts
 //!   ([`Error::InstanceDisagrees`]).
 //!
+//! - the members of a gloo process group ran one of its ops a different
+//!   number of times ([`Error::GlooCountsDisagree`], [`crate::gloo_counts`]).
+//!
 //! Warnings, because the instances that are there are still right:
 //! - an instance lacks a rank of its group whose trace was given
 //!   ([`WarningKind::GroupRankMissing`]: profiles that start or stop at
@@ -33,6 +36,7 @@ use crate::error::{
     CommsField, Error, GroupRanksConflict, InstanceDisagreement, RankOutsideGroup, RankValue,
     Result,
 };
+use crate::gloo_counts::check_gloo_counts;
 use crate::occurrence::Extraction;
 use crate::report::{Warning, WarningKind};
 use crate::units::NodeId;
@@ -46,6 +50,7 @@ struct Findings {
 /// Check the Kineto process groups and NCCL/RCCL instances of `ex` (see
 /// the module documentation); the first hard finding is the error.
 pub fn verify_kineto_groups(ex: &Extraction) -> Result<()> {
+    check_gloo_counts(ex)?;
     match findings(ex).error {
         Some(e) => Err(e),
         None => Ok(()),
@@ -86,7 +91,9 @@ fn findings(ex: &Extraction) -> Findings {
     };
     let mut instances: BTreeMap<&CommsKey, Vec<&CommsRecord>> = BTreeMap::new();
     for r in &records.comms {
-        instances.entry(&r.key).or_default().push(r);
+        if let Some(key) = &r.key {
+            instances.entry(key).or_default().push(r);
+        }
     }
     let given: BTreeSet<i64> = ex.nodes.keys().map(|n| i64::from(n.0)).collect();
     let mut missing: BTreeMap<&str, (usize, String)> = BTreeMap::new();

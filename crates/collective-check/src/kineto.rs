@@ -17,6 +17,12 @@
 //!   group, taken as the global rank) and pair by order per
 //!   (sender, receiver) as op `gloo:send/recv <src>-><dst>`.
 //!
+//! Events on the GPU (`cat` `kernel`, `gpu_memcpy`, `gpu_user_annotation`,
+//! …) other than collective kernels are never participants: Kineto copies
+//! each host annotation that encloses GPU work (`gloo:all_reduce`,
+//! `nccl:all_reduce`) onto the GPU stream under the same name, timed by the
+//! GPU's work rather than the call.
+//!
 //! An occurrence's `correlation` is its event's `External id` (unique within
 //! the rank's file), so a report's slot leads back to the event.
 //!
@@ -25,7 +31,7 @@
 //! [`Options::include_point_to_point`]. `barrier` has kind
 //! [`CollectiveKind::AllReduce`]: no rank leaves it before every rank entered.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use kineto_trace::{Event, Id, Phase, ProcessGroup, Trace, TraceFile};
@@ -49,7 +55,7 @@ pub const RECORD_PARAM_COMMS: &str = "record_param_comms";
 pub const GLOO_PREFIX: &str = "gloo:";
 
 /// The args of a collective event that matching reads.
-#[derive(Deserialize, Default)]
+#[derive(Clone, Deserialize, Default)]
 struct CommsArgs {
     #[serde(rename = "Collective name")]
     collective: Option<String>,
@@ -133,6 +139,8 @@ pub fn extract_kineto(
     let mut pending = Vec::new();
     let mut collectives = Vec::new();
     let mut p2p_ops = Vec::new();
+    let mut host_comms: HashMap<u64, CommsArgs> = HashMap::new();
+    let mut bare_kernels = Vec::new();
     for event in trace.events() {
         let e = event?;
         out.stats.events_scanned += 1;
@@ -147,8 +155,35 @@ pub fn extract_kineto(
         };
         let end = begin.0.saturating_add(dur.0.max(0));
         let name = e.name();
-        if name == RECORD_PARAM_COMMS || is_comms_kernel(&e) {
-            nccl(&e, node, begin.0, end, options, out);
+        if e.on_gpu() {
+            // Kineto's GPU-side copies of host annotations (`gloo:*`,
+            // `nccl:*` as `gpu_user_annotation`) time the GPU's work, not
+            // the call: only collective kernels are participants there.
+            if is_comms_kernel(&e) {
+                nccl(&e, node, begin.0, end, options, out);
+            } else if is_nccl_kernel_name(&e) {
+                let device = match e.pid {
+                    Some(Id::Int(d)) => Some(d),
+                    _ => None,
+                };
+                let span = Span {
+                    node,
+                    begin: begin.0,
+                    end,
+                };
+                bare_kernels.push((args(&e).external_id, span, device));
+            }
+        } else if name == RECORD_PARAM_COMMS {
+            let a = args(&e);
+            let span = Span {
+                node,
+                begin: begin.0,
+                end,
+            };
+            nccl_occurrence(&a, span, None, true, options, out);
+            if let Some(id) = a.external_id {
+                host_comms.insert(id, a);
+            }
         } else if let Some(op) = name.strip_prefix(GLOO_PREFIX) {
             match op {
                 "send" | "recv" => pending.push(PendingP2p {
@@ -175,6 +210,13 @@ pub fn extract_kineto(
         }
     }
     gloo_p2p(pending, p2p_ops, node, options, out);
+    // NCCL kernels without the collective's args take them from the
+    // `record_param_comms` op that launched them (the same `External id`).
+    for (id, span, device) in bare_kernels {
+        if let Some(a) = id.and_then(|id| host_comms.get(&id)) {
+            nccl_occurrence(a, span, Some(device), false, options, out);
+        }
+    }
     let pg_config = trace
         .distributed_info()?
         .map(|i| i.pg_config)
@@ -203,6 +245,14 @@ fn is_comms_kernel(e: &Event<'_>) -> bool {
     e.cat.is_some_and(|c| c.is("kernel"))
         && e.args
             .is_some_and(|a| a.windows(15).any(|w| w == b"Collective name"))
+}
+
+/// An NCCL kernel by its name (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`,
+/// `ncclKernel_…`, RCCL's alike).
+fn is_nccl_kernel_name(e: &Event<'_>) -> bool {
+    e.cat.is_some_and(|c| c.is("kernel"))
+        && e.name
+            .is_some_and(|n| n.0.starts_with(b"ncclDevKernel_") || n.0.starts_with(b"ncclKernel_"))
 }
 
 fn args(e: &Event<'_>) -> CommsArgs {
@@ -238,7 +288,34 @@ fn nccl(
     options: &Options,
     out: &mut Extraction,
 ) {
-    let a = args(e);
+    let device = match (e.cat.is_some_and(|c| c.is("kernel")), e.pid) {
+        (true, Some(Id::Int(d))) => Some(Some(d)),
+        (true, _) => Some(None),
+        _ => None,
+    };
+    let span = Span { node, begin, end };
+    nccl_occurrence(&args(e), span, device, true, options, out);
+}
+
+/// Where and when one participant ran a collective.
+#[derive(Clone, Copy)]
+struct Span {
+    node: NodeId,
+    begin: i64,
+    end: i64,
+}
+
+/// The occurrence of an NCCL/RCCL event with args `a`; `device`: `Some`
+/// for a GPU kernel (with its device when known); `keep` records the args
+/// for the group checks.
+fn nccl_occurrence(
+    a: &CommsArgs,
+    Span { node, begin, end }: Span,
+    device: Option<Option<i64>>,
+    keep: bool,
+    options: &Options,
+    out: &mut Extraction,
+) {
     let Some(name) = a.collective.as_deref() else {
         return;
     };
@@ -250,11 +327,8 @@ fn nccl(
         out.stats.point_to_point_skipped += 1;
         return;
     }
-    let on_device = e.cat.is_some_and(|c| c.is("kernel"));
-    let device = match (on_device, e.pid) {
-        (true, Some(Id::Int(d))) => Some(d),
-        _ => None,
-    };
+    let on_device = device.is_some();
+    let device = device.flatten();
     let (op, kind) = if p2p {
         ("send/recv", CollectiveKind::Send)
     } else {
@@ -265,7 +339,9 @@ fn nccl(
         (None, Some(seq)) => Some(seq),
         (None, None) => None,
     };
-    record(&a, name, kind, p2p, node, out);
+    if keep {
+        record(a, name, kind, p2p, node, out);
+    }
     let op = out.intern(op);
     let module = a.group.as_deref().map(|g| out.intern(g));
     push(
@@ -285,7 +361,8 @@ fn nccl(
     );
 }
 
-/// Keep what the group checks read of an NCCL/RCCL event.
+/// Keep what the group checks read of an NCCL/RCCL event (also without a
+/// key: torch 2.11 writes neither `Seq` nor `Comms Id`).
 fn record(
     a: &CommsArgs,
     name: &str,
@@ -295,13 +372,13 @@ fn record(
     out: &mut Extraction,
 ) {
     let key = match (a.comms_id, a.seq, &a.group) {
-        (Some(id), _, _) => CommsKey::CommsId(id),
-        (None, Some(seq), Some(group)) => CommsKey::Seq {
+        (Some(id), _, _) => Some(CommsKey::CommsId(id)),
+        (None, Some(seq), Some(group)) => Some(CommsKey::Seq {
             group: group.clone(),
             seq,
             p2p,
-        },
-        _ => return,
+        }),
+        _ => None,
     };
     if let (Some(group), Some(ranks)) = (&a.group, a.group_ranks.as_ref().and_then(int_list)) {
         out.kineto.add_group(GroupRanks {

@@ -60,6 +60,7 @@ mod classify;
 mod comms;
 mod error;
 mod extract;
+mod gloo_counts;
 mod gloo_groups;
 mod group_error;
 mod groups;
@@ -71,6 +72,7 @@ mod occurrence;
 mod output;
 mod report;
 mod scan;
+mod sequence;
 mod units;
 
 pub use check::check;
@@ -87,6 +89,7 @@ pub use extract::{
     NodeSource, Options, PlaneChoice, Retime, append_retimed, extract_bytes, extract_bytes_retimed,
     extract_file,
 };
+pub use gloo_counts::GlooCounts;
 pub use gloo_groups::GlooUnresolved;
 pub use groups::verify_kineto_groups;
 pub use hlo_groups::{HLO_PROTO_STAT, HloModules, ReplicaGroup};

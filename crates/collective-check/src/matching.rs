@@ -19,7 +19,9 @@
 //! Occurrences without a `run_id` are matched by order: the k-th
 //! occurrence (by start time) of an op (within its module, when it has one:
 //! the process group of a gloo annotation) on each participant forms
-//! instance k.
+//! instance k; where the participants' counts differ, by an alignment of
+//! each participant's sequence of the module's ops ([`crate::sequence`]),
+//! so that a missing occurrence costs its own instance only.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -30,6 +32,7 @@ use crate::extract::PlaneChoice;
 use crate::hlo_groups::ReplicaGroup;
 use crate::occurrence::{Extraction, Occurrence, Sym};
 use crate::report::{Warning, WarningKind};
+use crate::sequence::{self, Matched, Mismatch, OpKey};
 use crate::units::{NodeId, Participant};
 
 /// How an instance's occurrences were matched across participants.
@@ -79,13 +82,16 @@ pub struct Group {
     pub complete: bool,
 }
 
-type OpKey = (Option<Sym>, Sym);
-
 /// Group `ex`'s occurrences into instances (the matching [`check`](crate::check)
 /// uses), sorted by earliest start; everything not matched cleanly is
 /// reported in `warnings`.
 pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) -> Vec<Group> {
     let occs = select_planes(ex, planes, warnings);
+    let p2p: BTreeSet<Sym> = occs
+        .iter()
+        .filter(|o| o.kind.is_point_to_point())
+        .map(|o| o.op)
+        .collect();
 
     let mut by_key: BTreeMap<(OpKey, MatchKey), Vec<Occurrence>> = BTreeMap::new();
     let mut by_order: BTreeMap<(OpKey, Participant), Vec<Occurrence>> = BTreeMap::new();
@@ -105,37 +111,17 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
         }
     }
 
-    // Occurrence order: the k-th of each participant; counts must agree.
-    let mut counts: BTreeMap<OpKey, Vec<(Participant, usize)>> = BTreeMap::new();
-    for ((op, participant), mut list) in by_order {
-        list.sort_by_key(|o| (o.begin, o.end));
-        counts
-            .entry(op)
+    // Occurrence order: the k-th of each participant, aligned by sequence
+    // where the counts differ.
+    let ordered = sequence::order(by_order, |op| p2p.contains(&op));
+    for (op, k, o) in ordered.keyed {
+        by_key
+            .entry((op, MatchKey::Occurrence(k)))
             .or_default()
-            .push((participant, list.len()));
-        for (k, o) in list.into_iter().enumerate() {
-            by_key
-                .entry((op, MatchKey::Occurrence(k)))
-                .or_default()
-                .push(o);
-        }
+            .push(o);
     }
-    for (op, counts) in &counts {
-        let first = counts[0].1;
-        if counts.iter().any(|&(_, n)| n != first) {
-            let list: Vec<String> = counts.iter().map(|(p, n)| format!("{p}: {n}")).collect();
-            warnings.push(Warning::new(
-                WarningKind::CountMismatch,
-                Some(ex.name(op.1)),
-                counts.iter().map(|&(_, n)| n).max().unwrap_or(0) - counts.iter().map(|&(_, n)| n).min().unwrap_or(0),
-                format!(
-                    "op {:?}{} matched by occurrence order, but participants ran it a different number of times ({}); instances after the first missing one may pair the wrong occurrences",
-                    ex.name(op.1),
-                    in_module(ex, op.0),
-                    list.join(", ")
-                ),
-            ));
-        }
+    for m in &ordered.mismatched {
+        count_warnings(ex, m, warnings);
     }
 
     // Participants expected for each op (and group): every one that ran it at all.
@@ -237,6 +223,40 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
     }
     groups.sort_by_key(|g| (g.members.iter().map(|o| o.begin).min(), g.op, g.key.clone()));
     groups
+}
+
+/// One [`WarningKind::CountMismatch`] per op of `m` whose participants ran
+/// it a different number of times, saying how the stream was matched.
+fn count_warnings(ex: &Extraction, m: &Mismatch, warnings: &mut Vec<Warning>) {
+    let how = match m.matched {
+        Matched::Aligned => {
+            "its process group's sequence of ops was aligned across participants; occurrences with no partner at their place are left unmatched"
+        }
+        Matched::TooLarge => {
+            "the sequences differ too much to align, so they were matched by index: instances after the first missing one may pair the wrong occurrences"
+        }
+    };
+    for (op, counts) in &m.counts {
+        let (lo, hi) = (
+            counts.iter().map(|&(_, n)| n).min().unwrap_or(0),
+            counts.iter().map(|&(_, n)| n).max().unwrap_or(0),
+        );
+        if lo == hi {
+            continue;
+        }
+        let list: Vec<String> = counts.iter().map(|(p, n)| format!("{p}: {n}")).collect();
+        warnings.push(Warning::new(
+            WarningKind::CountMismatch,
+            Some(ex.name(op.1)),
+            hi - lo,
+            format!(
+                "op {:?}{} matched by occurrence order, but participants ran it a different number of times ({}); {how}",
+                ex.name(op.1),
+                in_module(ex, op.0),
+                list.join(", ")
+            ),
+        ));
+    }
 }
 
 /// The key of an occurrence with `run_id` `r` in `group`: the plain

@@ -239,7 +239,7 @@ fn recorded_gloo_run_with_two_groups_matches_per_group() {
 }
 
 #[test]
-fn without_pg_config_the_two_groups_mix() {
+fn without_pg_config_the_two_groups_mix_and_the_run_fails() {
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<PathBuf> = gloo_run()
         .iter()
@@ -255,14 +255,83 @@ fn without_pg_config_the_two_groups_mix() {
             out
         })
         .collect();
-    let r = check_kineto_files(&files, &Options::default()).unwrap();
+    let err = check_kineto_files(&files, &Options::default()).unwrap_err();
     // The groups' all_reduce of one shape is one sequence now: rank 0 ran
-    // it 20 times, the others 40.
-    assert!(
-        r.warnings
-            .iter()
-            .any(|w| w.kind == WarningKind::CountMismatch),
-        "{:?}",
-        r.warnings
+    // it 20 times, the others 40. Matched by order, the instances would pair
+    // collectives of different groups: the run fails, naming them.
+    let Error::GlooCountsDisagree(c) = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(c.group, "unknown");
+    assert_eq!(c.counts[0], (NodeId(0), 20), "{err}");
+    assert!(c.counts[1..].iter().all(|&(_, n)| n == 40), "{err}");
+}
+
+/// The 2-rank recording with `extra` added to the `pg_config` of the ranks
+/// in `on`, as plain JSON files in `dir`.
+fn n2_with_group(dir: &Path, extra: &str, on: &[usize]) -> Vec<PathBuf> {
+    gloo_fixture::run("n2_gloo_100steps")
+        .iter()
+        .enumerate()
+        .map(|(rank, f)| {
+            let file = kineto_trace::TraceFile::open(f).unwrap();
+            let mut text = String::from_utf8(file.parse().unwrap().bytes().to_vec()).unwrap();
+            if on.contains(&rank) {
+                let at = text.find("\"pg_config\": [").unwrap() + "\"pg_config\": [".len();
+                // After the last group's `}` (the list closes with `}]`).
+                let end = at + text[at..].find("}]").unwrap() + 1;
+                text.insert_str(end, &format!(", {extra}"));
+            }
+            let out = dir.join(format!("rank{rank}.pt.trace.json"));
+            std::fs::write(&out, text).unwrap();
+            out
+        })
+        .collect()
+}
+
+/// Regression: rank 0 also created `new_group([0])`, which ran nothing;
+/// the thread-order rule gave one of its two gloo worker threads to that
+/// group, so rank 0's counts per op (47–55) disagreed with rank 1's (100)
+/// and the run aligned with no error. A one-member group takes no threads.
+#[test]
+fn a_one_member_group_on_one_rank_takes_no_worker_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = r#"{"pg_name": "1", "pg_desc": "undefined", "backend_config": "cpu:gloo,cuda:gloo", "pg_size": 1, "ranks": [0]}"#;
+    let files = n2_with_group(dir.path(), one, &[0]);
+    let r = check_kineto_files(&files, &Options::default()).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.violation_count(), 0);
+    assert_eq!(r.summary.instances, 100 * 9);
+    for i in &r.instances {
+        assert_eq!(i.module.as_deref(), Some("0"), "{}", i.op);
+        assert_eq!(i.slots.len(), 2, "{}", i.op);
+    }
+}
+
+/// Both ranks list a second two-member group that ran nothing in the
+/// window: each rank's two worker threads split one per group, a split the
+/// counts contradict (each thread ran about half of each op, a different
+/// half on each rank). The run fails, naming the op, the group and the
+/// ranks' counts, rather than pairing collectives of different steps.
+#[test]
+fn a_thread_split_the_ranks_disagree_on_fails_naming_op_and_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let two = r#"{"pg_name": "1", "pg_desc": "undefined", "backend_config": "cpu:gloo,cuda:gloo", "pg_size": 2, "ranks": [0, 1]}"#;
+    let files = n2_with_group(dir.path(), two, &[0, 1]);
+    let err = check_kineto_files(&files, &Options::default()).unwrap_err();
+    let Error::GlooCountsDisagree(c) = &err else {
+        panic!("{err}");
+    };
+    assert!(c.op.starts_with("gloo:"), "{err}");
+    assert_eq!(
+        c.counts.iter().map(|(n, _)| n.0).collect::<Vec<_>>(),
+        [0, 1],
+        "{err}"
     );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("rank 0: ") && msg.contains("rank 1: "),
+        "{msg}"
+    );
+    println!("{msg}");
 }

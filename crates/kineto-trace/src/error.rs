@@ -94,6 +94,17 @@ pub enum Error {
         /// What serde found.
         source: serde_json::Error,
     },
+    /// An event object names one key twice (which value a reader takes is
+    /// not defined, so neither is taken).
+    #[error("{path}: byte {offset}: key \"{key}\" appears twice in one event")]
+    DuplicateKey {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the second occurrence of the key.
+        offset: usize,
+        /// The key.
+        key: String,
+    },
     /// A complete (`X`) event without `ts` or `dur`.
     #[error("{path}: byte {offset}: a complete (\"X\") event has no \"{field}\"")]
     MissingTime {

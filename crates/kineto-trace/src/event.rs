@@ -103,6 +103,10 @@ pub struct Stamp {
     pub span: Range<usize>,
 }
 
+/// Categories of events that run on a GPU (CUPTI activities, and Kineto's
+/// GPU-side copies of host annotations, `gpu_user_annotation`).
+pub const GPU_CATEGORIES: [&str; 4] = ["kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"];
+
 /// One trace event, borrowed from the file's bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event<'a> {
@@ -150,6 +154,16 @@ impl Event<'_> {
         self.dur.as_ref().map(|s| DurNs(s.value.ns))
     }
 
+    /// True when the event ran on a GPU: its `cat` is one of
+    /// [`GPU_CATEGORIES`] or starts with `gpu_`. Kineto copies each host
+    /// annotation that encloses GPU work onto the GPU stream under the same
+    /// name (`cat: "gpu_user_annotation"`): such a copy says when the GPU
+    /// ran the annotated work, not when the host called it.
+    pub fn on_gpu(&self) -> bool {
+        self.cat
+            .is_some_and(|c| GPU_CATEGORIES.iter().any(|g| c.is(g)) || c.0.starts_with(b"gpu_"))
+    }
+
     /// The name, decoded ("" when absent).
     pub fn name(&self) -> Cow<'_, str> {
         self.name.map(|n| n.decode()).unwrap_or_default()
@@ -182,18 +196,34 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
         spans: Spans::default(),
     };
     let mut bad: Option<(usize, &'static str, NumberError)> = None;
+    let mut keys = KeySet::default();
+    let mut duplicate: Option<&[u8]> = None;
     let end = walk_object(b, i, |key, v| {
         let end = skip_value(b, v)?;
         let text = &b[v..end];
-        match key {
-            b"ph" => e.phase = Phase::from_text(string(text).unwrap_or(b"")),
-            b"name" => e.name = string(text).map(JsonStr),
-            b"cat" => e.cat = string(text).map(JsonStr),
+        // Which of the reader's keys this is (a bit of `keys`), else None.
+        let bit = match key {
+            b"ph" => {
+                e.phase = Phase::from_text(string(text).unwrap_or(b""));
+                Some(0)
+            }
+            b"name" => {
+                e.name = string(text).map(JsonStr);
+                Some(1)
+            }
+            b"cat" => {
+                e.cat = string(text).map(JsonStr);
+                Some(2)
+            }
             b"pid" => {
                 e.pid = Some(id(text));
                 e.spans.pid = Some(v..end);
+                Some(3)
             }
-            b"tid" => e.tid = Some(id(text)),
+            b"tid" => {
+                e.tid = Some(id(text));
+                Some(4)
+            }
             b"ts" | b"dur" => {
                 let field = if key == b"ts" { "ts" } else { "dur" };
                 let parsed = if matches!(text[0], b'-' | b'0'..=b'9') {
@@ -217,17 +247,33 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
                         bad.get_or_insert((v, field, err));
                     }
                 }
+                Some(if field == "ts" { 5 } else { 6 })
             }
             b"id" => {
                 e.id = Some(text);
                 e.spans.id = Some(v..end);
+                Some(7)
             }
-            b"args" => e.args = Some(text),
-            _ => {}
+            b"args" => {
+                e.args = Some(text);
+                Some(8)
+            }
+            _ => None,
+        };
+        if !keys.insert(bit, key) {
+            duplicate.get_or_insert(key);
         }
         Ok(end)
     })
     .map_err(|s| json(path, s))?;
+    if let Some(key) = duplicate {
+        return Err(Error::DuplicateKey {
+            path: path.to_path_buf(),
+            // The key's opening quote, found from the slice's place in `b`.
+            offset: key.as_ptr() as usize - b.as_ptr() as usize - 1,
+            key: String::from_utf8_lossy(key).into_owned(),
+        });
+    }
     if let Some((offset, field, err)) = bad {
         let path = path.to_path_buf();
         return Err(match err {
@@ -245,6 +291,41 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
     }
     e.raw = &b[i..end];
     Ok((e, end))
+}
+
+/// Keys other than the reader's own that an event's duplicate check
+/// remembers; more are accepted unchecked (the reader takes none of their
+/// values).
+const OTHER_KEYS: usize = 16;
+
+/// The keys of one event object seen so far: a bit per key the reader
+/// takes, a short list for the others (an event has a handful of keys).
+#[derive(Default)]
+struct KeySet<'a> {
+    known: u16,
+    others: [&'a [u8]; OTHER_KEYS],
+    len: usize,
+}
+
+impl<'a> KeySet<'a> {
+    /// Add `key` (`bit`: its bit when it is one of the reader's keys); false
+    /// when it was already there.
+    fn insert(&mut self, bit: Option<u16>, key: &'a [u8]) -> bool {
+        if let Some(bit) = bit {
+            let mask = 1u16 << bit;
+            let new = self.known & mask == 0;
+            self.known |= mask;
+            return new;
+        }
+        if self.others[..self.len].contains(&key) {
+            return false;
+        }
+        if self.len < OTHER_KEYS {
+            self.others[self.len] = key;
+            self.len += 1;
+        }
+        true
+    }
 }
 
 pub(crate) fn json(path: &Path, s: Syntax) -> Error {
@@ -333,6 +414,36 @@ mod tests {
         assert_eq!(e.args, Some(&br#"{"Seq": 3}"#[..]));
         assert_eq!(e.raw, s.as_bytes());
         assert_eq!(&s[e.ts.unwrap().span], "4520239336653.137");
+    }
+
+    #[test]
+    fn gpu_side_events_by_category() {
+        let on_gpu = |cat: &str| {
+            let s = format!(r#"{{"ph": "X", "cat": "{cat}", "name": "gloo:all_reduce"}}"#);
+            one(&s).unwrap().on_gpu()
+        };
+        assert!(on_gpu("gpu_user_annotation"));
+        assert!(on_gpu("kernel"));
+        assert!(on_gpu("gpu_memcpy"));
+        assert!(on_gpu("gpu_something_new"));
+        assert!(!on_gpu("user_annotation"));
+        assert!(!on_gpu("cpu_op"));
+        assert!(!one(r#"{"ph": "X"}"#).unwrap().on_gpu());
+    }
+
+    #[test]
+    fn duplicate_keys_in_an_event_name_the_second_one() {
+        let s = r#"{"ph": "X", "ts": 1.0, "dur": 2, "ts": 260000000.0}"#;
+        match one(s) {
+            Err(Error::DuplicateKey { offset, key, .. }) => {
+                assert_eq!((offset, key.as_str()), (33, "ts"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let s = r#"{"ph": "X", "bp": "e", "s": "t", "bp": "e"}"#;
+        assert!(matches!(one(s), Err(Error::DuplicateKey { key, .. }) if key == "bp"));
+        // The same key inside args is args' own business.
+        assert!(one(r#"{"ph": "X", "args": {"a": 1}, "x": {"a": 2}}"#).is_ok());
     }
 
     #[test]

@@ -64,7 +64,7 @@ mod trace;
 mod xspace;
 
 pub use error::{Error, Result};
-pub use event::{Event, Events, Id, JsonStr, Phase, Stamp};
+pub use event::{Event, Events, GPU_CATEGORIES, Id, JsonStr, Phase, Stamp};
 pub use flows::{COLLECTIVE_FLOW_CAT, CrossRankFlow};
 pub use merge::{MergeInput, MergeStats, MergedProcess, merge, merge_to_file};
 pub use output::{AtomicOutput, compression_for};

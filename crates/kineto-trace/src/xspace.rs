@@ -35,7 +35,7 @@ use xplane_proto::{
 };
 
 use crate::error::{Error, Result};
-use crate::event::{Event, Id, JsonStr, Phase};
+use crate::event::{Event, GPU_CATEGORIES, Id, JsonStr, Phase};
 use crate::stat::{for_each_arg, json_stat_value};
 use crate::trace::Trace;
 
@@ -47,9 +47,6 @@ pub const CATEGORY_STAT: &str = "cat";
 pub const KINETO_PID_STAT: &str = "kineto_pid";
 /// Plane stat: the pid's `process_name` metadata.
 pub const PROCESS_NAME_STAT: &str = "process_name";
-
-/// Categories of events that run on a GPU.
-const GPU_CATEGORIES: [&str; 4] = ["kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"];
 
 /// Line ids of string tids start here (OS thread ids stay below).
 const STRING_TID_BASE: i64 = 1 << 40;

@@ -108,6 +108,27 @@ fn ts_that_is_not_a_number() {
     }
 }
 
+/// Regression: an event of a real trace given a second `"ts"` (260 s
+/// later) moved its rank by 260 s with no word; now the reader stops at the
+/// second key.
+#[test]
+fn a_duplicate_ts_names_file_and_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = fixture_text();
+    let at = find_all(&text, b"\"ts\": ")[2000];
+    let mut bad = text[..at].to_vec();
+    bad.extend_from_slice(b"\"ts\": 260000000.000, ");
+    bad.extend_from_slice(&text[at..]);
+    let p = write(dir.path(), "rank0.pt.trace.json", &bad);
+    let second = at + b"\"ts\": 260000000.000, ".len();
+    match fail(&p) {
+        Error::DuplicateKey { offset, key, .. } => {
+            assert_eq!((offset, key.as_str()), (second, "ts"))
+        }
+        e => panic!("{e}"),
+    }
+}
+
 #[test]
 fn missing_trace_events() {
     let dir = tempfile::tempdir().unwrap();
