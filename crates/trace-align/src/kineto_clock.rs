@@ -36,7 +36,7 @@ impl KinetoClocks {
     pub fn reason(&self) -> ClockReason {
         match self {
             KinetoClocks::OneRank(_) => ClockReason::OneNode,
-            KinetoClocks::Estimated(_) => ClockReason::Asked,
+            KinetoClocks::Estimated(_) => ClockReason::NoOffsetsFile,
         }
     }
 
