@@ -195,6 +195,7 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
                 "collectives: {} instances; happens-before violations {} before -> {} after",
                 a.summary.instances, b.summary.violations, a.summary.violations
             );
+            super::clock::warn_collectives(b);
         }
     }
     super::merge::enforce_violations(outcome.after.as_ref(), out_dir, args.max_violations)
@@ -248,6 +249,7 @@ fn run_kineto(
             outcome.before.summary.violations,
             outcome.after.summary.violations
         );
+        super::clock::warn_collectives(&outcome.before);
     }
     super::merge::enforce_violations(Some(&outcome.after), out_dir, args.max_violations)
 }

@@ -208,6 +208,15 @@ pub fn warn(warnings: &[ClockWarning]) {
     }
 }
 
+/// Say on stderr what the matching of the collectives found amiss (counts
+/// that differ between participants, instances left incomplete, …): the
+/// clocks rest on what was matched.
+pub fn warn_collectives(report: &collective_check::Report) {
+    for w in &report.warnings {
+        eprintln!("warning: {}", w.message);
+    }
+}
+
 /// The line a command prints about a run's clocks (`clocks: SOURCE
 /// (REASON)`), `None` for probe offsets (the usual case, said per node).
 pub fn clocks_line(source: ClockSource, reason: &trace_align::ClockReason) -> Option<String> {

@@ -238,6 +238,7 @@ fn print_kineto_check(before: &collective_check::Report, after: &collective_chec
         "collectives: {} instances; happens-before violations {} before -> {} after",
         after.summary.instances, before.summary.violations, after.summary.violations
     );
+    super::clock::warn_collectives(before);
 }
 
 /// Merge `plan` into `output`, with a progress bar on stderr when `show`.
@@ -348,6 +349,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&outcome)?);
     } else if !global.quiet {
         print!("{}", summary(&outcome));
+        if let Some(before) = &outcome.before {
+            super::clock::warn_collectives(before);
+        }
     }
     enforce(&outcome, args.max_violations)
 }
