@@ -238,13 +238,14 @@ pub enum AlignError {
     /// correlation id) by more than [`crate::KERNEL_LEAD_TOLERANCE_NS`]:
     /// the device plane's times are not on the clock they were read on.
     #[error(
-        "{path}: plane '{plane}': the kernel with correlation_id {correlation_id} begins {lead_ns} ns before the runtime call that launched it (allowed: {tolerance_ns} ns); its device clock is not the host's as read (a device plane on a tracer clock without snapshot pairs, or pairs that do not belong to it)"
+        "{path}: {place}: the kernel with correlation_id {correlation_id} begins {lead_ns} ns before the runtime call that launched it (allowed: {tolerance_ns} ns); its device clock is not the host's as read (a device plane on a tracer clock without snapshot pairs, or pairs that do not belong to it)"
     )]
     KernelBeforeLaunch {
         /// The trace.
         path: PathBuf,
-        /// The device plane.
-        plane: String,
+        /// Where the kernel is: `plane '<name>'` (XSpace), the event at a
+        /// byte offset (Kineto JSON).
+        place: String,
         /// The kernel's correlation id.
         correlation_id: u64,
         /// How far it begins before its launch, ns (its lag, negated).

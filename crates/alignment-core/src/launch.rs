@@ -41,7 +41,8 @@ pub struct LaunchLag {
 pub struct EarliestKernel {
     /// Its correlation id.
     pub correlation_id: u64,
-    /// Where it is: its plane (XSpace), its byte offset (Kineto JSON).
+    /// Where it is: `plane '<name>'` (XSpace), the event at a byte offset
+    /// (Kineto JSON).
     pub place: String,
 }
 

@@ -499,7 +499,7 @@ impl<'a> NodeAligner<'a> {
             usize::try_from(k)
                 .ok()
                 .and_then(|k| planes.get(k))
-                .map_or_else(String::new, |p| p.view.name.to_owned())
+                .map_or_else(String::new, |p| format!("plane '{}'", p.view.name))
         });
         let early = self.kernel_before_launch(launch_lag.as_ref());
         self.diagnostics.launch_lag = launch_lag;
@@ -518,7 +518,7 @@ impl<'a> NodeAligner<'a> {
         let lag = lag.filter(|l| l.violated())?;
         Some(AlignError::KernelBeforeLaunch {
             path: self.path.clone(),
-            plane: lag.earliest.place.clone(),
+            place: lag.earliest.place.clone(),
             correlation_id: lag.earliest.correlation_id,
             lead_ns: lag.min_ns.saturating_neg(),
             tolerance_ns: KERNEL_LEAD_TOLERANCE_NS,

@@ -72,6 +72,7 @@ fn stock_jax_device_plane_without_snapshots_is_on_the_host_clock() {
     let lag = diag.launch_lag.unwrap();
     assert_eq!((lag.pairs, lag.unpaired), (400, 0));
     assert_eq!(lag.min_ns, 41_653);
+    assert_eq!(lag.earliest.place, "plane '/device:GPU:0'");
     assert_eq!(lag.p50_ns, 83_320);
     assert!(!lag.violated());
 }
@@ -82,7 +83,7 @@ fn a_device_plane_50ms_before_its_launches_is_an_error() {
     shift_plane(&mut space, |n| n == "/device:GPU:0", -50_000_000);
     let err = align_alone(&space).unwrap_err();
     let AlignError::KernelBeforeLaunch {
-        plane,
+        place,
         correlation_id,
         lead_ns,
         tolerance_ns,
@@ -91,7 +92,7 @@ fn a_device_plane_50ms_before_its_launches_is_an_error() {
     else {
         panic!("{err}")
     };
-    assert_eq!(plane, "/device:GPU:0");
+    assert_eq!(place, "plane '/device:GPU:0'");
     assert_eq!(*tolerance_ns, KERNEL_LEAD_TOLERANCE_NS);
     // The least lag, 41.653 µs, minus 50 ms.
     assert_eq!(*lead_ns, 50_000_000 - 41_653);
@@ -140,8 +141,8 @@ fn tracer_clock_kernels_are_checked_after_the_snapshot_map() {
         .to_file(&dir.path().join("out2.xplane.pb"))
         .unwrap_err();
     match err {
-        AlignError::KernelBeforeLaunch { plane, lead_ns, .. } => {
-            assert!(plane.starts_with("/device:GPU:"), "{plane}");
+        AlignError::KernelBeforeLaunch { place, lead_ns, .. } => {
+            assert!(place.starts_with("plane '/device:GPU:"), "{place}");
             assert!(
                 (50_000_000 - lag.min_ns - 1_000..=50_000_000).contains(&lead_ns),
                 "{lead_ns} vs {lag:?}"

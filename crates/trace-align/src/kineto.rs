@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::each::same_file;
 use crate::error::{Result, RunError};
+use crate::kineto_lag::{RankLaunchLag, kineto_launch_lags};
 
 /// One rank's aligned Kineto trace.
 #[derive(Debug, Clone, Serialize)]
@@ -44,6 +45,8 @@ pub struct KinetoOutcome {
     pub before: Report,
     /// The collectives as aligned.
     pub after: Report,
+    /// Each rank's launch → kernel lags.
+    pub launch_lags: Vec<RankLaunchLag>,
 }
 
 /// The `"traceAlign"` record written into each aligned file.
@@ -74,6 +77,7 @@ pub fn align_kineto(
             Ok(output)
         })
         .collect::<Result<_>>()?;
+    let launch_lags = kineto_launch_lags(traces)?;
     let (estimate, before) = estimate_kineto(traces, reference, estimator)?;
     std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
     let mut ranks = Vec::with_capacity(traces.len());
@@ -87,6 +91,7 @@ pub fn align_kineto(
         collective_clocks: estimate.report.clone(),
         before: collective_check::check(&before, &options),
         after: collective_check::check(&after, &options),
+        launch_lags,
     })
 }
 
@@ -151,6 +156,8 @@ pub struct KinetoMergeOutcome {
     pub before: Report,
     /// The collectives as merged.
     pub after: Report,
+    /// Each rank's launch → kernel lags.
+    pub launch_lags: Vec<RankLaunchLag>,
 }
 
 /// Merge every rank of a Kineto run (`traces`: rank → file) into one
@@ -171,6 +178,7 @@ pub fn merge_kineto(
             });
         }
     }
+    let launch_lags = kineto_launch_lags(traces)?;
     let (estimate, before) = estimate_kineto(traces, reference, estimator)?;
     let kineto = |source| RunError::Kineto { source };
     let files = traces
@@ -221,6 +229,7 @@ pub fn merge_kineto(
         collective_clocks: estimate.report.clone(),
         before: before_report,
         after: collective_check::check(&after, &options),
+        launch_lags,
     })
 }
 

@@ -75,6 +75,7 @@ mod error;
 mod format;
 mod kineto;
 mod kineto_flows;
+mod kineto_lag;
 mod kineto_space;
 mod merge;
 mod node;
@@ -100,6 +101,7 @@ pub use kineto::{
     estimate_kineto, merge_kineto, rank_map,
 };
 pub use kineto_flows::flows_report;
+pub use kineto_lag::{RankLaunchLag, kineto_launch_lags};
 pub use kineto_space::{KinetoSpace, KinetoSpaceOutcome, kineto_space, merge_kineto_space};
 pub use merge::{MergeOutcome, MergeSettings};
 pub use node_clock::{
