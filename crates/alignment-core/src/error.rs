@@ -238,7 +238,7 @@ pub enum AlignError {
     /// correlation id) by more than [`crate::KERNEL_LEAD_TOLERANCE_NS`]:
     /// the device plane's times are not on the clock they were read on.
     #[error(
-        "{path}: {place}: the kernel with correlation_id {correlation_id} begins {lead_ns} ns before the runtime call that launched it (allowed: {tolerance_ns} ns); its device clock is not the host's as read (a device plane on a tracer clock without snapshot pairs, or pairs that do not belong to it)"
+        "{path}: {place}: the kernel with correlation_id {correlation_id} begins {lead_ns} ns before the runtime call that launched it (allowed: {tolerance_ns} ns); the device times are not on the clock they were read on"
     )]
     KernelBeforeLaunch {
         /// The trace.

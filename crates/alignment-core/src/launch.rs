@@ -74,30 +74,70 @@ impl std::fmt::Display for LaunchLag {
 /// pairs them. A correlation id carried by several launches (an annotation
 /// and the runtime call inside it) is paired with the latest of them, the
 /// innermost.
-#[derive(Debug, Default)]
+///
+/// Starts are kept as 64-bit ps from a base (±106 days around it; a start
+/// further away is held at the end of that range), so that pairing sorts
+/// 16-byte launches.
+#[derive(Debug)]
 pub struct LaunchCollector {
-    launches: Vec<(u64, i128)>,
-    /// `(correlation id, start ps, place)`.
-    kernels: Vec<(u64, i128, u64)>,
+    base_ps: i128,
+    /// `(correlation id, start ps from the base)`.
+    launches: Vec<(u64, i64)>,
+    /// `(correlation id, start ps from the base, place)`.
+    kernels: Vec<(u64, i64, u64)>,
 }
 
 impl LaunchCollector {
+    /// Gather starts near `base_ps` (absolute ps).
+    pub fn new(base_ps: i128) -> Self {
+        LaunchCollector {
+            base_ps,
+            launches: Vec::new(),
+            kernels: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn relative(&self, start_ps: i128) -> i64 {
+        let d = start_ps - self.base_ps;
+        i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
+    }
+
     /// A launch with correlation id `id` starting at `start_ps`.
     #[inline]
     pub fn launch(&mut self, id: u64, start_ps: i128) {
-        self.launches.push((id, start_ps));
+        let start = self.relative(start_ps);
+        self.launches.push((id, start));
     }
 
     /// A kernel with correlation id `id` starting at `start_ps`, at `place`.
     #[inline]
     pub fn kernel(&mut self, id: u64, start_ps: i128, place: u64) {
-        self.kernels.push((id, start_ps, place));
+        let start = self.relative(start_ps);
+        self.kernels.push((id, start, place));
     }
 
-    /// Take every launch and kernel of `other`.
-    pub fn append(&mut self, other: &mut LaunchCollector) {
-        self.launches.append(&mut other.launches);
-        self.kernels.append(&mut other.kernels);
+    /// Room for `n` more kernels (`kernels`) or launches without growing.
+    pub fn reserve(&mut self, kernels: bool, n: usize) {
+        if kernels {
+            self.kernels.reserve(n);
+        } else {
+            self.launches.reserve(n);
+        }
+    }
+
+    /// Every launch and kernel of `parts` (gathered from the same base
+    /// `base_ps`), copied once into vectors of their exact size.
+    pub fn concat(base_ps: i128, parts: &[LaunchCollector]) -> Self {
+        debug_assert!(parts.iter().all(|p| p.base_ps == base_ps));
+        let mut all = LaunchCollector::new(base_ps);
+        all.launches = Vec::with_capacity(parts.iter().map(|p| p.launches.len()).sum());
+        all.kernels = Vec::with_capacity(parts.iter().map(|p| p.kernels.len()).sum());
+        for p in parts {
+            all.launches.extend_from_slice(&p.launches);
+            all.kernels.extend_from_slice(&p.kernels);
+        }
+        all
     }
 
     /// True when nothing was gathered.
@@ -108,24 +148,30 @@ impl LaunchCollector {
     /// The lags; `None` when no kernel has its launch. `place` names the
     /// place a kernel was gathered with.
     pub fn finish(mut self, place: impl FnOnce(u64) -> String) -> Option<LaunchLag> {
-        self.launches.sort_unstable();
-        // Sorted by id then start: the last of each id is its latest.
-        let latest = |id: u64| {
-            let end = self.launches.partition_point(|&(l, _)| l <= id);
-            end.checked_sub(1)
-                .map(|k| self.launches[k])
-                .filter(|&(l, _)| l == id)
-                .map(|(_, start)| start)
-        };
+        // Each line gathers its ids mostly ascending (in launch order): the
+        // stable sort finds those runs and merges them.
+        self.launches.sort();
+        self.kernels.sort_by_key(|k| k.0);
+        let launches = &self.launches;
         let mut lags: Vec<i64> = Vec::with_capacity(self.kernels.len());
         let mut earliest: Option<(i64, u64, u64)> = None;
         let mut unpaired = 0u64;
+        // Both sorted by id: one walk. Sorted by id then start, the last
+        // launch of an id is its latest.
+        let mut next = 0;
         for &(id, start, place) in &self.kernels {
-            let Some(launch) = latest(id) else {
+            while next < launches.len() && launches[next].0 < id {
+                next += 1;
+            }
+            let mut last = next;
+            while last + 1 < launches.len() && launches[last + 1].0 == id {
+                last += 1;
+            }
+            let Some(&(_, launch)) = launches.get(last).filter(|l| l.0 == id) else {
                 unpaired += 1;
                 continue;
             };
-            let lag = ps_to_ns(start - launch);
+            let lag = start.saturating_sub(launch).div_euclid(1000);
             lags.push(lag);
             if earliest.is_none_or(|(m, _, _)| lag < m) {
                 earliest = Some((lag, id, place));
@@ -147,12 +193,6 @@ impl LaunchCollector {
     }
 }
 
-/// ps → ns, rounded down, saturating at the ends of `i64`.
-fn ps_to_ns(ps: i128) -> i64 {
-    let ns = ps.div_euclid(1000);
-    i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,7 +201,7 @@ mod tests {
 
     #[test]
     fn lags_pair_kernels_with_their_latest_launch() {
-        let mut c = LaunchCollector::default();
+        let mut c = LaunchCollector::new(0);
         c.launch(1, 100 * US);
         c.launch(2, 200 * US);
         // An enclosing annotation with the same id begins earlier.
@@ -181,11 +221,11 @@ mod tests {
 
     #[test]
     fn a_kernel_before_its_launch_beyond_the_tolerance_is_a_violation() {
-        let mut c = LaunchCollector::default();
+        let mut c = LaunchCollector::new(0);
         c.launch(7, 100 * US);
         c.kernel(7, 100 * US - 1_000_000, 3); // 1 µs early: a read gap
         assert!(!c.finish(|_| String::new()).unwrap().violated());
-        let mut c = LaunchCollector::default();
+        let mut c = LaunchCollector::new(150 * US);
         c.launch(7, 100 * US);
         c.launch(8, 200 * US);
         c.kernel(7, 110 * US, 2);
@@ -204,9 +244,9 @@ mod tests {
 
     #[test]
     fn no_pair_gives_no_lag() {
-        let mut c = LaunchCollector::default();
+        let mut c = LaunchCollector::new(0);
         c.kernel(1, 0, 0);
         assert_eq!(c.finish(|_| String::new()), None);
-        assert_eq!(LaunchCollector::default().finish(|_| String::new()), None);
+        assert_eq!(LaunchCollector::new(0).finish(|_| String::new()), None);
     }
 }

@@ -449,7 +449,7 @@ impl<'a> NodeAligner<'a> {
             total: LineCounts::default(),
             reports: Vec::new(),
             profile_events: 0,
-            found: LaunchCollector::default(),
+            found: Vec::new(),
         };
         let mut failed = None;
         let align = |job: usize| {
@@ -495,6 +495,7 @@ impl<'a> NodeAligner<'a> {
                 path: self.path.clone(),
             });
         }
+        let found = LaunchCollector::concat(self.output_base_ns * 1000, &found);
         let launch_lag = found.finish(|k| {
             usize::try_from(k)
                 .ok()
@@ -652,7 +653,11 @@ impl<'a> NodeAligner<'a> {
     ) -> AlignedLine<T::Line> {
         let (line, clock) = &plane.lines[index];
         let mut out = self.buffers.take(line.encoded().len() + 64);
-        let mut found = LaunchCollector::default();
+        let mut found = LaunchCollector::new(self.output_base_ns * 1000);
+        if let Some(c) = &plane.ctx.correlated {
+            // An event with a correlation id takes at least 16 bytes.
+            found.reserve(c.kernel, line.encoded().len() / 16);
+        }
         let display_id = plane.output.display_ids.get(&index).copied();
         let tapped = plane.tapped.as_ref();
         let mut seen = tapped.map(|p| T::line(p, line));
@@ -879,8 +884,8 @@ struct PlaneWriter<'w, 's, 'a, W: BufferSink + Send, T: EventTap<'a>> {
     reports: Vec<LineReport>,
     /// Events other than the clock snapshot pairs.
     profile_events: u64,
-    /// The launches and kernels of the lines written.
-    found: LaunchCollector,
+    /// The launches and kernels of each line written that has any.
+    found: Vec<LaunchCollector>,
 }
 
 impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
@@ -939,9 +944,11 @@ impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
         self.open_plane()?;
         let plane = &self.planes[k];
         let (line, clock) = &plane.lines[j];
-        let (encoded, line_counts, seen, mut found) =
+        let (encoded, line_counts, seen, found) =
             aligned.map_err(|e| self.aligner.line_error(&plane.view, line, e))?;
-        self.found.append(&mut found);
+        if !found.is_empty() {
+            self.found.push(found);
+        }
         self.writer.line_buffer(encoded, &self.aligner.buffers)?;
         if let (Some(p), Some(l)) = (plane.tapped.as_ref(), seen) {
             self.tap.line_done(p, l);

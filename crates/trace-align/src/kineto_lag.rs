@@ -38,7 +38,7 @@ fn rank_lag(rank: NodeId, path: &std::path::Path) -> Result<RankLaunchLag> {
     let file = TraceFile::open(path).map_err(kineto)?;
     let trace = file.parse().map_err(kineto)?;
     let found = kineto_trace::launches(&trace).map_err(kineto)?;
-    let mut collector = LaunchCollector::default();
+    let mut collector = LaunchCollector::new(i128::from(trace.base().ns()) * 1000);
     for (id, start) in found.launches {
         collector.launch(id, i128::from(start.0) * 1000);
     }
