@@ -110,6 +110,43 @@ fn json_report_of_a_real_trace() {
 }
 
 /// One plane with every problem `inspect` knows, and no Task Environment.
+/// Stock JAX on a GPU writes XLA's scope range tree as plane stats whose
+/// ids name no stat metadata (child id -> parent id): read as the tree, not
+/// as 49 dangling stats.
+#[test]
+fn stock_jax_gpu_scope_range_tree_is_not_a_problem() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/real-gpu-machine/jax-gpu-1p/rank0.xplane.pb");
+    let report = json_of(&[&path]);
+    let planes = report["files"][0]["planes"].as_array().unwrap();
+    for plane in planes {
+        assert_eq!(plane["problems"], serde_json::json!([]), "{plane}");
+    }
+    let tree = planes
+        .iter()
+        .find(|p| p["name"] == "/host:__ScopeRangeCallStack__")
+        .unwrap();
+    assert_eq!(tree["scope_range_edges"], 50);
+    assert_eq!(
+        tree["stats"],
+        serde_json::json!([{"name": "process_id", "count": 1}])
+    );
+    // Every other plane says nothing of a tree.
+    assert!(
+        planes
+            .iter()
+            .filter(|p| p != &tree)
+            .all(|p| p.get("scope_range_edges").is_none())
+    );
+    cli()
+        .arg("inspect")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("scope range tree: 50 edges"))
+        .stdout(predicate::str::contains("dangling").not());
+}
+
 fn broken_space() -> XSpace {
     let stat = |metadata_id, value| XStat {
         metadata_id,

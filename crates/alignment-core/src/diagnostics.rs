@@ -8,6 +8,7 @@ use clock_model::NodeId;
 use clock_model::{AnchorSource, OffsetWarning, ShiftHistogram, SkipReason};
 use serde::{Serialize, Serializer};
 
+use crate::launch::LaunchLag;
 use crate::line::{LineClock, OFF_AFTER, OFF_BEFORE, SNAP_AFTER, SNAP_BEFORE};
 use crate::options::{AlignOptions, snake_case};
 
@@ -419,6 +420,10 @@ pub struct NodeDiagnostics {
         serialize_with = "shift_stats"
     )]
     pub repaired: Option<ShiftHistogram>,
+    /// Launch → kernel lags by correlation id, on the output clock (`None`:
+    /// no kernel of the node has its launch, or device events are written
+    /// on the tracer timeline).
+    pub launch_lag: Option<LaunchLag>,
     /// The policies in force.
     pub policies: AlignOptions,
     /// How each line was treated.
@@ -501,6 +506,9 @@ impl NodeDiagnostics {
                 m.knots,
                 m.outliers,
             ));
+        }
+        if let Some(lag) = &self.launch_lag {
+            s.push_str(&format!("\n  launch -> kernel: {lag}"));
         }
         for w in &self.warnings {
             s.push_str(&format!("\n  warning: {w:?}"));

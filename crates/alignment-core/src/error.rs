@@ -234,6 +234,25 @@ pub enum AlignError {
         /// Where the pairs were read from.
         snapshots: PathBuf,
     },
+    /// A kernel begins before the runtime call that launched it (paired by
+    /// correlation id) by more than [`crate::KERNEL_LEAD_TOLERANCE_NS`]:
+    /// the device plane's times are not on the clock they were read on.
+    #[error(
+        "{path}: {place}: the kernel with correlation_id {correlation_id} begins {lead_ns} ns before the runtime call that launched it (allowed: {tolerance_ns} ns); the device times are not on the clock they were read on"
+    )]
+    KernelBeforeLaunch {
+        /// The trace.
+        path: PathBuf,
+        /// Where the kernel is: `plane '<name>'` (XSpace), the event at a
+        /// byte offset (Kineto JSON).
+        place: String,
+        /// The kernel's correlation id.
+        correlation_id: u64,
+        /// How far it begins before its launch, ns (its lag, negated).
+        lead_ns: i64,
+        /// The lead allowed, ns.
+        tolerance_ns: i64,
+    },
     /// The trace is another node's: its tracer start is the one the
     /// offsets header lists for that node.
     #[error(

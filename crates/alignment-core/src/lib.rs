@@ -79,6 +79,7 @@
 mod clocks;
 mod diagnostics;
 mod error;
+mod launch;
 mod line;
 mod node;
 mod offsets;
@@ -95,6 +96,7 @@ pub use diagnostics::{
     NodeDiagnostics, OffsetModelReport, SkippedReport, SnapshotModelReport, SnapshotReport,
 };
 pub use error::{AlignError, LineField, Result, TracerInput};
+pub use launch::{EarliestKernel, KERNEL_LEAD_TOLERANCE_NS, LaunchCollector, LaunchLag};
 pub use line::LineClock;
 pub use node::{AlignNode, NodeAligner, NodeInput};
 pub use offsets::{NodeStart, OffsetsFile};

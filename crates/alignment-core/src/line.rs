@@ -7,12 +7,14 @@ use clock_model::{
 };
 use xplane_proto::prost::Message as _;
 use xplane_proto::{
-    CheckedEvent, EventData, LineView, WireError, XLine, XStat, encode_event_retimed_field, x_stat,
+    CheckedEvent, EventData, LineView, StatValue, WireError, XLine, XStat,
+    encode_event_retimed_field, x_stat,
 };
 
 use crate::clocks::NodeClocks;
 use crate::diagnostics::LineCounts;
 use crate::error::LineField;
+use crate::launch::LaunchCollector;
 
 /// Which clock a line's stored times are on, and so which maps they take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -38,6 +40,38 @@ pub(crate) struct LineContext<'a> {
     pub corrected_tracer: bool,
     /// The stat metadata id of the correction stat, when requested.
     pub correction_stat: Option<i64>,
+    /// The plane's events with a correlation id, gathered for the launch
+    /// → kernel check; `None`: none are.
+    pub correlated: Option<Correlated>,
+}
+
+/// How a plane's events with a correlation id are gathered.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Correlated {
+    /// The `correlation_id` stat's metadata id on the plane.
+    pub stat: i64,
+    /// Kernels (a device plane) rather than launches (a host plane).
+    pub kernel: bool,
+    /// The plane's position, given with each kernel.
+    pub place: u64,
+}
+
+impl Correlated {
+    /// Gather `event` mapped to start at `start_ps` when it carries a
+    /// correlation id (uint64, or a non-negative int64).
+    #[inline]
+    fn note(&self, event: &CheckedEvent<'_>, start_ps: i128, found: &mut LaunchCollector) {
+        let id = match event.find_stat(self.stat).and_then(|s| s.value) {
+            Some(StatValue::Uint64(v)) => v,
+            Some(StatValue::Int64(v)) if v >= 0 => v as u64,
+            _ => return,
+        };
+        if self.kernel {
+            found.kernel(id, start_ps, self.place);
+        } else {
+            found.launch(id, start_ps);
+        }
+    }
 }
 
 /// Why a line could not be aligned (the caller adds file and plane).
@@ -304,13 +338,15 @@ pub(crate) fn map_one(ctx: &LineContext<'_>, clock: LineClock, abs_ps: i128) -> 
 
 /// Align one line, appending its encoded `XLine` body to `out`; a given
 /// `display_id` replaces the line's. `tap` sees every event with its
-/// mapped `(start, start + max(duration, 0))` (see [`crate::EventTap::event`]).
+/// mapped `(start, start + max(duration, 0))` (see [`crate::EventTap::event`]);
+/// `found` the events with a correlation id ([`LineContext::correlated`]).
 pub(crate) fn align_line<'a>(
     ctx: &LineContext<'_>,
     line: &LineView<'a>,
     clock: LineClock,
     display_id: Option<i64>,
     out: &mut Vec<u8>,
+    found: &mut LaunchCollector,
     mut tap: impl FnMut(&CheckedEvent<'a>, (i128, i128)),
 ) -> Result<LineCounts, LineError> {
     let mut counts = LineCounts::default();
@@ -396,6 +432,9 @@ pub(crate) fn align_line<'a>(
             &checked,
             (start, if event.duration_ps < 0 { start } else { end }),
         );
+        if let Some(c) = &ctx.correlated {
+            c.note(&checked, start, found);
+        }
         counts.note_flags(start_flags | end_flags);
         let (start, end) = guard(prev, stored_start, start, end, &mut counts);
         prev = Some((stored_start, start));
@@ -531,6 +570,7 @@ mod tests {
             output_base_ns: 0,
             corrected_tracer: false,
             correction_stat: None,
+            correlated: None,
         }
     }
 

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use clock_model::NodeId;
 use rayon::prelude::*;
 use xplane_proto::{
-    BufferPool, BufferSink, CORRECTION_STAT, FileBytes, LineView, METADATA_PLANE,
-    ORIGINAL_PROFILE_START_STAT, PROFILE_START_TIME, PROFILE_STOP_TIME, PlaneView, SNAPSHOT_PLANE,
-    SpaceView, TASK_ENV_PLANE, Unparsed, WireError, XPlane, XPlaneExt, XSpaceFile, XSpaceWriter,
-    x_stat,
+    BufferPool, BufferSink, CORRECTION_STAT, CORRELATION_ID_STAT, FileBytes, LineView,
+    METADATA_PLANE, ORIGINAL_PROFILE_START_STAT, PROFILE_START_TIME, PROFILE_STOP_TIME, PlaneView,
+    SNAPSHOT_PLANE, SpaceView, TASK_ENV_PLANE, Unparsed, WireError, XPlane, XPlaneExt, XSpaceFile,
+    XSpaceWriter, x_stat,
 };
 
 use crate::clocks::NodeClocks;
@@ -18,7 +18,8 @@ use crate::diagnostics::{
     SnapshotReport, ps_to_nearest_ns,
 };
 use crate::error::{AlignError, LineField, Result, TracerInput};
-use crate::line::{LineClock, LineContext, LineError, align_line};
+use crate::launch::{KERNEL_LEAD_TOLERANCE_NS, LaunchCollector, LaunchLag};
+use crate::line::{Correlated, LineClock, LineContext, LineError, align_line};
 use crate::offsets::OffsetsFile;
 use crate::options::{AlignOptions, DeviceTimeline, TracerLines};
 use crate::output::{PlaneOutput, PlaneSource, PlaneWritten, apply_stats};
@@ -234,7 +235,7 @@ impl<'a> NodeAligner<'a> {
         if name == TASK_ENV_PLANE || name == SNAPSHOT_PLANE || name == METADATA_PLANE {
             LineClock::Unchanged
         } else if name.starts_with("/device:") {
-            LineClock::Tracer
+            self.device_clock()
         } else if name.starts_with("/host:") {
             let start = self.session_start_ns + line.timestamp_ns as i128;
             if self.options.tracer_lines.is_tracer_line(
@@ -248,6 +249,18 @@ impl<'a> NodeAligner<'a> {
             }
         } else {
             LineClock::Unchanged
+        }
+    }
+
+    /// The clock of a device plane's lines: the tracer clock when the node
+    /// has a snapshot source (a `/host:snapshots` plane or a snapshots
+    /// file: the ROCm fork's traces, whose pairs map it), else the host's
+    /// REALTIME, on which stock XLA and CUPTI already write device events.
+    fn device_clock(&self) -> LineClock {
+        if self.clocks.snapshots.is_some() {
+            LineClock::Tracer
+        } else {
+            LineClock::Wall
         }
     }
 
@@ -405,7 +418,7 @@ impl<'a> NodeAligner<'a> {
                     name: plane.name,
                     lines: &lines,
                 });
-                self.plan_plane(plane, lines, output, tap)
+                self.plan_plane(planes.len() as u64, plane, lines, output, tap)
             });
             match planned {
                 Ok(planned) => planes.push(planned),
@@ -436,6 +449,7 @@ impl<'a> NodeAligner<'a> {
             total: LineCounts::default(),
             reports: Vec::new(),
             profile_events: 0,
+            found: Vec::new(),
         };
         let mut failed = None;
         let align = |job: usize| {
@@ -464,6 +478,7 @@ impl<'a> NodeAligner<'a> {
             total,
             reports,
             profile_events,
+            found,
             ..
         } = out;
         let has_task_env = planes.iter().any(|p| p.task_env);
@@ -480,10 +495,35 @@ impl<'a> NodeAligner<'a> {
                 path: self.path.clone(),
             });
         }
+        let found = LaunchCollector::concat(self.output_base_ns * 1000, &found);
+        let launch_lag = found.finish(|k| {
+            usize::try_from(k)
+                .ok()
+                .and_then(|k| planes.get(k))
+                .map_or_else(String::new, |p| format!("plane '{}'", p.view.name))
+        });
+        let early = self.kernel_before_launch(launch_lag.as_ref());
+        self.diagnostics.launch_lag = launch_lag;
+        if let Some(e) = early {
+            return Err(e);
+        }
         self.diagnostics.set_counts(&total);
         self.diagnostics.fallbacks = fallbacks.list();
         self.diagnostics.lines = reports;
         Ok(written)
+    }
+
+    /// The error of a kernel that begins before its launch by more than
+    /// [`KERNEL_LEAD_TOLERANCE_NS`], naming its plane.
+    fn kernel_before_launch(&self, lag: Option<&LaunchLag>) -> Option<AlignError> {
+        let lag = lag.filter(|l| l.violated())?;
+        Some(AlignError::KernelBeforeLaunch {
+            path: self.path.clone(),
+            place: lag.earliest.place.clone(),
+            correlation_id: lag.earliest.correlation_id,
+            lead_ns: lag.min_ns.saturating_neg(),
+            tolerance_ns: KERNEL_LEAD_TOLERANCE_NS,
+        })
     }
 
     /// The node's stop time (`profile_stop_time`) on the global clock,
@@ -541,6 +581,7 @@ impl<'a> NodeAligner<'a> {
     /// and what the tap keeps of it.
     fn plan_plane<P>(
         &self,
+        place: u64,
         plane: PlaneView<'a>,
         lines: Vec<LineView<'a>>,
         output: PlaneOutput,
@@ -589,10 +630,14 @@ impl<'a> NodeAligner<'a> {
         let correction_stat =
             (self.options.correction_stat && aligns).then(|| owned.intern_stat(CORRECTION_STAT));
         apply_stats(&mut owned, &output);
+        let mut ctx = self.line_context(&plane, correction_stat);
+        if aligns && !ctx.corrected_tracer {
+            ctx.correlated = correlated(&plane, &owned, place);
+        }
         Ok(PlannedPlane {
             view: plane,
             lines,
-            ctx: self.line_context(&plane, correction_stat),
+            ctx,
             tapped: tap.plane(&plane),
             output,
             task_env: false,
@@ -608,6 +653,11 @@ impl<'a> NodeAligner<'a> {
     ) -> AlignedLine<T::Line> {
         let (line, clock) = &plane.lines[index];
         let mut out = self.buffers.take(line.encoded().len() + 64);
+        let mut found = LaunchCollector::new(self.output_base_ns * 1000);
+        if let Some(c) = &plane.ctx.correlated {
+            // An event with a correlation id takes at least 16 bytes.
+            found.reserve(c.kernel, line.encoded().len() / 16);
+        }
         let display_id = plane.output.display_ids.get(&index).copied();
         let tapped = plane.tapped.as_ref();
         let mut seen = tapped.map(|p| T::line(p, line));
@@ -616,7 +666,10 @@ impl<'a> NodeAligner<'a> {
                 T::event(p, l, event, mapped);
             }
         };
-        align_line(&plane.ctx, line, *clock, display_id, &mut out, shown).map(|c| (out, c, seen))
+        align_line(
+            &plane.ctx, line, *clock, display_id, &mut out, &mut found, shown,
+        )
+        .map(|c| (out, c, seen, found))
     }
 
     fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
@@ -677,6 +730,7 @@ impl<'a> NodeAligner<'a> {
             corrected_tracer: self.options.device_timeline == DeviceTimeline::CorrectedTracer
                 && plane.name.starts_with("/device:"),
             correction_stat,
+            correlated: None,
         }
     }
 
@@ -772,13 +826,35 @@ fn parse_lines<'a>(plane: &PlaneView<'a>) -> std::result::Result<Vec<LineView<'a
     }
 }
 
+/// How the events with a correlation id of `plane` (its metadata as
+/// `owned`, its position `place`) are gathered: kernels on a device plane,
+/// launches on a host plane; `None` when it has no `correlation_id` stat.
+fn correlated(plane: &PlaneView<'_>, owned: &XPlane, place: u64) -> Option<Correlated> {
+    let kernel = plane.name.starts_with("/device:");
+    if !kernel && !plane.name.starts_with("/host:") {
+        return None;
+    }
+    let stat = owned
+        .stat_metadata
+        .iter()
+        .find(|(_, m)| m.name == CORRELATION_ID_STAT)
+        .map(|(&id, _)| id)?;
+    Some(Correlated {
+        stat,
+        kernel,
+        place,
+    })
+}
+
 /// True when a line holds no event.
 fn is_empty(line: &LineView<'_>) -> bool {
     line.events().next().is_none()
 }
 
-/// One aligned line: its encoded body, its counts, what its tap saw.
-type AlignedLine<L> = std::result::Result<(Vec<u8>, LineCounts, Option<L>), LineError>;
+/// One aligned line: its encoded body, its counts, what its tap saw, its
+/// events with a correlation id.
+type AlignedLine<L> =
+    std::result::Result<(Vec<u8>, LineCounts, Option<L>, LaunchCollector), LineError>;
 
 /// A plane of the input, planned for writing (see [`NodeAligner::plan_plane`]).
 struct PlannedPlane<'s, 'a, P> {
@@ -808,6 +884,8 @@ struct PlaneWriter<'w, 's, 'a, W: BufferSink + Send, T: EventTap<'a>> {
     reports: Vec<LineReport>,
     /// Events other than the clock snapshot pairs.
     profile_events: u64,
+    /// The launches and kernels of each line written that has any.
+    found: Vec<LaunchCollector>,
 }
 
 impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
@@ -866,8 +944,11 @@ impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
         self.open_plane()?;
         let plane = &self.planes[k];
         let (line, clock) = &plane.lines[j];
-        let (encoded, line_counts, seen) =
+        let (encoded, line_counts, seen, found) =
             aligned.map_err(|e| self.aligner.line_error(&plane.view, line, e))?;
+        if !found.is_empty() {
+            self.found.push(found);
+        }
         self.writer.line_buffer(encoded, &self.aligner.buffers)?;
         if let (Some(p), Some(l)) = (plane.tapped.as_ref(), seen) {
             self.tap.line_done(p, l);
@@ -947,6 +1028,7 @@ fn initial_diagnostics(
         extrapolated: Default::default(),
         correction: None,
         repaired: clocks.repair.as_ref().map(|_| Default::default()),
+        launch_lag: None,
         policies: options.clone(),
         lines: Vec::new(),
     }

@@ -140,7 +140,9 @@ fn host_lines_without_a_tracer_start_are_counted() {
 }
 
 /// Empty tracer-clock lines on a node without snapshot pairs: nothing to
-/// map, so their start is kept and counted (this used to panic).
+/// map, so their start is kept and counted (this used to panic). A device
+/// plane without snapshot pairs is on the host clock: its empty line is
+/// mapped as a host line.
 #[test]
 fn empty_tracer_lines_without_snapshots_keep_their_start() {
     let mut space = node1_trace(&true_pairs());
@@ -155,7 +157,7 @@ fn empty_tracer_lines_without_snapshots_keep_their_start() {
     let diag = case.run(&AlignOptions::default()).unwrap();
     assert_eq!(
         diag.fallbacks,
-        [Fallback::EmptyTracerLinesUnmapped { lines: 2 }]
+        [Fallback::EmptyTracerLinesUnmapped { lines: 1 }]
     );
     let out = read_xspace(case.path("out.xplane.pb")).unwrap();
     let stream = &out
@@ -164,8 +166,20 @@ fn empty_tracer_lines_without_snapshots_keep_their_start() {
         .find(|p| p.name == "/device:GPU:0")
         .unwrap()
         .lines[0];
+    // On the host clock: its start moved by the node's offset.
+    assert_eq!(stream.timestamp_ns, S_W - THETA_NS - T0);
+    let host = &out
+        .planes
+        .iter()
+        .find(|p| p.name == "/host:CPU")
+        .unwrap()
+        .lines;
+    let callbacks = host
+        .iter()
+        .find(|l| l.name == "hipLaunchKernel callbacks")
+        .unwrap();
     // Its absolute start, re-expressed against the output's session start.
-    assert_eq!(stream.timestamp_ns, S_W - T0);
+    assert_eq!(callbacks.timestamp_ns, S_W - T0);
 }
 
 /// Events stored with a negative duration: the guard raises each end to

@@ -51,6 +51,7 @@
 mod error;
 mod event;
 mod flows;
+mod launch;
 mod merge;
 mod output;
 mod patch;
@@ -66,6 +67,7 @@ mod xspace;
 pub use error::{Error, Result};
 pub use event::{Event, Events, GPU_CATEGORIES, Id, JsonStr, Phase, Stamp};
 pub use flows::{COLLECTIVE_FLOW_CAT, CrossRankFlow};
+pub use launch::{Launches, launches};
 pub use merge::{MergeInput, MergeStats, MergedProcess, merge, merge_to_file};
 pub use output::{AtomicOutput, compression_for};
 pub use rank::{Rank, RankSource, rank_from_file_name};

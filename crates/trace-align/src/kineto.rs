@@ -19,6 +19,7 @@ use crate::clocks::{ClockReason, ClockSource};
 use crate::each::same_file;
 use crate::error::{Result, RunError};
 use crate::kineto_clock::{KinetoClocks, kineto_clocks};
+use crate::kineto_lag::{RankLaunchLag, kineto_launch_lags};
 
 /// One rank's aligned Kineto trace.
 #[derive(Debug, Clone, Serialize)]
@@ -52,6 +53,8 @@ pub struct KinetoOutcome {
     pub before: Report,
     /// The collectives as aligned.
     pub after: Report,
+    /// Each rank's launch → kernel lags.
+    pub launch_lags: Vec<RankLaunchLag>,
 }
 
 /// The `"traceAlign"` record written into each aligned file.
@@ -82,6 +85,7 @@ pub fn align_kineto(
             Ok(output)
         })
         .collect::<Result<_>>()?;
+    let launch_lags = kineto_launch_lags(traces)?;
     let (estimate, before) = kineto_clocks(traces, reference, estimator)?;
     std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
     let mut ranks = Vec::with_capacity(traces.len());
@@ -97,6 +101,7 @@ pub fn align_kineto(
         collective_clocks: estimate.report().cloned(),
         before: collective_check::check(&before, &options),
         after: collective_check::check(&after, &options),
+        launch_lags,
     })
 }
 
@@ -177,6 +182,8 @@ pub struct KinetoMergeOutcome {
     pub before: Report,
     /// The collectives as merged.
     pub after: Report,
+    /// Each rank's launch → kernel lags.
+    pub launch_lags: Vec<RankLaunchLag>,
 }
 
 /// Merge every rank of a Kineto run (`traces`: rank → file) into one
@@ -197,6 +204,7 @@ pub fn merge_kineto(
             });
         }
     }
+    let launch_lags = kineto_launch_lags(traces)?;
     let (estimate, before) = kineto_clocks(traces, reference, estimator)?;
     let kineto = |source| RunError::Kineto { source };
     let files = traces
@@ -249,6 +257,7 @@ pub fn merge_kineto(
         collective_clocks: estimate.report().cloned(),
         before: before_report,
         after: collective_check::check(&after, &options),
+        launch_lags,
     })
 }
 

@@ -53,6 +53,8 @@ pub struct KinetoSpaceOutcome {
     pub before: Report,
     /// The collectives as merged (read back from the retimed ranks).
     pub after: Report,
+    /// Each rank's launch → kernel lags.
+    pub launch_lags: Vec<crate::RankLaunchLag>,
 }
 
 /// The Kineto traces `paths` (one per rank; the rank from
@@ -86,6 +88,7 @@ pub fn merge_kineto_space(
     reference: NodeId,
     estimator: Estimator,
 ) -> Result<(KinetoSpace, KinetoSpaceOutcome)> {
+    let launch_lags = crate::kineto_launch_lags(traces)?;
     let (estimate, before) = crate::kineto_clocks(traces, reference, estimator)?;
     let mut retimed = Vec::with_capacity(traces.len());
     for (rank, path) in traces {
@@ -114,6 +117,7 @@ pub fn merge_kineto_space(
         collective_clocks: estimate.report().cloned(),
         before: collective_check::check(&before, &options),
         after,
+        launch_lags,
     };
     Ok((space, outcome))
 }

@@ -76,6 +76,7 @@ mod format;
 mod kineto;
 mod kineto_clock;
 mod kineto_flows;
+mod kineto_lag;
 mod kineto_space;
 mod merge;
 mod node;
@@ -103,6 +104,7 @@ pub use kineto::{
 };
 pub use kineto_clock::{KinetoClocks, kineto_clocks};
 pub use kineto_flows::flows_report;
+pub use kineto_lag::{RankLaunchLag, kineto_launch_lags};
 pub use kineto_space::{KinetoSpace, KinetoSpaceOutcome, kineto_space, merge_kineto_space};
 pub use merge::{MergeOutcome, MergeSettings};
 pub use node_clock::{

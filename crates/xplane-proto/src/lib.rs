@@ -105,10 +105,11 @@ pub use index::{PlaneIndex, XPlaneExt};
 pub use pool::BufferPool;
 pub use sink::BufferSink;
 pub use time::{
-    CORRECTION_STAT, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, METADATA_PLANE, NODE_ID_STAT,
-    ORIGINAL_PLANE_STAT, ORIGINAL_PROFILE_START_STAT, PROFILE_START_TIME, PROFILE_STOP_TIME,
-    SNAPSHOT_PLANE, TASK_ENV_PLANE, absolute_ps, absolute_span_ps, session_start_ns,
-    session_start_ns_view, task_env_time_ns, task_env_time_ns_view,
+    CORRECTION_STAT, CORRELATION_ID_STAT, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT,
+    METADATA_PLANE, NODE_ID_STAT, ORIGINAL_PLANE_STAT, ORIGINAL_PROFILE_START_STAT,
+    PROFILE_START_TIME, PROFILE_STOP_TIME, SCOPE_RANGE_TREE_PLANE, SNAPSHOT_PLANE, TASK_ENV_PLANE,
+    absolute_ps, absolute_span_ps, session_start_ns, session_start_ns_view, task_env_time_ns,
+    task_env_time_ns_view,
 };
 pub use varint::varint_word;
 pub use view::{

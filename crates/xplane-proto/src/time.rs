@@ -18,6 +18,15 @@ pub const HOST_PLANE: &str = "/host:CPU";
 pub const SNAPSHOT_PLANE: &str = "/host:snapshots";
 /// Per-program HLO protos.
 pub const METADATA_PLANE: &str = "/host:metadata";
+/// Event stat: the GPU runtime's correlation id, which a launch (a host
+/// event of the runtime API) and the kernel or copy it launched (a device
+/// event) share.
+pub const CORRELATION_ID_STAT: &str = "correlation_id";
+/// XLA's scope range tree: each plane stat is one edge, its `metadata_id`
+/// a child scope range id (the `scope_range_id` stat of events) and its
+/// int64 value the parent's. XLA writes these stats with no stat metadata
+/// ("no metadata is used for this plane"), so their ids name no metadata.
+pub const SCOPE_RANGE_TREE_PLANE: &str = "/host:__ScopeRangeCallStack__";
 /// Prefix of GPU device planes (`/device:GPU:<k>`).
 pub const GPU_PLANE_PREFIX: &str = "/device:GPU:";
 /// Stat on [`TASK_ENV_PLANE`]: session start, epoch ns (REALTIME).

@@ -243,6 +243,7 @@ fn run_kineto(
                 r.output.display()
             );
         }
+        super::merge::print_launch_lags(&outcome.launch_lags);
         println!(
             "collectives: {} instances; happens-before violations {} before -> {} after",
             outcome.after.summary.instances,

@@ -118,6 +118,9 @@ pub fn summary(outcome: &MergeOutcome) -> String {
                 ""
             }
         );
+        if let Some(lag) = &d.launch_lag {
+            s += &format!("{:>5}  launch -> kernel: {lag}\n", d.node_id);
+        }
         for f in &d.fallbacks {
             s += &format!("{:>5}  warning: {f}\n", d.node_id);
         }
@@ -196,6 +199,7 @@ fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<
             {
                 println!("{line}");
             }
+            print_launch_lags(&outcome.launch_lags);
             print_kineto_check(&outcome.before, &outcome.after);
             println!(
                 "wrote {} ({} ranks, {} events, {} collective flows)",
@@ -223,6 +227,7 @@ fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<
         if let Some(line) = super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
             println!("{line}");
         }
+        print_launch_lags(&outcome.launch_lags);
         print_kineto_check(&outcome.before, &outcome.after);
         println!("{}", kineto_out::conversion_line(&space));
         println!(
@@ -231,6 +236,19 @@ fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<
         );
     }
     enforce_violations(Some(&outcome.after), &args.output, args.max_violations)
+}
+
+/// Each rank's launch → kernel lags, one line per rank.
+pub(crate) fn print_launch_lags(lags: &[trace_align::RankLaunchLag]) {
+    for r in lags {
+        match &r.lag {
+            Some(lag) => println!("rank {}: launch -> kernel: {lag}", r.rank),
+            None => println!(
+                "rank {}: launch -> kernel: no kernel with its launch",
+                r.rank
+            ),
+        }
+    }
 }
 
 fn print_kineto_check(before: &collective_check::Report, after: &collective_check::Report) {

@@ -106,6 +106,12 @@ fn write_text(out: &mut impl Write, file: &FileReport, global: &Global) -> io::R
         } else {
             writeln!(out, "    stats: {}", stats.join(", "))?;
         }
+        if let Some(edges) = p.scope_range_edges {
+            writeln!(
+                out,
+                "    scope range tree: {edges} edges (plane stats: child id -> parent id)"
+            )?;
+        }
         for x in &p.problems {
             writeln!(
                 out,

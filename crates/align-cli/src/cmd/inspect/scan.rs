@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde::Serialize;
 use xplane_proto::{
-    FileBytes, LineView, PROFILE_START_TIME, PlaneView, StatValue, StatView, WireError,
-    absolute_span_ps, task_env_time_ns_view,
+    FileBytes, LineView, PROFILE_START_TIME, PlaneView, SCOPE_RANGE_TREE_PLANE, StatValue,
+    StatView, WireError, absolute_span_ps, task_env_time_ns_view,
 };
 
 use crate::utc::iso8601_ps;
@@ -44,6 +44,12 @@ pub struct PlaneReport {
     pub span: Option<Span>,
     /// Stat names used by events, metadata and the plane, with counts.
     pub stats: Vec<StatCount>,
+    /// On XLA's scope range tree plane ([`SCOPE_RANGE_TREE_PLANE`]): its
+    /// plane stats that are tree edges (child scope range id as
+    /// `metadata_id`, no stat metadata, the parent id as value), read as
+    /// such rather than as stats; `None` on every other plane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope_range_edges: Option<u64>,
     /// What is wrong with the plane.
     pub problems: Vec<Problem>,
     /// The lines.
@@ -250,8 +256,15 @@ fn scan_plane(index: usize, plane: &PlaneView<'_>, t_sess: i128) -> Result<Plane
             }
         }
     }
+    let tree = plane.name == SCOPE_RANGE_TREE_PLANE;
+    let mut edges = 0u64;
     for stat in plane.stats() {
-        scan.stat(&stat?, || "plane stats".to_string());
+        let stat = stat?;
+        if tree && is_scope_range_edge(&stat, &scan.stat_names) {
+            edges += 1;
+        } else {
+            scan.stat(&stat, || "plane stats".to_string());
+        }
     }
     let mut lines = Vec::new();
     for (i, line) in plane.lines().enumerate() {
@@ -282,6 +295,7 @@ fn scan_plane(index: usize, plane: &PlaneView<'_>, t_sess: i128) -> Result<Plane
         event_count: lines.iter().map(|l| l.event_count).sum(),
         span,
         stats,
+        scope_range_edges: tree.then_some(edges),
         problems: scan
             .problems
             .0
@@ -290,6 +304,15 @@ fn scan_plane(index: usize, plane: &PlaneView<'_>, t_sess: i128) -> Result<Plane
             .collect(),
         lines,
     })
+}
+
+/// An edge of XLA's scope range tree: a plane stat whose `metadata_id` (a
+/// child scope range id) names no stat metadata, or one without a name
+/// (XLA's builder may register the id it was given), holding an integer
+/// (the parent's id).
+fn is_scope_range_edge(stat: &StatView<'_>, names: &HashMap<i64, &str>) -> bool {
+    let unnamed = names.get(&stat.metadata_id).is_none_or(|n| n.is_empty());
+    unnamed && matches!(stat.value, Some(StatValue::Int64(_) | StatValue::Uint64(_)))
 }
 
 fn scan_line(
