@@ -5,27 +5,12 @@ mod common;
 
 use std::path::Path;
 
-use common::{cli, demo_dir};
+use common::{cli, corrupt_probes, demo_dir};
 use predicates::prelude::*;
 
 fn json_of(args: &[&str], run: &Path) -> serde_json::Value {
     let assert = cli().args(args).arg(run).assert().success();
     serde_json::from_slice(&assert.get_output().stdout).unwrap()
-}
-
-/// Add `by_ns` to every probe offset of `node` in the run's offsets file.
-fn corrupt_probes(run: &Path, node: u64, by_ns: f64) {
-    let path = run.join("round_offsets.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut out = String::new();
-    for line in text.lines() {
-        let mut row: serde_json::Value = serde_json::from_str(line).unwrap();
-        if row.get("meta").is_none() && row["node_id"] == node {
-            row["offset_ns"] = (row["offset_ns"].as_f64().unwrap() + by_ns).into();
-        }
-        out += &format!("{row}\n");
-    }
-    std::fs::write(&path, out).unwrap();
 }
 
 #[test]

@@ -190,14 +190,7 @@ pub(crate) fn from_collectives(
     estimator: Estimator,
 ) -> Result<Estimate> {
     let evidence = host_evidence(nodes, options)?;
-    let estimate = collective_clock::estimate(
-        &evidence,
-        options.reference_node,
-        &collective_clock::Options::with_estimator(estimator),
-    )
-    .map_err(|e| RunError::Estimate(Box::new(e)))?;
-    crate::plausible::check_estimate(&estimate.report)?;
-    Ok(estimate)
+    crate::plausible::estimate_plausible(&evidence, options.reference_node, estimator)
 }
 
 /// The collectives of `nodes`, each on its own host clock, matched.

@@ -95,13 +95,8 @@ impl RunFiles {
             TraceFormat::XSpace => {
                 let nodes = self.node_inputs();
                 let evidence = crate::clocks::host_evidence(&nodes, options)?;
-                let estimate = collective_clock::estimate(
-                    &evidence,
-                    reference,
-                    &collective_clock::Options::with_estimator(estimator),
-                )
-                .map_err(|e| RunError::Estimate(Box::new(e)))?;
-                crate::plausible::check_estimate(&estimate.report)?;
+                let estimate =
+                    crate::plausible::estimate_plausible(&evidence, reference, estimator)?;
                 let probes = match &self.offsets {
                     Some(path) => {
                         let offsets = OffsetsFile::read(path).map_err(RunError::Offsets)?;

@@ -125,13 +125,7 @@ pub fn estimate_kineto(
 ) -> Result<(Estimate, Extraction)> {
     let before = read_collectives(traces)?;
     let evidence = Evidence::from_extraction(&before, collective_check::PlaneChoice::Auto);
-    let estimate = collective_clock::estimate(
-        &evidence,
-        reference,
-        &collective_clock::Options::with_estimator(estimator),
-    )
-    .map_err(|e| RunError::Estimate(Box::new(e)))?;
-    crate::plausible::check_estimate(&estimate.report)?;
+    let estimate = crate::plausible::estimate_plausible(&evidence, reference, estimator)?;
     Ok((estimate, before))
 }
 

@@ -89,6 +89,23 @@ impl Plausibility {
     }
 }
 
+/// The clocks estimated from `evidence` onto `reference` by `estimator`,
+/// checked by [`check_estimate`].
+pub(crate) fn estimate_plausible(
+    evidence: &collective_clock::Evidence,
+    reference: clock_model::NodeId,
+    estimator: collective_clock::Estimator,
+) -> Result<collective_clock::Estimate> {
+    let estimate = collective_clock::estimate(
+        evidence,
+        reference,
+        &collective_clock::Options::with_estimator(estimator),
+    )
+    .map_err(|e| crate::RunError::Estimate(Box::new(e)))?;
+    check_estimate(&estimate.report)?;
+    Ok(estimate)
+}
+
 /// Check every fitted node of an estimate from the collectives: each
 /// segment's offsets at its ends and its drift. The nodes' starts are
 /// their first collectives, each on its own clock.

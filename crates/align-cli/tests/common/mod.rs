@@ -62,3 +62,19 @@ pub fn score_json(
         .clone();
     serde_json::from_slice(&out).unwrap()
 }
+
+/// Add `by_ns` to every probe offset of `node` in the run's offsets file.
+#[allow(dead_code)] // not every test file corrupts probes
+pub fn corrupt_probes(run: &std::path::Path, node: u64, by_ns: f64) {
+    let path = run.join("round_offsets.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut row: serde_json::Value = serde_json::from_str(line).unwrap();
+        if row.get("meta").is_none() && row["node_id"] == node {
+            row["offset_ns"] = (row["offset_ns"].as_f64().unwrap() + by_ns).into();
+        }
+        out += &format!("{row}\n");
+    }
+    std::fs::write(&path, out).unwrap();
+}
