@@ -1,0 +1,186 @@
+//! The Perfetto output of the real recordings, read back under trace
+//! processor's import rules (`importer`): interning and incremental state,
+//! the incremental clock, track and thread descriptors, nesting per track,
+//! flows and unknown fields, in both packet forms (plain packets and
+//! `compressed_packets` bundles). The slices' times must be the inputs'
+//! exact ns.
+
+mod common;
+mod importer;
+
+use std::path::{Path, PathBuf};
+
+use collective_check::NodeSource;
+use perfetto_export::{Input, Options, Packets, export_file_with};
+use prost::Message;
+use xplane_proto::XSpace;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Export `inputs` in both packet forms and read each back; both must give
+/// the same import, with `want` as its slices `(begin, end, name)`.
+/// `lone`: how many launch/kernel flow ids are on one event only (a
+/// launch whose kernel the recording does not hold).
+fn check(
+    run: &str,
+    inputs: &[Input<'_>],
+    options: Options,
+    mut want: Vec<(i64, i64, String)>,
+    lone: usize,
+) {
+    want.sort();
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = None;
+    for packets in [Packets::Plain, Packets::Deflated] {
+        let mut options = options.clone();
+        options.packets = packets;
+        let path = dir.path().join("t.pftrace");
+        let summary = export_file_with(inputs, &path, &options).unwrap();
+        let mut got = importer::import(&std::fs::read(&path).unwrap());
+        got.slices.sort();
+        assert_eq!(got.slices.len(), want.len(), "{run} {packets:?}: slices");
+        assert!(
+            got.slices == want,
+            "{run} {packets:?}: the slices' exact ns"
+        );
+        let drawn = got.flows.len() - got.lone_flows.len();
+        assert!(
+            drawn as u64 >= summary.collective_flows,
+            "{run}: collective flows drawn"
+        );
+        assert_eq!(
+            got.lone_flows.len(),
+            lone,
+            "{run}: flow ids on one event only"
+        );
+        let figures = (
+            got.packets,
+            got.event_sequences,
+            got.threads,
+            got.flows.len(),
+            got.instants,
+        );
+        eprintln!(
+            "{run} {packets:?}: {} packets, {} event sequences, {} slices, {} thread tracks, {} flows ({} collective, {} on one event), {} instants",
+            got.packets,
+            got.event_sequences,
+            got.slices.len(),
+            got.threads,
+            got.flows.len(),
+            summary.collective_flows,
+            got.lone_flows.len(),
+            got.instants
+        );
+        assert_eq!(got.instants as u64, summary.violations, "{run}");
+        if packets == Packets::Plain {
+            seen = Some((
+                got.event_sequences,
+                got.threads,
+                got.flows.len(),
+                got.instants,
+            ));
+        } else {
+            assert_eq!(
+                seen,
+                Some((figures.1, figures.2, figures.3, figures.4)),
+                "{run}: both forms import alike"
+            );
+        }
+    }
+}
+
+fn slices_of(node: u32, space: &XSpace) -> Vec<(i64, i64, String)> {
+    common::expected(node, space)
+        .into_iter()
+        .map(|g| (g.begin_ns, g.end_ns, g.name))
+        .collect()
+}
+
+/// Per-node XSpace recordings, exported together as `export` does.
+fn check_xspace_run(dir: &Path, lone: usize) {
+    let files: Vec<(u32, Vec<u8>)> = files_ending(dir, ".xplane.pb")
+        .iter()
+        .map(|p| {
+            let node = collective_check::node_id_from_path(p).unwrap().0;
+            (node, std::fs::read(p).unwrap())
+        })
+        .collect();
+    assert!(!files.is_empty(), "{}", dir.display());
+    let want = files
+        .iter()
+        .flat_map(|(n, b)| slices_of(*n, &XSpace::decode(&b[..]).unwrap()))
+        .collect();
+    check(
+        &dir.display().to_string(),
+        &common::inputs_of(&files),
+        Options::default(),
+        want,
+        lone,
+    );
+}
+
+/// A PyTorch run converted as `export` converts it: one XSpace
+/// (`trace_align::kineto_space`) with the Kineto matching's collectives.
+fn check_kineto_run(dir: &Path, lone: usize) {
+    let run = trace_align::kineto_space(&files_ending(dir, ".pt.trace.json.gz")).unwrap();
+    let bytes = xplane_proto::encode_xspace(&run.space).unwrap();
+    let input = Input {
+        bytes: &bytes,
+        path: Path::new("converted"),
+        node: NodeSource::PlaneStat,
+    };
+    let mut options = Options::default();
+    options.collectives = Some(run.collectives.clone());
+    check(
+        &dir.display().to_string(),
+        &[input],
+        options,
+        slices_of(0, &run.space),
+        lone,
+    );
+}
+
+#[test]
+fn jax_recordings_import_under_trace_processor_rules() {
+    let root = fixtures();
+    for (run, lone) in [
+        ("jax-faketime/mesh2x2_skew_60steps", 0),
+        ("jax-faketime/n2_skew_250steps", 0),
+        ("jax-faketime/n4_skew_1thread_350steps", 0),
+        ("jax-faketime/n4_skew_300steps", 0),
+        ("jax-cpu/n4_shardmap_psum_50steps", 0),
+        ("real-gpu-machine/jax-gpu-1p", 0),
+    ] {
+        check_xspace_run(&root.join(run), lone);
+    }
+}
+
+#[test]
+fn kineto_recordings_import_under_trace_processor_rules() {
+    let root = fixtures();
+    for (run, lone) in [
+        ("kineto-gloo/n2_gloo_100steps", 0),
+        ("kineto-gloo/n4_gloo_2groups_20steps", 0),
+        ("kineto-gloo/n4_gloo_50steps", 0),
+        ("kineto-gloo/n4_gloo_skew_200steps", 0),
+        // CUDA runtime calls with a `correlation` but no kernel or copy
+        // on the GPU (`cudaStreamIsCapturing`, `cudaEventRecord`,
+        // `cudaStreamWaitEvent`, … on the four ranks): their
+        // flow ids begin flows that draw nothing.
+        ("real-gpu-machine/kineto-cuda-4r-skew", 19_724),
+    ] {
+        check_kineto_run(&root.join(run), lone);
+    }
+}
