@@ -184,3 +184,101 @@ fn kineto_recordings_import_under_trace_processor_rules() {
         check_kineto_run(&root.join(run), lone);
     }
 }
+
+/// The plain packets of a small real run, for the read-back to reject
+/// once broken.
+fn small_run_packets() -> perfetto_export::proto::Trace {
+    let dir = fixtures().join("jax-cpu/n4_shardmap_psum_50steps");
+    let files: Vec<(u32, Vec<u8>)> = files_ending(&dir, ".xplane.pb")
+        .iter()
+        .map(|p| {
+            let node = collective_check::node_id_from_path(p).unwrap().0;
+            (node, std::fs::read(p).unwrap())
+        })
+        .collect();
+    let mut out = Vec::new();
+    perfetto_export::export(
+        &common::inputs_of(&files),
+        &mut perfetto_export::PerfettoWriter::new(&mut out),
+    )
+    .unwrap();
+    perfetto_export::proto::Trace::decode(&out[..]).unwrap()
+}
+
+#[test]
+#[should_panic(expected = "name iid")]
+fn a_name_used_before_it_is_interned_is_rejected() {
+    let mut trace = small_run_packets();
+    let first = trace
+        .packet
+        .iter_mut()
+        .find(|p| {
+            p.interned_data
+                .as_ref()
+                .is_some_and(|i| !i.event_names.is_empty())
+        })
+        .unwrap();
+    first.interned_data = None;
+    importer::import(&trace.encode_to_vec());
+}
+
+#[test]
+#[should_panic(expected = "two thread tracks")]
+fn two_thread_tracks_of_one_thread_are_rejected() {
+    use perfetto_export::proto::trace_packet::Data;
+    let mut trace = small_run_packets();
+    let threads: Vec<usize> = (0..trace.packet.len())
+        .filter(|&k| matches!(&trace.packet[k].data, Some(Data::TrackDescriptor(t)) if t.thread.is_some()))
+        .collect();
+    let tid = match &trace.packet[threads[0]].data {
+        Some(Data::TrackDescriptor(t)) => t.thread.as_ref().unwrap().tid,
+        _ => unreachable!(),
+    };
+    if let Some(Data::TrackDescriptor(t)) = &mut trace.packet[threads[1]].data {
+        t.thread.as_mut().unwrap().tid = tid;
+    }
+    importer::import(&trace.encode_to_vec());
+}
+
+#[test]
+#[should_panic(expected = "unknown fields")]
+fn a_field_outside_the_schema_is_rejected() {
+    let mut bytes = small_run_packets().encode_to_vec();
+    // Field 2 of `Trace` (not in the schema): a varint 7.
+    bytes.extend_from_slice(&[2 << 3, 7]);
+    importer::import(&bytes);
+}
+
+#[test]
+#[should_panic(expected = "slices' exact ns")]
+fn a_shifted_clock_snapshot_is_caught_by_the_times() {
+    use perfetto_export::proto::trace_packet::Data;
+    let mut trace = small_run_packets();
+    // The incremental clock of the second sequence starts 1 ns late.
+    let snapshot = trace
+        .packet
+        .iter_mut()
+        .filter(|p| p.sequence_flags == Some(1))
+        .nth(1)
+        .unwrap();
+    if let Some(Data::ClockSnapshot(c)) = &mut snapshot.data {
+        for clock in &mut c.clocks {
+            clock.timestamp = clock.timestamp.map(|t| t + 1);
+        }
+    }
+    let bytes = trace.encode_to_vec();
+    let got = importer::import(&bytes);
+    let mut want: Vec<(i64, i64, String)> = Vec::new();
+    let dir = fixtures().join("jax-cpu/n4_shardmap_psum_50steps");
+    for p in files_ending(&dir, ".xplane.pb") {
+        let node = collective_check::node_id_from_path(&p).unwrap().0;
+        want.extend(slices_of(
+            node,
+            &XSpace::decode(&std::fs::read(&p).unwrap()[..]).unwrap(),
+        ));
+    }
+    want.sort();
+    let mut slices = got.slices;
+    slices.sort();
+    assert!(slices == want, "the slices' exact ns");
+}
