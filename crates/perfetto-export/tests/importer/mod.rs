@@ -357,7 +357,7 @@ impl Context {
                 stack.len()
             );
         }
-        // `FlowTracker` (`TrackEventParser::ParseFlowEvents`, v2
+        // `MaybeParseTrackEventFlows` (track event parser, `FlowTracker`; v2
         // `flow_ids`): in time order (as the sorter hands events over), the
         // first event naming an id begins the flow, each later one steps
         // it (an arrow from the previous event's slice). An id on one event
