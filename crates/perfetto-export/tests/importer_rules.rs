@@ -131,25 +131,41 @@ fn check_xspace_run(dir: &Path, lone: usize) {
     );
 }
 
-/// A PyTorch run converted as `export` converts it: one XSpace
-/// (`trace_align::kineto_space`) with the Kineto matching's collectives.
-fn check_kineto_run(dir: &Path, lone: usize) {
-    let run = trace_align::kineto_space(&files_ending(dir, ".pt.trace.json.gz")).unwrap();
-    let bytes = xplane_proto::encode_xspace(&run.space).unwrap();
+/// Export a Kineto run's XSpace with its collectives, as `export` and
+/// `merge -o *.pftrace` do (`KinetoOut::write`).
+fn check_kineto_space(run: &str, space: &trace_align::KinetoSpace, lone: usize) {
+    let bytes = xplane_proto::encode_xspace(&space.space).unwrap();
     let input = Input {
         bytes: &bytes,
         path: Path::new("converted"),
         node: NodeSource::PlaneStat,
     };
     let mut options = Options::default();
-    options.collectives = Some(run.collectives.clone());
-    check(
-        &dir.display().to_string(),
-        &[input],
-        options,
-        slices_of(0, &run.space),
-        lone,
-    );
+    options.collectives = Some(space.collectives.clone());
+    check(run, &[input], options, slices_of(0, &space.space), lone);
+}
+
+/// A PyTorch run merged as `merge` merges it: every rank moved onto rank
+/// 0's clock by the collectives (`trace_align::merge_kineto_space`).
+fn check_merged_kineto_run(dir: &Path, lone: usize) {
+    let traces: Vec<_> = files_ending(dir, ".pt.trace.json.gz")
+        .into_iter()
+        .map(|p| (collective_check::node_id_from_path(&p).unwrap(), p))
+        .collect();
+    let (space, _) = trace_align::merge_kineto_space(
+        &traces,
+        collective_check::NodeId(0),
+        collective_clock::Estimator::default(),
+    )
+    .unwrap();
+    check_kineto_space(&format!("{} merged", dir.display()), &space, lone);
+}
+
+/// A PyTorch run converted as `export` converts it: one XSpace
+/// (`trace_align::kineto_space`) with the Kineto matching's collectives.
+fn check_kineto_run(dir: &Path, lone: usize) {
+    let run = trace_align::kineto_space(&files_ending(dir, ".pt.trace.json.gz")).unwrap();
+    check_kineto_space(&dir.display().to_string(), &run, lone);
 }
 
 #[test]
@@ -182,6 +198,17 @@ fn kineto_recordings_import_under_trace_processor_rules() {
         ("real-gpu-machine/kineto-cuda-4r-skew", 19_724),
     ] {
         check_kineto_run(&root.join(run), lone);
+    }
+}
+
+#[test]
+fn merged_kineto_recordings_import_under_trace_processor_rules() {
+    let root = fixtures();
+    for (run, lone) in [
+        ("kineto-gloo/n4_gloo_skew_200steps", 0),
+        ("real-gpu-machine/kineto-cuda-4r-skew", 19_724),
+    ] {
+        check_merged_kineto_run(&root.join(run), lone);
     }
 }
 
