@@ -200,8 +200,8 @@ fn write_to(
 ) -> anyhow::Result<()> {
     if path == Path::new("-") {
         let mut out = std::io::stdout().lock();
-        write(&mut out)?;
-        return Ok(out.flush()?);
+        write(&mut out).context("writing to stdout")?;
+        return Ok(out.flush().map_err(crate::out::StdoutError)?);
     }
     // Atomically: a report that cannot be written whole (a full disk) leaves
     // no empty or partial file behind.
