@@ -123,7 +123,7 @@ pub enum RunError {
         kind: &'static str,
     },
     /// An output would replace a file of the run folder, or put a trace
-    /// there that the folder's next run would read as a node.
+    /// there that the folder's next run would read as a node's.
     #[error(
         "{path}: an output may not go over a file of the run folder {folder}, nor add a trace to it"
     )]

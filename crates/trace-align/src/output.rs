@@ -25,7 +25,8 @@ const TRACE_SUFFIXES: [&str; 4] = [
 /// - `output` may not be one of `inputs` ([`RunError::OutputIsInput`]);
 /// - the run folders are the folders of the inputs: `output` may not
 ///   replace any file in them, nor be a new trace there that the next
-///   run of the folder would read as a node ([`RunError::OutputInRunFolder`]);
+///   run of the folder would read as a node (a trace name with
+///   `node<N>`/`rank<N>` in it; [`RunError::OutputInRunFolder`]);
 /// - its name must end in one of `suffixes` ([`RunError::OutputFormat`]).
 ///
 /// ```
@@ -75,13 +76,14 @@ pub fn check_output(output: &Path, inputs: &[&Path], suffixes: &[&str]) -> Resul
 }
 
 /// The run folder that `output` would change: the input's folder that
-/// holds it, when it exists there already or is named like a trace.
+/// holds it, when it exists there already or is named like a node's trace.
 fn run_folder_of(output: &Path, inputs: &[&Path]) -> Option<PathBuf> {
     let parent = output.parent().filter(|p| !p.as_os_str().is_empty());
     let out_dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
     let name = output.file_name()?.to_string_lossy().to_ascii_lowercase();
     let replaces = output.exists();
-    let trace_named = TRACE_SUFFIXES.iter().any(|s| name.ends_with(s));
+    let trace_named =
+        TRACE_SUFFIXES.iter().any(|s| name.ends_with(s)) && crate::node_from_name(output).is_some();
     if !replaces && !trace_named {
         return None;
     }
@@ -121,7 +123,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refuses_a_new_trace_in_the_run_folder_but_not_other_new_files() {
+    fn refuses_a_new_node_trace_in_the_run_folder_but_not_other_new_files() {
         let dir = tempfile::tempdir().unwrap();
         let trace = dir.path().join("node1.xplane.pb");
         std::fs::write(&trace, b"x").unwrap();
@@ -130,6 +132,9 @@ mod tests {
         assert!(matches!(err, RunError::OutputInRunFolder { .. }), "{err}");
         let report = dir.path().join("report.html");
         assert!(check_output(&report, &[&trace], &[".html"]).is_ok());
+        // Discovery leaves a trace without a node id out of the run.
+        let merged = dir.path().join("merged.xplane.pb");
+        assert!(check_output(&merged, &[&trace], &[]).is_ok());
     }
 
     #[test]
