@@ -279,3 +279,31 @@ fn output_name_in_a_format_the_command_does_not_write() {
     ];
     refused(dir.path(), &validate, csv, "must end in a format");
 }
+
+/// A Perfetto or Chrome JSON merge is first merged as XSpace into a
+/// temporary folder beside the output; in a run folder that temporary is
+/// not taken for one of the run's files, and nothing of it stays.
+#[test]
+fn merge_export_into_the_run_folder() {
+    let dir = demo_dir();
+    let before: Vec<PathBuf> = contents(&dir.path().join("run")).into_keys().collect();
+    cli()
+        .current_dir(dir.path())
+        .args([
+            "merge",
+            "-q",
+            "--run-dir",
+            "run",
+            "-o",
+            "run/merged.pftrace",
+        ])
+        .assert()
+        .success();
+    let after: Vec<PathBuf> = contents(&dir.path().join("run")).into_keys().collect();
+    let added: Vec<&PathBuf> = after.iter().filter(|p| !before.contains(p)).collect();
+    let names: Vec<String> = added
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["merged.metadata.json", "merged.pftrace"]);
+}

@@ -342,16 +342,24 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         // Perfetto or Chrome JSON: merged as XSpace beside it, then
         // exported (the collectives are not read again).
         Some(_) => {
-            let tmp = safe_temp::TempFile::beside(&args.output)?;
+            // In a temporary folder of its own beside the output: a file
+            // in the run folder would be refused as one of the run's.
+            let parent = args
+                .output
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let tmp_dir = safe_temp::TempDir::in_dir(parent, "merged")?;
+            let tmp = tmp_dir.path().join("merged.xplane.pb");
             let settings = MergeSettings {
                 summary_path: Some(trace_merge::summary_beside(&args.output)),
                 ..settings
             };
-            let (plan, mut outcome) = plan_and_merge(&run, &args, tmp.path(), &settings, show)?;
-            let bytes = xplane_proto::FileBytes::open(tmp.path())?;
+            let (plan, mut outcome) = plan_and_merge(&run, &args, tmp.as_path(), &settings, show)?;
+            let bytes = xplane_proto::FileBytes::open(tmp.as_path())?;
             let input = perfetto_export::Input {
                 bytes: &bytes,
-                path: tmp.path(),
+                path: tmp.as_path(),
                 node: collective_check::NodeSource::PlaneStat,
             };
             let mut options = perfetto_export::Options::default();
