@@ -41,27 +41,6 @@ pub fn code(err: &anyhow::Error) -> ExitCode {
     }
 }
 
-/// A reader that stops reading (`align-cli merge --json | head`) is not a
-/// failure: `println!` panics on a closed stdout, so this panic hook ends
-/// the process with status 0 on exactly that panic, and leaves every other
-/// panic to the default hook. Errors that carry a broken pipe end the same
-/// way through [`report`].
-pub fn closed_stdout_is_success() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
-            std::process::exit(0);
-        }
-        default(info);
-    }));
-}
-
 /// A closed pipe, as an I/O error or inside a JSON writer's error.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {

@@ -15,6 +15,8 @@
 //! anyhow::Result<()>`, declare it in `src/cmd/mod.rs`, and add one variant
 //! to [`Command`] and one arm to [`Command::run`].
 
+#[macro_use]
+mod out;
 mod cmd;
 mod exit;
 mod signals;
@@ -99,13 +101,13 @@ impl Command {
 }
 
 fn main() -> ExitCode {
-    exit::closed_stdout_is_success();
     signals::remove_temps_on_signal();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return exit::usage(&e),
     };
-    match cli.command.run(&cli.global) {
+    let ran = cli.command.run(&cli.global);
+    match ran.and_then(|()| out::flush().map_err(Into::into)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => exit::report(&e),
     }

@@ -84,7 +84,7 @@ fn bad_input_exits_2_and_writes_nothing() {
         .arg(&txt)
         .assert()
         .code(2)
-        .stderr(contains("unknown output format"));
+        .stderr(contains("must end in a format this command writes"));
     assert!(!txt.exists());
 }
 

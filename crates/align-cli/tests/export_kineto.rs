@@ -260,7 +260,7 @@ fn a_broken_kineto_trace_exits_2_and_writes_nothing() {
     assert!(!out.exists());
     export(&good, &dir.path().join("k.txt"))
         .code(2)
-        .stderr(contains("unknown output format"));
+        .stderr(contains("must end in a format this command writes"));
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())

@@ -283,7 +283,18 @@ fn merging_twice_into_the_run_folder_leaves_the_merged_trace_out() {
         cmd
     };
     merge_into_run().assert().success();
+    // Over the first merge (now a file of the run folder): refused.
     merge_into_run()
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "may not go over a file of the run folder",
+        ));
+    cli()
+        .args(["merge", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(run.join("merged-again.xplane.pb"))
         .assert()
         .success()
         .stdout(predicate::str::contains("-> 0 after"))
@@ -419,7 +430,7 @@ fn merge_a_pytorch_run_into_chrome_json() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "merged.trace: PyTorch traces merge into Chrome-trace JSON, a Perfetto trace or XSpace",
+            "merged.trace: the output's name must end in a format this command writes",
         ));
     assert!(!dir.path().join("merged.trace").exists());
 }

@@ -139,9 +139,10 @@ impl Plan {
         })
     }
 
-    /// Each node's output path in `out_dir`; an output that would replace
-    /// an input is an error.
+    /// Each node's output path in `out_dir`; an output that
+    /// [`crate::check_output`] refuses is an error.
     fn outputs_in(&self, out_dir: &Path, layout: &OutputLayout) -> Result<Vec<PathBuf>> {
+        let inputs = self.input_paths();
         self.nodes
             .iter()
             .map(|input| {
@@ -165,9 +166,7 @@ impl Plan {
                             .join(format!("{host}.xplane.pb"))
                     }
                 };
-                if same_file(&output, &input.trace) {
-                    return Err(RunError::OutputIsInput { path: output });
-                }
+                crate::check_output(&output, &inputs, &[])?;
                 Ok(output)
             })
             .collect()

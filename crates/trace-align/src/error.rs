@@ -113,6 +113,34 @@ pub enum RunError {
         /// The output (and input).
         path: PathBuf,
     },
+    /// An output names something that is not a regular file (a directory,
+    /// a device, a FIFO, a socket); writing would replace it.
+    #[error("{path}: an output must be a regular file or a new path; this is {kind}")]
+    OutputNotAFile {
+        /// The output.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// An output would replace a file of the run folder, or put a trace
+    /// there that the folder's next run would read as a node's.
+    #[error(
+        "{path}: an output may not go over a file of the run folder {folder}, nor add a trace to it"
+    )]
+    OutputInRunFolder {
+        /// The output.
+        path: PathBuf,
+        /// The run folder (a folder of the command's inputs).
+        folder: PathBuf,
+    },
+    /// An output's name does not end in a format the command writes.
+    #[error("{path}: the output's name must end in a format this command writes: {expected}")]
+    OutputFormat {
+        /// The output.
+        path: PathBuf,
+        /// The suffixes accepted.
+        expected: String,
+    },
     /// The run name of an xprof layout is not one plain folder name.
     #[error(
         "{name:?} cannot name an xprof run: give one folder name (letters, digits, `-`, `_`, `.`; not `.` or `..`)"

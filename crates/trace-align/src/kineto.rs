@@ -16,7 +16,6 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::clocks::{ClockReason, ClockSource};
-use crate::each::same_file;
 use crate::error::{Result, RunError};
 use crate::kineto_clock::{KinetoClocks, kineto_clocks};
 use crate::kineto_lag::{RankLaunchLag, kineto_launch_lags};
@@ -75,13 +74,12 @@ pub fn align_kineto(
     estimator: Estimator,
     out_dir: &Path,
 ) -> Result<KinetoOutcome> {
+    let inputs: Vec<&Path> = traces.iter().map(|(_, t)| t.as_path()).collect();
     let outputs: Vec<PathBuf> = traces
         .iter()
         .map(|(_, input)| {
             let output = out_dir.join(input.file_name().unwrap_or_default());
-            if same_file(&output, input) {
-                return Err(RunError::OutputIsInput { path: output });
-            }
+            crate::check_output(&output, &inputs, &[])?;
             Ok(output)
         })
         .collect::<Result<_>>()?;
@@ -191,13 +189,8 @@ pub fn merge_kineto(
     estimator: Estimator,
     output: &Path,
 ) -> Result<KinetoMergeOutcome> {
-    for (_, input) in traces {
-        if same_file(output, input) {
-            return Err(RunError::OutputIsInput {
-                path: output.to_path_buf(),
-            });
-        }
-    }
+    let inputs: Vec<&Path> = traces.iter().map(|(_, t)| t.as_path()).collect();
+    crate::check_output(output, &inputs, &[".json", ".json.gz"])?;
     let launch_lags = kineto_launch_lags(traces)?;
     let (estimate, before) = kineto_clocks(traces, reference, estimator)?;
     let kineto = |source| RunError::Kineto { source };

@@ -40,7 +40,8 @@
 //!   (re-exported here): the `node_id` of the offsets file and the merged
 //!   trace, the rank of a PyTorch trace.
 //! - Errors are [`RunError`]s naming the file, folder or node; no output
-//!   ever replaces an input ([`same_file`], [`Plan::check_output`]).
+//!   ever replaces an input, a run-folder file or a device ([`check_output`],
+//!   [`Plan::check_output`]).
 //!
 //! What `align-cli merge --run-dir RUN -o merged.xplane.pb` does:
 //!
@@ -81,6 +82,7 @@ mod kineto_space;
 mod merge;
 mod node;
 mod node_clock;
+mod output;
 mod plan;
 mod plausible;
 mod repair;
@@ -110,6 +112,7 @@ pub use merge::{MergeOutcome, MergeSettings};
 pub use node_clock::{
     ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
 };
+pub use output::check_output;
 pub use plan::Plan;
 pub use plausible::{MAX_DRIFT_PPB, OFFSET_SLACK_NS, Plausibility};
 pub use repair::RepairOutcome;

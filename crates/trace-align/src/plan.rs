@@ -279,24 +279,21 @@ impl Plan {
         }
     }
 
-    /// Fail with [`RunError::OutputIsInput`] when `output` is one of the
-    /// run's inputs (a trace, a snapshots file, the offsets file), so that
-    /// no command writes over the data it reads.
+    /// Fail unless [`crate::check_output`] passes `output` for this run's
+    /// inputs (the traces, snapshots files and the offsets file): no command
+    /// writes over the data it reads, a run-folder file or a device.
     pub fn check_output(&self, output: &Path) -> Result<()> {
+        crate::check_output(output, &self.input_paths(), &[])
+    }
+
+    /// Every file the run reads: traces, snapshots files, the offsets file.
+    pub(crate) fn input_paths(&self) -> Vec<&Path> {
         let offsets = self.clocks.offsets().map(|o| o.path.as_path());
-        let inputs = self
-            .nodes
+        self.nodes
             .iter()
             .flat_map(|n| std::iter::once(n.trace.as_path()).chain(n.snapshots.as_deref()))
-            .chain(offsets);
-        for input in inputs {
-            if crate::each::same_file(output, input) {
-                return Err(RunError::OutputIsInput {
-                    path: output.to_path_buf(),
-                });
-            }
-        }
-        Ok(())
+            .chain(offsets)
+            .collect()
     }
 
     /// Fail with [`RunError::ReferenceWithoutTrace`] unless the reference

@@ -175,26 +175,28 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     };
     let outcome = plan.align_each_as(out_dir, &layout, Some(&Default::default()))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else if !global.quiet {
         if let Some(line) = super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
-            println!("{line}");
+            outln!("{line}")?;
         }
         for node in &outcome.nodes {
-            println!("{}", node.diagnostics.summary());
+            outln!("{}", node.diagnostics.summary())?;
             if let Some(b) = super::clock::brief(&outcome.node_clocks, node.diagnostics.node_id) {
-                println!("  clock: {b}");
+                outln!("  clock: {b}")?;
             }
-            println!("  wrote {}", node.output.display());
+            outln!("  wrote {}", node.output.display())?;
         }
         if let Some(r) = &outcome.repair {
-            print!("{}", super::clock::repair_summary(r));
+            out!("{}", super::clock::repair_summary(r))?;
         }
         if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {
-            println!(
+            outln!(
                 "collectives: {} instances; happens-before violations {} before -> {} after",
-                a.summary.instances, b.summary.violations, a.summary.violations
-            );
+                a.summary.instances,
+                b.summary.violations,
+                a.summary.violations
+            )?;
             super::clock::warn_collectives(b);
         }
     }
@@ -213,10 +215,10 @@ fn run_kineto(
     let estimator = args.clock.policy().estimator;
     let outcome = trace_align::align_kineto(&run.traces(), reference, estimator, out_dir)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else if !global.quiet {
         if let Some(line) = super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
-            println!("{line}");
+            outln!("{line}")?;
         }
         for r in &outcome.ranks {
             let seg = outcome
@@ -235,21 +237,21 @@ fn run_kineto(
                         .map_or("unbounded".to_owned(), |w| w.to_string())
                 )
             });
-            println!(
+            outln!(
                 "rank {}: {} events, {} times moved; {clock}; wrote {}",
                 r.rank,
                 r.events,
                 r.ts_changed,
                 r.output.display()
-            );
+            )?;
         }
-        super::merge::print_launch_lags(&outcome.launch_lags);
-        println!(
+        super::merge::print_launch_lags(&outcome.launch_lags)?;
+        outln!(
             "collectives: {} instances; happens-before violations {} before -> {} after",
             outcome.after.summary.instances,
             outcome.before.summary.violations,
             outcome.after.summary.violations
-        );
+        )?;
         super::clock::warn_collectives(&outcome.before);
     }
     super::merge::enforce_violations(Some(&outcome.after), out_dir, args.max_violations)
@@ -295,16 +297,18 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| default_output(&trace));
     let stats = stats_path(&output);
-    for written in [&output, &stats] {
-        let inputs = [Some(&trace), args.offsets.as_ref(), args.snapshots.as_ref()];
-        if let Some(input) = inputs
-            .into_iter()
-            .flatten()
-            .find(|i| trace_align::same_file(written, i))
-        {
-            bail!("{}: an output may not replace an input", input.display());
-        }
-    }
+    let inputs: Vec<PathBuf> = [
+        Some(&trace),
+        args.offsets.as_ref(),
+        args.snapshots.as_ref(),
+        args.reference_trace.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect();
+    super::check_output(&output, &inputs, &[".xplane.pb", ".xplane.pb.gz"])?;
+    super::check_output(&stats, &inputs, &[])?;
     let input = NodeInput {
         node_id: node,
         trace: trace.clone(),
@@ -341,10 +345,10 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     }
     let diagnostics = aligned?;
     if args.json {
-        println!("{}", diagnostics.to_json());
+        outln!("{}", diagnostics.to_json())?;
     } else if !global.quiet {
-        println!("{}", diagnostics.summary());
-        println!("wrote {} and {}", output.display(), stats.display());
+        outln!("{}", diagnostics.summary())?;
+        outln!("wrote {} and {}", output.display(), stats.display())?;
     }
     Ok(())
 }

@@ -219,7 +219,7 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if let Some(stage) = &args.stage {
         let dir = args.dir.as_deref().expect("clap requires --dir");
-        println!("{}", serde_json::to_string(&run_stage(stage, dir)?)?);
+        outln!("{}", serde_json::to_string(&run_stage(stage, dir)?)?)?;
         return Ok(());
     }
     let tmp;
@@ -294,30 +294,37 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         .max()
         .unwrap_or(0);
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "events": run.events, "synth_seconds": synth_s, "largest_input_bytes": largest, "stages": stages
             }))?
-        );
+        )?;
         return Ok(());
     }
     if global.quiet {
         return Ok(());
     }
-    println!(
+    outln!(
         "{} events over {} nodes (largest input {:.0} MiB), synthesised in {synth_s:.1} s",
         run.events,
         args.nodes,
         largest as f64 / (1 << 20) as f64
-    );
-    println!(
+    )?;
+    outln!(
         "{:<12} {:>8} {:>8} {:>11} {:>12} {:>9} {:>14} {:>10}",
-        "stage", "s", "CPU s", "thread CPU", "M events/s", "MB/s", "peak RSS MiB", "vs floor"
-    );
+        "stage",
+        "s",
+        "CPU s",
+        "thread CPU",
+        "M events/s",
+        "MB/s",
+        "peak RSS MiB",
+        "vs floor"
+    )?;
     for s in &stages {
         let rate = s.events as f64 / s.seconds;
-        println!(
+        outln!(
             "{:<12} {:>8.2} {:>8.2} {:>11.2} {:>12.2} {:>9.0} {:>14.0} {:>9.0}%",
             s.stage,
             s.seconds,
@@ -327,41 +334,41 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             s.bytes as f64 / s.seconds / 1e6,
             s.peak_rss_mib,
             100.0 * rate / floor
-        );
+        )?;
     }
     if !mergeable {
-        println!(
+        outln!(
             "merge and validate skipped: the inputs total {:.2} GB, and one merged XSpace cannot exceed 2 GiB",
             total as f64 / 1e9
-        );
+        )?;
         return Ok(());
     }
     let merge = &stages[2];
     let rate = merge.events as f64 / merge.seconds;
-    println!(
+    outln!(
         "merge end to end (align, merge, validate before and after): {:.2} s = {:.2} M events/s = {:.0}% of the read floor; peak RSS {:.2}x the input",
         merge.seconds,
         rate / 1e6,
         100.0 * rate / floor,
         merge.peak_rss_mib * (1 << 20) as f64 / total as f64
-    );
+    )?;
     let pftrace = std::fs::metadata(dir.join("combined.pftrace")).map_or(0, |m| m.len());
     let merged = stages[3].bytes;
-    println!(
+    outln!(
         "export: {} bytes of Perfetto trace for {} bytes of merged XSpace ({:.0}%), {:.1} bytes per slice",
         pftrace,
         merged,
         100.0 * pftrace as f64 / merged as f64,
         pftrace as f64 / stages[4].events as f64
-    );
+    )?;
     let plain_path = dir.join("combined-plain.pftrace");
     let plain = std::fs::metadata(&plain_path).map_or(0, |m| m.len());
-    println!(
+    outln!(
         "export-plain (--plain-packets): {} bytes ({:.0}% of the merged XSpace), {:.1} bytes per slice",
         plain,
         100.0 * plain as f64 / merged as f64,
         plain as f64 / stages[5].events as f64
-    );
+    )?;
     // Only its size is reported: the deflated trace above is the one kept.
     std::fs::remove_file(&plain_path).ok();
     Ok(())

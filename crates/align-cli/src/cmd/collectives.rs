@@ -110,9 +110,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let run = args.run.files()?;
     let outcome = run.collective_clocks(&args.policy.options(), args.estimator.into())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else if !global.quiet {
-        print!("{}", summary(&outcome));
+        out!("{}", summary(&outcome))?;
     }
     Ok(())
 }

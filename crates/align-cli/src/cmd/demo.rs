@@ -64,8 +64,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let run = synthesize(&config, &run_dir).context("synthesising the demo run")?;
     let say = |s: String| {
         if !global.quiet && !args.json {
-            println!("{s}");
+            outln!("{s}")?;
         }
+        Ok::<(), crate::out::StdoutError>(())
     };
     say(format!(
         "synthesised {} nodes x {} GPUs, {} steps, {} events in {}",
@@ -74,7 +75,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         args.steps,
         run.events,
         run_dir.display()
-    ));
+    ))?;
     let plan = trace_align::RunFiles::discover(&run_dir)?.plan(&Default::default())?;
     let output = dir.join("combined.xplane.pb");
     let outcome = merge_with_bar(
@@ -97,13 +98,13 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             merge: &outcome,
             score: &score,
         };
-        println!("{}", serde_json::to_string_pretty(&demo)?);
+        outln!("{}", serde_json::to_string_pretty(&demo)?)?;
         return Ok(());
     }
-    say(summary(&outcome));
-    say(format!("error against the truth (ns):\n{}", score.table()));
+    say(summary(&outcome))?;
+    say(format!("error against the truth (ns):\n{}", score.table()))?;
     if args.out.is_none() {
-        say("(temporary folder removed; keep the files with --out DIR)".into());
+        say("(temporary folder removed; keep the files with --out DIR)".into())?;
     }
     Ok(())
 }

@@ -34,6 +34,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    super::check_output(&args.output, &args.traces, super::TRACE_OUTPUTS)?;
     if kineto_inputs(&args)? {
         return run_kineto(&args, global);
     }
@@ -72,7 +73,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         let size = std::fs::metadata(&args.output)
             .map(|m| m.len())
             .unwrap_or(0);
-        println!(
+        outln!(
             "{}: {} slices on {} tracks ({} extra for overlaps) of {} processes, {} collective flows, {} launch/kernel slices with a flow, {} happens-before violations marked; {} bytes in {:.2} s",
             args.output.display(),
             summary.slices,
@@ -84,12 +85,12 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             summary.violations,
             size,
             seconds
-        );
+        )?;
         if summary.aggregated_skipped > 0 {
-            println!(
+            outln!(
                 "note: {} aggregated events (num_occurrences, no time) are not on a timeline and were left out",
                 summary.aggregated_skipped
-            );
+            )?;
         }
     }
     Ok(())
@@ -129,13 +130,6 @@ fn run_kineto(args: &Args, global: &Global) -> anyhow::Result<()> {
             args.output.display()
         )
     })?;
-    if let Some(input) = args
-        .traces
-        .iter()
-        .find(|t| trace_align::same_file(&args.output, t))
-    {
-        bail!("{}: an output may not replace an input", input.display());
-    }
     let started = Instant::now();
     let run = trace_align::kineto_space(&args.traces)?;
     let packets = if args.plain_packets {
@@ -145,11 +139,11 @@ fn run_kineto(args: &Args, global: &Global) -> anyhow::Result<()> {
     };
     let summary = kineto_out::write(&run, out, &args.output, packets)?;
     if !global.quiet {
-        println!("{}", kineto_out::conversion_line(&run));
-        println!(
+        outln!("{}", kineto_out::conversion_line(&run))?;
+        outln!(
             "{}",
             kineto_out::written_line(&args.output, summary.as_ref(), started)
-        );
+        )?;
     }
     Ok(())
 }

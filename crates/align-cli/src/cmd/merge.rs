@@ -192,71 +192,74 @@ fn merge_kineto(args: &Args, run: &RunFiles, global: &Global) -> anyhow::Result<
     let Some(out) = out else {
         let outcome = trace_align::merge_kineto(&run.traces(), reference, estimator, &args.output)?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
         } else if !global.quiet {
             if let Some(line) =
                 super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason)
             {
-                println!("{line}");
+                outln!("{line}")?;
             }
-            print_launch_lags(&outcome.launch_lags);
-            print_kineto_check(&outcome.before, &outcome.after);
-            println!(
+            print_launch_lags(&outcome.launch_lags)?;
+            print_kineto_check(&outcome.before, &outcome.after)?;
+            outln!(
                 "wrote {} ({} ranks, {} events, {} collective flows)",
                 outcome.output.display(),
                 run.nodes.len(),
                 outcome.merge.events,
                 outcome.merge.collective_flows
-            );
+            )?;
         }
         return enforce_violations(Some(&outcome.after), &args.output, args.max_violations);
     };
     let traces = run.traces();
-    if let Some((_, input)) = traces
-        .iter()
-        .find(|(_, t)| trace_align::same_file(&args.output, t))
-    {
-        bail!("{}: an output may not replace an input", input.display());
-    }
     let started = std::time::Instant::now();
     let (space, outcome) = trace_align::merge_kineto_space(&traces, reference, estimator)?;
     let summary = kineto_out::write(&space, out, &args.output, Default::default())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else if !global.quiet {
         if let Some(line) = super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
-            println!("{line}");
+            outln!("{line}")?;
         }
-        print_launch_lags(&outcome.launch_lags);
-        print_kineto_check(&outcome.before, &outcome.after);
-        println!("{}", kineto_out::conversion_line(&space));
-        println!(
+        print_launch_lags(&outcome.launch_lags)?;
+        print_kineto_check(&outcome.before, &outcome.after)?;
+        outln!("{}", kineto_out::conversion_line(&space))?;
+        outln!(
             "{}",
             kineto_out::written_line(&args.output, summary.as_ref(), started)
-        );
+        )?;
     }
     enforce_violations(Some(&outcome.after), &args.output, args.max_violations)
 }
 
 /// Each rank's launch → kernel lags, one line per rank.
-pub(crate) fn print_launch_lags(lags: &[trace_align::RankLaunchLag]) {
+pub(crate) fn print_launch_lags(
+    lags: &[trace_align::RankLaunchLag],
+) -> Result<(), crate::out::StdoutError> {
     for r in lags {
         match &r.lag {
-            Some(lag) => println!("rank {}: launch -> kernel: {lag}", r.rank),
-            None => println!(
+            Some(lag) => outln!("rank {}: launch -> kernel: {lag}", r.rank)?,
+            None => outln!(
                 "rank {}: launch -> kernel: no kernel with its launch",
                 r.rank
-            ),
+            )?,
         }
     }
+    Ok(())
 }
 
-fn print_kineto_check(before: &collective_check::Report, after: &collective_check::Report) {
-    println!(
+fn print_kineto_check(
+    before: &collective_check::Report,
+    after: &collective_check::Report,
+) -> Result<(), crate::out::StdoutError> {
+    outln!(
         "collectives: {} instances; happens-before violations {} before -> {} after",
-        after.summary.instances, before.summary.violations, after.summary.violations
-    );
+        after.summary.instances,
+        before.summary.violations,
+        after.summary.violations
+    )?;
     super::clock::warn_collectives(before);
+    Ok(())
 }
 
 /// Merge `plan` into `output`, with a progress bar on stderr when `show`.
@@ -315,6 +318,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             );
         }
     }
+    let inputs = super::run_args::inputs(&run);
+    super::check_output(&args.output, &inputs, super::TRACE_OUTPUTS)?;
+    super::check_output(&trace_merge::summary_beside(&args.output), &inputs, &[])?;
     let format = run.format()?;
     // Before any clock is estimated, so that an empty node is named
     // rather than found missing from the collectives.
@@ -336,16 +342,24 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         // Perfetto or Chrome JSON: merged as XSpace beside it, then
         // exported (the collectives are not read again).
         Some(_) => {
-            let tmp = safe_temp::TempFile::beside(&args.output)?;
+            // In a temporary folder of its own beside the output: a file
+            // in the run folder would be refused as one of the run's.
+            let parent = args
+                .output
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let tmp_dir = safe_temp::TempDir::in_dir(parent, "merged")?;
+            let tmp = tmp_dir.path().join("merged.xplane.pb");
             let settings = MergeSettings {
                 summary_path: Some(trace_merge::summary_beside(&args.output)),
                 ..settings
             };
-            let (plan, mut outcome) = plan_and_merge(&run, &args, tmp.path(), &settings, show)?;
-            let bytes = xplane_proto::FileBytes::open(tmp.path())?;
+            let (plan, mut outcome) = plan_and_merge(&run, &args, tmp.as_path(), &settings, show)?;
+            let bytes = xplane_proto::FileBytes::open(tmp.as_path())?;
             let input = perfetto_export::Input {
                 bytes: &bytes,
-                path: tmp.path(),
+                path: tmp.as_path(),
                 node: collective_check::NodeSource::PlaneStat,
             };
             let mut options = perfetto_export::Options::default();
@@ -364,9 +378,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         super::clock::warn(&plan.clock_warnings);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else if !global.quiet {
-        print!("{}", summary(&outcome));
+        out!("{}", summary(&outcome))?;
         if let Some(before) = &outcome.before {
             super::clock::warn_collectives(before);
         }

@@ -20,6 +20,30 @@ pub mod score;
 pub mod synth;
 pub mod validate;
 
+/// The names of the trace formats `merge` and `export` write: XSpace,
+/// Perfetto, Chrome trace JSON.
+pub const TRACE_OUTPUTS: &[&str] = &[
+    ".xplane.pb",
+    ".xplane.pb.gz",
+    ".pftrace",
+    ".perfetto-trace",
+    ".json",
+    ".json.gz",
+];
+
+/// Refuse to write `output` unless [`trace_align::check_output`] passes it
+/// for a command that reads `inputs` and writes a name ending in one of
+/// `suffixes` (empty: any): every command checks each file it writes here
+/// before it reads or writes anything.
+pub fn check_output(
+    output: &std::path::Path,
+    inputs: &[std::path::PathBuf],
+    suffixes: &[&str],
+) -> anyhow::Result<()> {
+    let inputs: Vec<&std::path::Path> = inputs.iter().map(std::path::PathBuf::as_path).collect();
+    Ok(trace_align::check_output(output, &inputs, suffixes)?)
+}
+
 /// An error naming `path` when the trace holds no events (`--allow-empty`
 /// lets it through).
 pub fn refuse_empty(path: &std::path::Path) -> anyhow::Result<()> {

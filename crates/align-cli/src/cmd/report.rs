@@ -1,12 +1,10 @@
 //! `align-cli report`: the cross-node report of a run, as one HTML page
 //! (inline SVG, no script, no fetch) and/or the same figures as JSON.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use run_report::{Report, ReportOptions};
-use trace_align::RunFiles;
 
 use super::clock::ClockArgs;
 use super::policy::PolicyArgs;
@@ -38,13 +36,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         (None, false) => Some(PathBuf::from("report.html")),
         (None, true) => None,
     };
-    let inputs = inputs(&run);
-    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    if let Some(out) = &output
-        && let Some(input) = inputs.iter().find(|i| trace_align::same_file(out, i))
-    {
-        anyhow::bail!("{}: an output may not replace an input", input.display());
+    let inputs = super::run_args::inputs(&run);
+    if let Some(out) = &output {
+        super::check_output(out, &inputs, &[".html", ".htm"])?;
     }
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let options = ReportOptions {
         align: args.policy.options(),
         clock: args.clock.policy(),
@@ -55,22 +51,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             .with_context(|| format!("writing the report {}", out.display()))?;
     }
     if args.json {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "{}", report.to_json())?;
-        stdout.flush()?;
+        outln!("{}", report.to_json())?;
     } else if !global.quiet {
-        print!("{}", summary(&report, output.as_deref()));
+        out!("{}", summary(&report, output.as_deref()))?;
     }
     Ok(())
-}
-
-/// Every input file of the run: traces, snapshot files, the offsets file.
-fn inputs(run: &RunFiles) -> Vec<PathBuf> {
-    run.nodes
-        .values()
-        .flat_map(|f| std::iter::once(f.trace.clone()).chain(f.snapshots.clone()))
-        .chain(run.offsets.clone())
-        .collect()
 }
 
 fn summary(r: &Report, output: Option<&Path>) -> String {

@@ -29,6 +29,15 @@ pub struct RunArgs {
     pub offsets: Option<PathBuf>,
 }
 
+/// Every input file of the run: traces, snapshot files, the offsets file.
+pub fn inputs(run: &RunFiles) -> Vec<PathBuf> {
+    run.nodes
+        .values()
+        .flat_map(|f| std::iter::once(f.trace.clone()).chain(f.snapshots.clone()))
+        .chain(run.offsets.clone())
+        .collect()
+}
+
 /// `N=PATH`.
 fn parse_node_path(s: &str) -> Result<(NodeId, PathBuf), String> {
     let (n, p) = s.split_once('=').ok_or("expected N=PATH")?;

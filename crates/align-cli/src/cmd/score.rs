@@ -51,9 +51,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         report.collective_violations = Some(check.violation_count() as u64);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else if !global.quiet {
-        print!("{}", report.table());
+        out!("{}", report.table())?;
     }
     Ok(())
 }

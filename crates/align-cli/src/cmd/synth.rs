@@ -156,9 +156,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let run = synthesize(&config, &args.out)
         .with_context(|| format!("synthesising into {}", args.out.display()))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&run)?);
+        outln!("{}", serde_json::to_string_pretty(&run)?)?;
     } else if !global.quiet {
-        println!(
+        outln!(
             "{} nodes x {} GPUs, {} steps: {} events, {} probe rounds in {}",
             config.nodes,
             config.gpus_per_node,
@@ -166,10 +166,10 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             run.events,
             run.rounds,
             run.out_dir.display()
-        );
+        )?;
         if global.verbose > 0 {
             for n in &run.nodes {
-                println!(
+                outln!(
                     "  node {}: θ {:.3} ns, ρ {:.4} ppm, ε {:.4} ppm, S_w {}, S_g {}, {} events, {} snapshot pairs",
                     n.node_id,
                     n.clock.host_offset_ps as f64 / 1000.0,
@@ -179,7 +179,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
                     n.start_gpu_ns,
                     n.events,
                     n.snapshot_pairs
-                );
+                )?;
             }
         }
     }

@@ -63,13 +63,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    for report_path in [&args.json, &args.csv].into_iter().flatten() {
-        if let Some(input) = args
-            .traces
-            .iter()
-            .find(|t| trace_align::same_file(report_path, t))
-        {
-            bail!("{}: an output may not replace an input", input.display());
+    for (path, suffix) in [(&args.json, ".json"), (&args.csv, ".csv")] {
+        if let Some(path) = path.as_deref().filter(|p| *p != Path::new("-")) {
+            super::check_output(path, &args.traces, &[suffix])?;
         }
     }
     let mut options = Options::default();
@@ -100,7 +96,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         if to_stdout(&args.json) || to_stdout(&args.csv) {
             eprint!("{text}");
         } else {
-            print!("{text}");
+            out!("{text}")?;
             std::io::stdout().flush()?;
         }
     }
@@ -204,8 +200,8 @@ fn write_to(
 ) -> anyhow::Result<()> {
     if path == Path::new("-") {
         let mut out = std::io::stdout().lock();
-        write(&mut out)?;
-        return Ok(out.flush()?);
+        write(&mut out).context("writing to stdout")?;
+        return Ok(out.flush().map_err(crate::out::StdoutError)?);
     }
     // Atomically: a report that cannot be written whole (a full disk) leaves
     // no empty or partial file behind.

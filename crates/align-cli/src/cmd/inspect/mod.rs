@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 
 use crate::Global;
+use crate::out::StdoutError;
 use crate::utc::{iso8601_ps, seconds_ps};
 use scan::{FileReport, Span, scan_file};
 
@@ -35,8 +36,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         if args.json {
             reports.push(report);
         } else {
-            write_text(&mut out, &report, global)?;
-            out.flush()?;
+            write_text(&mut out, &report, global)
+                .and_then(|()| out.flush())
+                .map_err(StdoutError)?;
         }
     }
     if args.json {
@@ -45,10 +47,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         struct Output<'a> {
             files: &'a [FileReport],
         }
-        serde_json::to_writer_pretty(&mut out, &Output { files: &reports })?;
-        writeln!(out)?;
+        serde_json::to_writer_pretty(&mut out, &Output { files: &reports })
+            .map_err(|e| StdoutError(e.into()))?;
+        writeln!(out).map_err(StdoutError)?;
     }
-    out.flush()?;
+    out.flush().map_err(StdoutError)?;
     Ok(())
 }
 

@@ -1,0 +1,55 @@
+//! Everything the commands print on stdout goes through [`outln!`] and
+//! [`out!`], which return a [`StdoutError`] instead of panicking as
+//! `println!` does: a closed pipe (`align-cli merge --json | head`) then
+//! ends the run with status 0 and any other write error (a full disk,
+//! `> /dev/full`) with status 2 and its cause ([`crate::exit::code`]).
+
+use std::fmt;
+use std::io::{self, Write};
+
+/// Stdout could not be written.
+#[derive(Debug)]
+pub struct StdoutError(pub io::Error);
+
+impl fmt::Display for StdoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("writing to stdout")
+    }
+}
+
+impl std::error::Error for StdoutError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// Write `text` to stdout and flush it.
+pub fn write(text: &str) -> Result<(), StdoutError> {
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(StdoutError)
+}
+
+/// Flush whatever is still buffered on stdout (at the end of a run).
+pub fn flush() -> Result<(), StdoutError> {
+    io::stdout().lock().flush().map_err(StdoutError)
+}
+
+/// `println!` that returns `Result<(), StdoutError>`: `outln!("{x}")?;`.
+macro_rules! outln {
+    () => {
+        $crate::out::write("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::out::write(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` that returns `Result<(), StdoutError>`: `out!("{x}")?;`.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::out::write(&format!($($arg)*))
+    };
+}
