@@ -327,7 +327,14 @@ pub(crate) fn probe_check(
     probe: &NodeClocks,
 ) -> Option<ProbeCheck> {
     let c = full.check_correction(evidence, node, |h| probe.host_to_global(h).time)?;
-    Some(judge(c, tolerance_ns(probe)))
+    let mut check = judge(c, tolerance_ns(probe));
+    if let Some((h, [lo, hi])) = crate::collectives::feasible_at_middle(full, node) {
+        let offset_ns = ((probe.host_to_global(h).time.as_ps() - h.as_ps()) / 1000) as i64;
+        let outside = (lo - offset_ns).max(offset_ns - hi).max(0);
+        check.outside_feasible_ns = Some(outside);
+        check.conflict |= outside > check.tolerance_ns;
+    }
+    Some(check)
 }
 
 /// A violation larger than this contradicts `probe`'s correction: three
@@ -356,6 +363,7 @@ fn judge(c: CorrectionCheck, tolerance_ns: i64) -> ProbeCheck {
         end_spread_ns: c.end_spread_ns,
         tolerance_ns,
         difference_tolerance_ns,
+        outside_feasible_ns: None,
         conflict: c.worst_ns > tolerance_ns
             || c.median_difference_ns.unsigned_abs() > difference_tolerance_ns.unsigned_abs(),
     }
