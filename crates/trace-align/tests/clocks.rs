@@ -363,6 +363,20 @@ fn probe_errors_on_two_nodes_are_both_replaced_and_leave_no_violation() {
             assert_eq!(check.conflict, wrong, "{c:?}");
         }
     }
+    // `collectives` says the same of every node: inside and agreeing
+    // where the merge keeps the probes, contradicting where it replaces.
+    let table = RunFiles::discover(&run)
+        .unwrap()
+        .collective_clocks(&AlignOptions::default(), collective_clock::Estimator::Auto)
+        .unwrap();
+    for n in table.nodes.iter().filter(|n| !n.reference) {
+        let p = n.probes.as_ref().unwrap();
+        let kept = fixed.node_clocks[n.node.0 as usize].source == ClockSource::Probes;
+        assert_eq!(p.check.conflict, !kept, "{n:?}");
+        if kept {
+            assert_eq!(p.inside_feasible, Some(true), "{n:?}");
+        }
+    }
     let out = dir.path().join("fixed.xplane.pb");
     let outcome = merge(&fixed, &out);
     assert_eq!(outcome.after.unwrap().summary.violations, 0);
