@@ -6,9 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use alignment_core::{AlignOptions, NodeClocks, NodeInput, OFFSETS_BASE_NODE, OffsetsFile};
-use clock_model::HostTime;
+use clock_model::{GlobalTime, HostTime};
 use collective_check::NodeId;
-use collective_clock::{Estimate, Estimator, Evidence};
+use collective_clock::{CorrectionCheck, Estimate, Estimator, Evidence};
 
 use crate::clocks::{ClockEvidence, ClockReason, ClockSource};
 use crate::error::{Result, RunError};
@@ -141,6 +141,31 @@ impl Pending {
         if overridden {
             free.extend(&conflicting);
         }
+        let mut checks = checks;
+        let mut estimate = None;
+        if !free.is_empty() {
+            let reference = options.reference_node;
+            loop {
+                let fitted = fit_free(evidence, &probes, &free, estimator)?;
+                let newly = match overridden {
+                    true => held_conflicts(&fitted, evidence, &probes, &free, reference),
+                    false => BTreeMap::new(),
+                };
+                estimate = Some(fitted);
+                if newly.is_empty() {
+                    break;
+                }
+                for (node, check) in newly {
+                    warnings.push(ClockWarning::ProbeConflict {
+                        node,
+                        check,
+                        overridden,
+                    });
+                    checks.insert(node, check);
+                    free.insert(node);
+                }
+            }
+        }
         let mut node_clocks = probe_clocks(nodes, options, &checks);
         for c in node_clocks.iter_mut().filter(|c| free.contains(&c.node)) {
             c.source = ClockSource::Collectives;
@@ -149,15 +174,14 @@ impl Pending {
                 false => NodeClockReason::ProbeConflict,
             };
         }
-        if free.is_empty() {
+        let Some(estimate) = estimate else {
             return Ok(Chosen {
                 clocks: ClockEvidence::Probes(offsets),
                 reason: ClockReason::ProbeOffsets,
                 node_clocks,
                 warnings,
             });
-        }
-        let estimate = fit_free(evidence, &probes, &free, estimator)?;
+        };
         Ok(Chosen {
             clocks: ClockEvidence::Both {
                 offsets,
@@ -302,7 +326,21 @@ pub(crate) fn probe_check(
     node: NodeId,
     probe: &NodeClocks,
 ) -> Option<ProbeCheck> {
-    let tolerance_ns = probe
+    let c = full.check_correction(evidence, node, |h| probe.host_to_global(h).time)?;
+    let mut check = judge(c, tolerance_ns(probe));
+    if let Some((h, [lo, hi])) = crate::collectives::feasible_at_middle(full, node) {
+        let offset_ns = ((probe.host_to_global(h).time.as_ps() - h.as_ps()) / 1000) as i64;
+        let outside = (lo - offset_ns).max(offset_ns - hi).max(0);
+        check.outside_feasible_ns = Some(outside);
+        check.conflict |= outside > check.tolerance_ns;
+    }
+    Some(check)
+}
+
+/// A violation larger than this contradicts `probe`'s correction: three
+/// times its standard error, at least [`MIN_CONFLICT_NS`], ns.
+fn tolerance_ns(probe: &NodeClocks) -> i64 {
+    probe
         .offset_choice
         .as_ref()
         .and_then(|c| c.uncertainty.as_ref())
@@ -310,10 +348,14 @@ pub(crate) fn probe_check(
             i64::try_from(u.error_ns.saturating_mul(3))
                 .unwrap_or(i64::MAX)
                 .max(MIN_CONFLICT_NS)
-        });
-    let c = full.check_correction(evidence, node, |h| probe.host_to_global(h).time)?;
+        })
+}
+
+/// The one definition of a probe correction that contradicts the
+/// collectives, used by the choice and by every report of it.
+fn judge(c: CorrectionCheck, tolerance_ns: i64) -> ProbeCheck {
     let difference_tolerance_ns = tolerance_ns.saturating_add(c.end_spread_ns);
-    Some(ProbeCheck {
+    ProbeCheck {
         difference_ns: c.median_difference_ns,
         constraints: c.constraints,
         violated: c.violated,
@@ -321,9 +363,48 @@ pub(crate) fn probe_check(
         end_spread_ns: c.end_spread_ns,
         tolerance_ns,
         difference_tolerance_ns,
+        outside_feasible_ns: None,
         conflict: c.worst_ns > tolerance_ns
             || c.median_difference_ns.unsigned_abs() > difference_tolerance_ns.unsigned_abs(),
-    })
+    }
+}
+
+/// The held probe nodes (not the reference, not in `free`) whose probe
+/// correction contradicts the constraints of `estimate`, the fit of the
+/// nodes in `free` onto the held ones: each checked with every other node
+/// where the final clocks put it.
+fn held_conflicts(
+    estimate: &Estimate,
+    evidence: &Evidence,
+    probes: &BTreeMap<NodeId, NodeClocks>,
+    free: &BTreeSet<NodeId>,
+    reference: NodeId,
+) -> BTreeMap<NodeId, ProbeCheck> {
+    let mapped = held_on_global(evidence, probes, free);
+    probes
+        .iter()
+        .filter(|&(&n, _)| n != reference && !free.contains(&n))
+        .filter_map(|(&n, clocks)| {
+            // The held node's times are already on the global clock.
+            let c = estimate.check_correction(&mapped, n, |h| GlobalTime::from_ps(h.as_ps()))?;
+            Some((n, judge(c, tolerance_ns(clocks))))
+        })
+        .filter(|(_, c)| c.conflict)
+        .collect()
+}
+
+/// `evidence` with every probe node not in `free` on its probe clock.
+fn held_on_global(
+    evidence: &Evidence,
+    probes: &BTreeMap<NodeId, NodeClocks>,
+    free: &BTreeSet<NodeId>,
+) -> Evidence {
+    let mut mapped = evidence.clone();
+    mapped.map_times(|node, h| match probes.get(&node) {
+        Some(clocks) if !free.contains(&node) => on_global(clocks, h),
+        _ => h,
+    });
+    mapped
 }
 
 /// The nodes in `free` fitted from the collectives onto the probe clocks
@@ -335,17 +416,12 @@ fn fit_free(
     free: &BTreeSet<NodeId>,
     estimator: Estimator,
 ) -> Result<Estimate> {
-    let held_clocks: BTreeMap<NodeId, &NodeClocks> = probes
-        .iter()
-        .filter(|(n, _)| !free.contains(n))
-        .map(|(&n, c)| (n, c))
+    let mapped = held_on_global(evidence, probes, free);
+    let held: BTreeSet<NodeId> = probes
+        .keys()
+        .filter(|n| !free.contains(n))
+        .copied()
         .collect();
-    let mut mapped = evidence.clone();
-    mapped.map_times(|node, h| match held_clocks.get(&node) {
-        Some(clocks) => on_global(clocks, h),
-        None => h,
-    });
-    let held: BTreeSet<NodeId> = held_clocks.keys().copied().collect();
     let estimate = collective_clock::estimate_holding(
         &mapped,
         &held,

@@ -53,7 +53,9 @@ pub struct NodeCollectiveClock {
 pub struct ProbeComparison {
     /// The probe correction at [`NodeCollectiveClock::host_ns`], ns.
     pub offset_ns: i64,
-    /// Whether it lies in the feasible interval there (`None`: no interval).
+    /// Whether it lies in the feasible interval there, within the check's
+    /// `tolerance_ns` (the same test as the check's contradiction; `None`:
+    /// no interval).
     pub inside_feasible: Option<bool>,
     /// The check over all the node's collectives (as `auto` makes it).
     pub check: ProbeCheck,
@@ -155,7 +157,8 @@ fn node_summary(
         let offset_ns = ((clocks.host_to_global(h).time.as_ps() - h.as_ps()) / 1000) as i64;
         Some(ProbeComparison {
             offset_ns,
-            inside_feasible: feasible_ns.map(|[lo, hi]| (lo..=hi).contains(&offset_ns)),
+            // The same test, and tolerance, as the check's contradiction.
+            inside_feasible: check.outside_feasible_ns.map(|d| d <= check.tolerance_ns),
             check,
         })
     });
@@ -175,4 +178,18 @@ fn node_summary(
             .filter(|_| !n.reference),
         probes,
     }
+}
+
+/// The host time at the middle of `node`'s longest segment and the
+/// collectives' feasible interval of its correction there, ns; `None` for
+/// the reference or where the interval is empty or unbounded.
+pub(crate) fn feasible_at_middle(
+    estimate: &Estimate,
+    node: NodeId,
+) -> Option<(HostTime, [i64; 2])> {
+    let n = estimate.report.nodes.iter().find(|n| n.node == node)?;
+    let shown = n.segments.iter().max_by_key(|s| s.instances)?;
+    let interval = shown.feasible_middle_ns.filter(|_| !n.reference)?;
+    let host_ns = ((shown.start_host_ns as i128 + shown.end_host_ns as i128) / 2) as i64;
+    Some((HostTime::from_ns(host_ns), interval))
 }

@@ -100,8 +100,15 @@ pub struct ProbeCheck {
     /// A difference larger than this is a contradiction:
     /// `tolerance_ns + end_spread_ns`, ns.
     pub difference_tolerance_ns: i64,
-    /// `worst_violation_ns > tolerance_ns` or `|difference_ns| >
-    /// difference_tolerance_ns`.
+    /// How far the probe correction lies outside the collectives' feasible
+    /// interval at the middle of the node's longest segment, ns (0 inside;
+    /// `None` where there is no such interval, or in a check against a
+    /// fit onto probe-aligned nodes).
+    pub outside_feasible_ns: Option<i64>,
+    /// `worst_violation_ns > tolerance_ns`, `|difference_ns| >
+    /// difference_tolerance_ns` or `outside_feasible_ns > tolerance_ns`:
+    /// the one test of a contradiction that `merge`, `collectives` and
+    /// `report` all print.
     pub conflict: bool,
 }
 

@@ -334,3 +334,52 @@ fn the_merge_checks_the_probes_from_its_own_walk_with_the_same_outcome() {
     edit_rows(&run, 3, |_| None);
     merge_checked_is_plan_then_merge(&run, &out, CrossCheck::Override, None);
 }
+
+/// Probe-graph errors of tens of µs on two nodes (−29 µs on node 1, −23 µs
+/// on node 2): `override` replaces both, no node it keeps on its probes
+/// contradicts the final estimate, and the merge ends without a violation.
+#[test]
+fn probe_errors_on_two_nodes_are_both_replaced_and_leave_no_violation() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let error = |node, add_ns| trace_synth::ProbeError {
+        node,
+        negate: false,
+        add_ns,
+    };
+    let config = SynthConfig {
+        steps: 200,
+        probe_errors: vec![error(1, -29_000), error(2, -23_000)],
+        ..Default::default()
+    };
+    let synth = synthesize(&config, &run).unwrap();
+    let fixed = plan(&run, CrossCheck::Override);
+    for c in &fixed.node_clocks {
+        let wrong = matches!(c.node, NodeId(1) | NodeId(2));
+        assert_eq!(c.source == ClockSource::Collectives, wrong, "{c:?}");
+        // A node kept on its probes is one whose check agrees; a node
+        // replaced is one whose check contradicts: one definition.
+        if let Some(check) = c.probe_check {
+            assert_eq!(check.conflict, wrong, "{c:?}");
+        }
+    }
+    // `collectives` says the same of every node: inside and agreeing
+    // where the merge keeps the probes, contradicting where it replaces.
+    let table = RunFiles::discover(&run)
+        .unwrap()
+        .collective_clocks(&AlignOptions::default(), collective_clock::Estimator::Auto)
+        .unwrap();
+    for n in table.nodes.iter().filter(|n| !n.reference) {
+        let p = n.probes.as_ref().unwrap();
+        let kept = fixed.node_clocks[n.node.0 as usize].source == ClockSource::Probes;
+        assert_eq!(p.check.conflict, !kept, "{n:?}");
+        if kept {
+            assert_eq!(p.inside_feasible, Some(true), "{n:?}");
+        }
+    }
+    let out = dir.path().join("fixed.xplane.pb");
+    let outcome = merge(&fixed, &out);
+    assert_eq!(outcome.after.unwrap().summary.violations, 0);
+    let p99 = worst_p99_ns(&out, &synth);
+    assert!(p99 < 5_000.0, "p99 {p99} ns");
+}
