@@ -62,7 +62,7 @@ pub struct Options {
     /// minimum slack). Default 1 s: over shorter windows the feasible
     /// drifts span hundreds of ppm. At 4 s, a real 3.2 s PyTorch run on
     /// CUDA with a 25 ppm clock kept a constant offset 46 µs off at p99
-    /// (7.2 µs at 1 s), and a 2×2 JAX mesh run of 1.5 s 37 µs (14 µs);
+    /// (7.2 µs at 1 s), and a 2×2 JAX mesh run of 2.9 s 37 µs (14 µs);
     /// runs over 4 s are fitted the same either way. (The regression keeps
     /// a drift when it exceeds three standard errors, whatever the length.)
     pub min_drift_span_ns: i64,
