@@ -121,6 +121,7 @@ fn fit_with(evidence: &Evidence, held: &BTreeSet<NodeId>, options: &Options) -> 
         sweeps: solver.sweeps,
         converged: solver.converged,
         splits: solver.splits,
+        joint: solver.joint,
         violated_instances: violated.len(),
         choice: None,
         evidence: evidence.stats.clone(),

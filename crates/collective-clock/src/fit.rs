@@ -84,7 +84,9 @@ pub(crate) fn fit(
     let drift_ok = seg.hi - seg.lo >= options.min_drift_span_ns as f64;
     match estimator {
         // `Auto` is resolved to a fixed estimator before the solver runs.
-        Estimator::Centre | Estimator::Auto => centre(region, drift_ok, options),
+        Estimator::Centre | Estimator::JointCentre | Estimator::Auto => {
+            centre(region, drift_ok, options)
+        }
         Estimator::Regression => {
             regression(&inputs.ends, options).or_else(|| centre(region, drift_ok, options))
         }

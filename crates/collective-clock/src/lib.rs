@@ -80,6 +80,8 @@ mod evidence;
 mod fit;
 mod joint;
 mod loss;
+mod lp;
+mod maximin;
 mod model;
 mod options;
 mod presplit;
@@ -98,6 +100,7 @@ pub use choice::EstimatorChoice;
 pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};
 pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};
+pub use maximin::{JointOutcome, MAX_ROWS, MAX_VARIABLES};
 pub use options::{Estimator, Options};
 pub use repair::{
     MAX_LISTED_UNREPAIRED, NodeRepair, REPAIR_MARGIN_PS, Repair, RepairBound, RepairReport,

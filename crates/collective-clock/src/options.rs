@@ -16,6 +16,13 @@ pub enum Estimator {
     Regression,
     /// The regression, moved into the feasible region when it lies outside.
     Combined,
+    /// The centre of the whole run's feasible region: every free segment's
+    /// offset and drift at once, at the largest least slack over every
+    /// constraint (a linear programme), starting from and pulled towards
+    /// the centre's per-node fixed point where the constraints do not pin
+    /// a segment. A reference to compare the centre with: closer to the
+    /// truth on some real runs, further on others.
+    JointCentre,
     /// Chosen from the data: the combined fit where the collective ends
     /// agree to within [`Options::agreeing_ends_ns`] (as GPU kernels of one
     /// collective do), the centre where they do not (CPU collectives); see
@@ -39,6 +46,7 @@ impl Estimator {
             Estimator::Centre => "centre",
             Estimator::Regression => "regression",
             Estimator::Combined => "combined",
+            Estimator::JointCentre => "joint-centre",
             Estimator::Auto => "auto",
         }
     }

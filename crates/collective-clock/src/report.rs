@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::choice::EstimatorChoice;
 use crate::evidence::EvidenceStats;
+use crate::maximin::JointOutcome;
 use crate::options::{Estimator, Options};
 
 /// Conflicts listed per segment at most (all are counted).
@@ -107,6 +108,9 @@ pub struct EstimateReport {
     /// Segments split off where constraints became infeasible, or (the
     /// regression and combined fits) where the ends' residuals follow a trend.
     pub splits: usize,
+    /// The joint centre estimator: what the linear programme did after the
+    /// sweeps (`None` for the other estimators).
+    pub joint: Option<JointOutcome>,
     /// Instances with at least one violated constraint.
     pub violated_instances: usize,
     /// What the evidence held.

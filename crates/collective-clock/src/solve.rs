@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use crate::caches::Caches;
 use crate::fit::{Inputs, centre, fit};
 use crate::joint::Joint;
+use crate::maximin::{JointOutcome, joint_centre};
 use crate::model::{Model, Segment};
 use crate::options::{Estimator, Options};
 use crate::presplit::presplit;
@@ -66,6 +67,8 @@ pub(crate) struct Solver<'p> {
     /// Per node and segment: fitted by the joint regression (it has ends
     /// shared with other nodes).
     pub fitted: Vec<Vec<bool>>,
+    /// What the joint centre did (that estimator only).
+    pub joint: Option<JointOutcome>,
 }
 
 /// The joint regression's models, and which segments it fitted.
@@ -99,6 +102,7 @@ impl<'p> Solver<'p> {
             splits: 0,
             held_cuts: vec![Vec::new(); p.nodes.len()],
             fitted: Vec::new(),
+            joint: None,
         }
     }
 
@@ -106,7 +110,10 @@ impl<'p> Solver<'p> {
     /// it finds no common solution), then the chosen estimator.
     pub(crate) fn run(&mut self) {
         let mut regression = self.regression();
-        if self.options.estimator != Estimator::Centre {
+        if !matches!(
+            self.options.estimator,
+            Estimator::Centre | Estimator::JointCentre
+        ) {
             for _ in 0..MAX_TREND_ROUNDS {
                 if !self.split_trends(&regression) {
                     break;
@@ -128,6 +135,17 @@ impl<'p> Solver<'p> {
             break;
         }
         if self.options.estimator == Estimator::Centre {
+            self.caches.refresh(self.p, &self.models, &self.known);
+            return;
+        }
+        if self.options.estimator == Estimator::JointCentre {
+            self.joint = Some(joint_centre(
+                self.p,
+                &mut self.models,
+                &self.excluded,
+                self.options.max_drift(),
+                self.options.min_drift_span_ns as f64,
+            ));
             self.caches.refresh(self.p, &self.models, &self.known);
             return;
         }

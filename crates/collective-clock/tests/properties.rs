@@ -93,3 +93,57 @@ proptest! {
         }
     }
 }
+
+/// The least slack of every happens-before pair of `ev` on the clocks `δ`
+/// (ps): the least, over instances and pairs of members on different
+/// nodes, of one member's end after the other's begin.
+fn least_slack_ps(
+    ev: &collective_clock::Evidence,
+    delta: impl Fn(NodeId, clock_model::HostTime) -> i128,
+) -> i128 {
+    let mut least = i128::MAX;
+    for i in ev.instances() {
+        for e in i.members.iter().filter(|m| m.role.ends()) {
+            for b in i
+                .members
+                .iter()
+                .filter(|m| m.role.starts() && m.node != e.node)
+            {
+                let slack =
+                    e.end.as_ps() + delta(e.node, e.end) - b.begin.as_ps() - delta(b.node, b.begin);
+                least = least.min(slack);
+            }
+        }
+    }
+    least
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// The joint centre violates nothing, never narrows the sweeps' least
+    /// slack, and reaches at least the true clocks' least slack (the truth
+    /// is one feasible point; the joint centre the one with the largest).
+    #[test]
+    fn the_joint_centre_has_the_largest_least_slack(run in run()) {
+        use collective_clock::JointOutcome;
+        let (ev, truth) = run.generate();
+        let est = estimate(&ev, NodeId(0), &Options::with_estimator(Estimator::JointCentre))
+            .unwrap();
+        prop_assert_eq!(est.report.violated_constraints(), 0);
+        let Some(JointOutcome::Solved { sweeps_slack_ns, joint_slack_ns, .. }) = est.report.joint
+        else {
+            return Err(TestCaseError::fail(format!("{:?}", est.report.joint)));
+        };
+        prop_assert!(joint_slack_ns >= sweeps_slack_ns);
+        let truth_ps = least_slack_ps(&ev, |n, h| truth.correction_ps(n, h));
+        // The truth is in the model (a drift is fitted only over a second
+        // or more).
+        let drift_fitted = run.instances as i64 * run.period_ns >= 2_000_000_000;
+        prop_assert!(
+            !(drift_fitted || run.max_drift_ppb == 0) ||
+            i128::from(joint_slack_ns) * 1000 >= truth_ps - 1000,
+            "joint {joint_slack_ns} ns, truth {} ns", truth_ps / 1000
+        );
+    }
+}

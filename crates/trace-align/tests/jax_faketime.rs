@@ -11,7 +11,7 @@ use clock_model::HostTime;
 use collective_check::{
     Extraction, NodeId, NodeSource, Options as CheckOptions, PlaneChoice, extract_file,
 };
-use collective_clock::{Estimate, Estimator, Evidence, Options, estimate};
+use collective_clock::{Estimate, Estimator, Evidence, JointOutcome, Options, estimate};
 use trace_align::{ClockEvidence, ClockSource, MergeSettings, RunFiles, TraceFormat};
 
 /// The recorded runs and their number of ranks.
@@ -269,10 +269,23 @@ fn estimators_compared_against_the_truth() {
     for (name, ranks) in RUNS {
         let ev = evidence(name);
         let planned = errors_against_truth(name, ranks);
-        for estimator in Estimator::ALL {
+        for estimator in Estimator::ALL.into_iter().chain([Estimator::JointCentre]) {
             let fit = estimate(&ev, NodeId(0), &Options::with_estimator(estimator)).unwrap();
             if estimator != Estimator::Regression {
                 assert_eq!(fit.report.violated_constraints(), 0, "{estimator}");
+            }
+            if estimator == Estimator::JointCentre {
+                // The joint centre widens the least slack of the sweeps'
+                // fixed point, or keeps it.
+                let Some(JointOutcome::Solved {
+                    sweeps_slack_ns,
+                    joint_slack_ns,
+                    ..
+                }) = fit.report.joint
+                else {
+                    panic!("{name}: {:?}", fit.report.joint);
+                };
+                assert!(joint_slack_ns >= sweeps_slack_ns, "{name}");
             }
             let errors = errors_of(name, &fit, ranks, estimator.as_str());
             if estimator == Estimator::default() {

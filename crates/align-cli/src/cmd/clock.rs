@@ -62,6 +62,10 @@ pub enum EstimatorArg {
     /// The regression, moved into the allowed region when outside it:
     /// best where collectives end close together (GPU runs).
     Combined,
+    /// The centre of the whole run's feasible region, every node at once
+    /// (a linear programme; the largest least slack over every
+    /// constraint): a reference to compare `centre` with.
+    JointCentre,
     /// Combined where the collective ends agree to within 10 µs, else the
     /// centre; the choice and its figures are printed.
     #[default]
@@ -74,6 +78,7 @@ impl From<EstimatorArg> for Estimator {
             EstimatorArg::Centre => Estimator::Centre,
             EstimatorArg::Regression => Estimator::Regression,
             EstimatorArg::Combined => Estimator::Combined,
+            EstimatorArg::JointCentre => Estimator::JointCentre,
             EstimatorArg::Auto => Estimator::Auto,
         }
     }
