@@ -12,7 +12,8 @@ use crate::model::Segment;
 use crate::options::{Estimator, Options};
 use crate::problem::Problem;
 use crate::report::{
-    Conflict, EstimateReport, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport, Uncertainty,
+    Conflict, EstimateReport, FeasibleRange, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport,
+    Uncertainty,
 };
 use crate::solve::Solver;
 use crate::wide;
@@ -281,6 +282,7 @@ fn segment_report(
         drift_ppb: int("drift (ppb)", seg.b * 1e9)?,
         uncertainty,
         feasible_middle_ns,
+        joint_feasible: joint_feasible(solver, i, k),
         instances: instances.len(),
         left_out,
         constraints: bounds.len(),
@@ -317,6 +319,24 @@ fn uncertainty(solver: &Solver<'_>, i: usize, seg: &Segment) -> (Uncertainty, Op
     };
     let middle = wide::ns_i64(lo.floor()).zip(wide::ns_i64(hi.ceil()));
     (uncertainty, middle.map(|(lo, hi)| [lo, hi]))
+}
+
+/// The joint feasible range of segment `k` of node `i`, in integer ns
+/// (outward), where the solver computed one.
+fn joint_feasible(solver: &Solver<'_>, i: usize, k: usize) -> Option<FeasibleRange> {
+    let ranges = solver.ranges.as_ref()?.get(i)?.get(k)?;
+    let int = |r: Option<(f64, f64)>| {
+        let (lo, hi) = r?;
+        Some([wide::ns_i64(lo.floor())?, wide::ns_i64(hi.ceil())?])
+    };
+    if ranges.iter().all(Option::is_none) {
+        return None;
+    }
+    Some(FeasibleRange {
+        start_ns: int(ranges[0]),
+        middle_ns: int(ranges[1]),
+        end_ns: int(ranges[2]),
+    })
 }
 
 #[cfg(test)]

@@ -100,13 +100,14 @@ pub use choice::EstimatorChoice;
 pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};
 pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};
-pub use maximin::{JointOutcome, MAX_ROWS, MAX_VARIABLES};
+pub use maximin::{JointOutcome, MAX_RANGE_VARIABLES, MAX_ROWS, MAX_VARIABLES};
 pub use options::{Estimator, Options};
 pub use repair::{
     MAX_LISTED_UNREPAIRED, NodeRepair, REPAIR_MARGIN_PS, Repair, RepairBound, RepairReport,
     Unrepaired, UnrepairedCause, repair,
 };
 pub use report::{
-    Conflict, EstimateReport, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport, Uncertainty,
+    Conflict, EstimateReport, FeasibleRange, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport,
+    Uncertainty,
 };
 pub use synthetic::{ClockStep, SyntheticRun, Truth};

@@ -164,23 +164,26 @@ impl<'a> Simplex<'a> {
         pi
     }
 
-    /// The reduced cost of structural column `k`.
-    fn reduced(&self, pi: &[f64], k: usize) -> f64 {
-        let dot: f64 = self.cols[k]
+    /// The reduced cost of structural column `k`, and the size of the
+    /// terms it is the sum of (its tolerance's scale).
+    fn reduced(&self, pi: &[f64], k: usize) -> (f64, f64) {
+        let cost = self.cost_of(k);
+        let (dot, size) = self.cols[k]
             .iter()
-            .map(|&(r, v)| pi[r] * self.sign[r] * v)
-            .sum();
-        self.cost_of(k) - dot
+            .fold((0.0, cost.abs()), |(dot, size), &(r, v)| {
+                let t = pi[r] * self.sign[r] * v;
+                (dot + t, size + t.abs())
+            });
+        (cost - dot, size)
     }
 
     /// The entering column: the most negative reduced cost (Dantzig), or
     /// the first negative one (`bland`); `None` at the optimum.
     fn entering(&self, pi: &[f64], bland: bool) -> Option<usize> {
-        let scale = 1.0 + pi.iter().map(|v| v.abs()).fold(0.0, f64::max);
         let mut best: Option<(usize, f64)> = None;
         for k in 0..self.cols.len() {
-            let d = self.reduced(pi, k);
-            if d < -TOL * scale * (1.0 + self.cost_of(k).abs()) {
+            let (d, size) = self.reduced(pi, k);
+            if d < -TOL * (1.0 + size) {
                 if bland {
                     return Some(k);
                 }

@@ -32,6 +32,9 @@ use crate::problem::Problem;
 
 /// Variables (offsets and drifts of free segments) at most.
 pub const MAX_VARIABLES: usize = 128;
+/// Variables at most for the joint feasible ranges (six programmes per
+/// segment).
+pub const MAX_RANGE_VARIABLES: usize = 32;
 /// Constraint pairs at most.
 pub const MAX_ROWS: usize = 1_000_000;
 /// The objective's pull of a variable towards the sweeps' centre, per ns
@@ -154,6 +157,164 @@ impl Variables {
     }
 }
 
+/// The happens-before pairs of a run as rows over the changes of its free
+/// segments from the sweeps' centre: `−(Δδ_i(e) − Δδ_j(b)) ≤ slack`, where
+/// `slack` is the pair's slack at the sweeps' centre.
+struct Programme {
+    vars: Variables,
+    /// Per pair: its row and slack at the sweeps' centre.
+    rows: Vec<Row>,
+    slack: Vec<f64>,
+    /// Per pair: `(node of the end, node of the begin, time bucket)`.
+    groups: Vec<(u32, u32, u8)>,
+    /// The drift bounds: rows and right-hand sides.
+    bounds: Vec<(Row, f64)>,
+}
+
+/// Time buckets per pair of nodes whose least slacks start the working set.
+const BUCKETS: f64 = 8.0;
+/// Rows per bucket in the first working set.
+const PER_BUCKET: usize = 2;
+/// Violated rows added to the working set per round at most.
+const ADDED_PER_ROUND: usize = 512;
+/// Rounds of the working set at most.
+const MAX_ROUNDS: usize = 64;
+
+impl Programme {
+    fn new(
+        p: &Problem,
+        models: &[Model],
+        excluded: &[bool],
+        max_drift: f64,
+        min_drift_span_ns: f64,
+    ) -> Result<Self, JointOutcome> {
+        let vars = Variables::new(p, models, min_drift_span_ns);
+        let pairs = pairs(p, excluded);
+        if vars.count == 0 || pairs.is_empty() {
+            return Err(JointOutcome::Unbounded);
+        }
+        if vars.count > MAX_VARIABLES || pairs.len() > MAX_ROWS {
+            return Err(JointOutcome::TooLarge {
+                variables: vars.count,
+                pairs: pairs.len(),
+            });
+        }
+        let (lo, hi) = pairs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(i, _)| {
+                (lo.min(p.end[i]), hi.max(p.end[i]))
+            });
+        let width = (hi - lo).max(1.0) / BUCKETS;
+        let mut rows = Vec::with_capacity(pairs.len());
+        let mut slack = Vec::with_capacity(pairs.len());
+        let mut groups = Vec::with_capacity(pairs.len());
+        for &(i, j) in &pairs {
+            let (ni, nj) = (p.node_of[i] as usize, p.node_of[j] as usize);
+            let (e, b) = (p.end[i], p.begin[j]);
+            slack.push(e + models[ni].at(e) - b - models[nj].at(b));
+            let (ti, tj) = (vars.terms(models, ni, e), vars.terms(models, nj, b));
+            let mut row: Row = ti.0[..ti.1].iter().map(|&(v, w)| (v, -w)).collect();
+            row.extend(tj.0[..tj.1].iter().copied());
+            rows.push(row);
+            let bucket = (((e - lo) / width) as u8).min(BUCKETS as u8 - 1);
+            groups.push((ni as u32, nj as u32, bucket));
+        }
+        let mut bounds = Vec::new();
+        for (node, segs) in vars.index.iter().enumerate() {
+            for (k, v) in segs.iter().enumerate() {
+                if let Some((_, Some(b))) = *v {
+                    let seg = &models[node].segments[k];
+                    let half = (seg.hi - seg.lo) / 2.0;
+                    bounds.push((vec![(b, 1.0)], (max_drift - seg.b) * half));
+                    bounds.push((vec![(b, -1.0)], (max_drift + seg.b) * half));
+                }
+            }
+        }
+        Ok(Programme {
+            vars,
+            rows,
+            slack,
+            groups,
+            bounds,
+        })
+    }
+
+    /// The least slack at the sweeps' centre.
+    fn least_slack(&self) -> f64 {
+        self.slack.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// `maximise c·x` over the pair rows (each with `+x[s]` when `s` is
+    /// given), the drift bounds and `extra`, by a working set of pair rows:
+    /// the least slacks of every pair of nodes over the run first, then,
+    /// round by round, the rows the last solution violates.
+    fn maximise(
+        &self,
+        c: &[f64],
+        s: Option<usize>,
+        extra: &[(Row, f64)],
+    ) -> Result<Vec<f64>, LpFailure> {
+        let mut set = self.first_set();
+        let mut in_set = vec![false; self.rows.len()];
+        for &k in &set {
+            in_set[k] = true;
+        }
+        for _ in 0..MAX_ROUNDS {
+            let mut rows: Vec<Row> = Vec::with_capacity(set.len() + extra.len());
+            let mut h = Vec::with_capacity(rows.capacity());
+            for &k in &set {
+                let mut row = self.rows[k].clone();
+                row.extend(s.map(|s| (s, 1.0)));
+                rows.push(row);
+                h.push(self.slack[k]);
+            }
+            for (row, rhs) in self.bounds.iter().chain(extra) {
+                rows.push(row.clone());
+                h.push(*rhs);
+            }
+            let x = maximise(c, &rows, &h)?;
+            // Rows of the set may miss by the simplex's tolerance: only
+            // rows outside it are added.
+            let mut violated: Vec<(f64, usize)> = (0..self.rows.len())
+                .filter(|&k| !in_set[k])
+                .filter_map(|k| {
+                    let lhs: f64 = self.rows[k].iter().map(|&(v, w)| w * x[v]).sum::<f64>()
+                        + s.map_or(0.0, |s| x[s]);
+                    let by = lhs - self.slack[k];
+                    (by > 1e-6 * (1.0 + self.slack[k].abs())).then_some((by, k))
+                })
+                .collect();
+            if violated.is_empty() {
+                return Ok(x);
+            }
+            violated.sort_by(|a, b| b.0.total_cmp(&a.0));
+            for &(_, k) in violated.iter().take(ADDED_PER_ROUND) {
+                in_set[k] = true;
+                set.push(k);
+            }
+        }
+        Err(LpFailure::Stuck)
+    }
+
+    /// The first working set: per pair of nodes and time bucket, the rows
+    /// with the least slack.
+    fn first_set(&self) -> Vec<usize> {
+        let mut best: std::collections::HashMap<(u32, u32, u8), Vec<usize>> =
+            std::collections::HashMap::new();
+        for (k, g) in self.groups.iter().enumerate() {
+            let list = best.entry(*g).or_default();
+            list.push(k);
+            if list.len() > PER_BUCKET {
+                list.sort_by(|&a, &b| self.slack[a].total_cmp(&self.slack[b]));
+                list.truncate(PER_BUCKET);
+            }
+        }
+        let mut set: Vec<usize> = best.into_values().flatten().collect();
+        set.sort_unstable();
+        set
+    }
+}
+
 /// Move the free segments of `models` (the sweeps' centre) to the joint
 /// centre of the instances not `excluded`; drifts stay within ±`max_drift`.
 pub(crate) fn joint_centre(
@@ -163,59 +324,23 @@ pub(crate) fn joint_centre(
     max_drift: f64,
     min_drift_span_ns: f64,
 ) -> JointOutcome {
-    let vars = Variables::new(p, models, min_drift_span_ns);
-    let pairs = pairs(p, excluded);
-    if vars.count == 0 || pairs.is_empty() {
-        return JointOutcome::Unbounded;
-    }
-    if vars.count > MAX_VARIABLES || pairs.len() > MAX_ROWS {
-        return JointOutcome::TooLarge {
-            variables: vars.count,
-            pairs: pairs.len(),
-        };
-    }
-    let n = vars.count;
+    let prog = match Programme::new(p, models, excluded, max_drift, min_drift_span_ns) {
+        Ok(prog) => prog,
+        Err(outcome) => return outcome,
+    };
+    let n = prog.vars.count;
     let s = 2 * n; // variables: n changes, n pulls, the least slack
-    let mut rows: Vec<Row> = Vec::with_capacity(pairs.len() + 3 * n + 1);
-    let mut h = Vec::with_capacity(rows.capacity());
-    let mut sweeps_slack = f64::INFINITY;
-    for &(i, j) in &pairs {
-        let (ni, nj) = (p.node_of[i] as usize, p.node_of[j] as usize);
-        let (e, b) = (p.end[i], p.begin[j]);
-        let slack = e + models[ni].at(e) - b - models[nj].at(b);
-        sweeps_slack = sweeps_slack.min(slack);
-        // −(Δδ_i(e) − Δδ_j(b)) + s ≤ slack
-        let (ti, tj) = (vars.terms(models, ni, e), vars.terms(models, nj, b));
-        let mut row: Row = ti.0[..ti.1].iter().map(|&(v, w)| (v, -w)).collect();
-        row.extend(tj.0[..tj.1].iter().copied());
-        row.push((s, 1.0));
-        rows.push(row);
-        h.push(slack);
-    }
+    let mut extra: Vec<(Row, f64)> = Vec::with_capacity(2 * n + 1);
     for v in 0..n {
-        rows.push(vec![(v, 1.0), (n + v, -1.0)]);
-        h.push(0.0);
-        rows.push(vec![(v, -1.0), (n + v, -1.0)]);
-        h.push(0.0);
+        extra.push((vec![(v, 1.0), (n + v, -1.0)], 0.0));
+        extra.push((vec![(v, -1.0), (n + v, -1.0)], 0.0));
     }
-    for (node, segs) in vars.index.iter().enumerate() {
-        for (k, v) in segs.iter().enumerate() {
-            if let Some((_, Some(b))) = *v {
-                let seg = &models[node].segments[k];
-                let half = (seg.hi - seg.lo) / 2.0;
-                rows.push(vec![(b, 1.0)]);
-                h.push((max_drift - seg.b) * half);
-                rows.push(vec![(b, -1.0)]);
-                h.push((max_drift + seg.b) * half);
-            }
-        }
-    }
-    rows.push(vec![(s, 1.0)]);
-    h.push(NO_BOUND_NS);
+    extra.push((vec![(s, 1.0)], NO_BOUND_NS));
     let mut c = vec![0.0; 2 * n + 1];
     c[n..2 * n].fill(-PULL);
     c[s] = 1.0;
-    let x = match maximise(&c, &rows, &h) {
+    let sweeps_slack = prog.least_slack();
+    let x = match prog.maximise(&c, Some(s), &extra) {
         Ok(x) => x,
         Err(LpFailure::Unbounded) => return JointOutcome::Unbounded,
         Err(LpFailure::Infeasible | LpFailure::Stuck) => return JointOutcome::Failed,
@@ -223,10 +348,19 @@ pub(crate) fn joint_centre(
     if x[s] >= NO_BOUND_NS / 2.0 || !x[s].is_finite() {
         return JointOutcome::Unbounded;
     }
-    if x[s] < sweeps_slack {
+    if x[s] < sweeps_slack - 1e-6 * (1.0 + sweeps_slack.abs()) {
         return JointOutcome::Failed; // never worse than the sweeps
     }
-    for (node, segs) in vars.index.iter().enumerate() {
+    let solved = |joint: f64| JointOutcome::Solved {
+        sweeps_slack_ns: sweeps_slack.round() as i64,
+        joint_slack_ns: joint.round() as i64,
+        variables: n,
+        pairs: prog.rows.len(),
+    };
+    if x[s] <= sweeps_slack {
+        return solved(sweeps_slack); // the sweeps' centre is a joint one
+    }
+    for (node, segs) in prog.vars.index.iter().enumerate() {
         for (k, v) in segs.iter().enumerate() {
             let Some((a, b)) = *v else { continue };
             let seg = &mut models[node].segments[k];
@@ -236,11 +370,63 @@ pub(crate) fn joint_centre(
             }
         }
     }
-    JointOutcome::Solved {
-        sweeps_slack_ns: sweeps_slack.round() as i64,
-        joint_slack_ns: x[s].round() as i64,
-        variables: n,
-        pairs: pairs.len(),
+    solved(x[s])
+}
+
+/// A segment's feasible correction over the whole run's region at its
+/// start, middle and end, ns (`None` where unbounded).
+pub(crate) type Ranges = [Option<(f64, f64)>; 3];
+
+/// Per node and segment of `models`, the least and greatest correction
+/// over every point of the run's feasible region (every free segment's
+/// offset and drift at once, drifts within ±`max_drift`), at the segment's
+/// start, middle and end; `None` for a run larger than
+/// [`MAX_RANGE_VARIABLES`] or without a region. Held nodes get `[None; 3]`.
+pub(crate) fn joint_ranges(
+    p: &Problem,
+    models: &[Model],
+    excluded: &[bool],
+    max_drift: f64,
+    min_drift_span_ns: f64,
+) -> Option<Vec<Vec<Ranges>>> {
+    let prog = Programme::new(p, models, excluded, max_drift, min_drift_span_ns).ok()?;
+    if prog.vars.count > MAX_RANGE_VARIABLES {
+        return None;
+    }
+    let ranges = models
+        .iter()
+        .enumerate()
+        .map(|(node, m)| {
+            m.segments
+                .iter()
+                .enumerate()
+                .map(|(k, seg)| match prog.vars.index[node][k] {
+                    None => [None; 3],
+                    Some(_) => [seg.lo, seg.x0(), seg.hi].map(|x| prog.range(models, node, x)),
+                })
+                .collect()
+        })
+        .collect();
+    Some(ranges)
+}
+
+impl Programme {
+    /// The least and greatest correction of `node` at `x` over the region
+    /// (`None` where unbounded or empty).
+    fn range(&self, models: &[Model], node: usize, x: f64) -> Option<(f64, f64)> {
+        let terms = self.vars.terms(models, node, x);
+        let at = models[node].at(x);
+        let mut ends = [0.0; 2];
+        for (end, sign) in ends.iter_mut().zip([-1.0, 1.0]) {
+            let mut c = vec![0.0; self.vars.count];
+            for &(v, w) in &terms.0[..terms.1] {
+                c[v] += sign * w;
+            }
+            let x = self.maximise(&c, None, &[]).ok()?;
+            let change: f64 = terms.0[..terms.1].iter().map(|&(v, w)| w * x[v]).sum();
+            *end = at + change;
+        }
+        Some((ends[0], ends[1]))
     }
 }
 

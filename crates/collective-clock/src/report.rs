@@ -23,6 +23,21 @@ pub struct Uncertainty {
     pub end_ns: Option<i64>,
 }
 
+/// A segment's feasible correction over the whole run's feasible region
+/// (every node's correction free at once, drifts within the bound): the
+/// least and greatest `δ`, `[low, high]` ns, at three times. Whenever every
+/// constraint holds on the true clocks, the true correction lies in each.
+/// `None` where the region is unbounded or empty there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FeasibleRange {
+    /// At the segment's first constraint.
+    pub start_ns: Option<[i64; 2]>,
+    /// Halfway.
+    pub middle_ns: Option<[i64; 2]>,
+    /// At its last constraint.
+    pub end_ns: Option<[i64; 2]>,
+}
+
 /// A constraint the fit violates: a member that ends before another member
 /// begins (or begins after another ends), on the corrected clocks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -60,6 +75,12 @@ pub struct SegmentReport {
     /// ns (`None` where it is empty or unbounded): a correction given
     /// otherwise (by probe offsets) outside it contradicts the collectives.
     pub feasible_middle_ns: Option<[i64; 2]>,
+    /// The feasible correction over the whole run's region (every node
+    /// free), where the run has at most
+    /// [`MAX_RANGE_VARIABLES`](crate::MAX_RANGE_VARIABLES) offset and drift
+    /// variables: wider than `uncertainty` (which holds the other nodes at
+    /// their estimates), and the interval that covers the truth.
+    pub joint_feasible: Option<FeasibleRange>,
     /// Instances with a constraint in the segment.
     pub instances: usize,
     /// Of those, instances left out of the fit: a stretch of constraints

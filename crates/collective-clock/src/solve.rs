@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use crate::caches::Caches;
 use crate::fit::{Inputs, centre, fit};
 use crate::joint::Joint;
-use crate::maximin::{JointOutcome, joint_centre};
+use crate::maximin::{JointOutcome, Ranges, joint_centre, joint_ranges};
 use crate::model::{Model, Segment};
 use crate::options::{Estimator, Options};
 use crate::presplit::presplit;
@@ -69,6 +69,9 @@ pub(crate) struct Solver<'p> {
     pub fitted: Vec<Vec<bool>>,
     /// What the joint centre did (that estimator only).
     pub joint: Option<JointOutcome>,
+    /// Per node and segment: the joint feasible ranges of the final
+    /// models (see [`joint_ranges`]).
+    pub ranges: Option<Vec<Vec<Ranges>>>,
 }
 
 /// The joint regression's models, and which segments it fitted.
@@ -103,12 +106,25 @@ impl<'p> Solver<'p> {
             held_cuts: vec![Vec::new(); p.nodes.len()],
             fitted: Vec::new(),
             joint: None,
+            ranges: None,
         }
+    }
+
+    /// [`Solver::fit`], then the joint feasible ranges of its result.
+    pub(crate) fn run(&mut self) {
+        self.fit();
+        self.ranges = joint_ranges(
+            self.p,
+            &self.models,
+            &self.excluded,
+            self.options.max_drift(),
+            self.options.min_drift_span_ns as f64,
+        );
     }
 
     /// The joint regression, the centre from there (segments split where
     /// it finds no common solution), then the chosen estimator.
-    pub(crate) fn run(&mut self) {
+    fn fit(&mut self) {
         let mut regression = self.regression();
         if !matches!(
             self.options.estimator,

@@ -136,10 +136,36 @@ proptest! {
             return Err(TestCaseError::fail(format!("{:?}", est.report.joint)));
         };
         prop_assert!(joint_slack_ns >= sweeps_slack_ns);
-        let truth_ps = least_slack_ps(&ev, |n, h| truth.correction_ps(n, h));
         // The truth is in the model (a drift is fitted only over a second
         // or more).
         let drift_fitted = run.instances as i64 * run.period_ns >= 2_000_000_000;
+        let fitted_ps = least_slack_ps(&ev, |n, h| est.offset_ps(n, h).unwrap());
+        prop_assert!(
+            (fitted_ps - i128::from(joint_slack_ns) * 1000).abs() <= 2000,
+            "the maps' least slack {} ns, the programme's {joint_slack_ns} ns",
+            fitted_ps / 1000
+        );
+        // The truth lies in every joint feasible range.
+        for n in est.report.nodes.iter().filter(|n| !n.reference) {
+            for s in &n.segments {
+                let Some(range) = s.joint_feasible else { continue };
+                let middle = s.start_host_ns + (s.end_host_ns - s.start_host_ns) / 2;
+                for (at, r) in [
+                    (s.start_host_ns, range.start_ns),
+                    (middle, range.middle_ns),
+                    (s.end_host_ns, range.end_ns),
+                ] {
+                    let Some([lo, hi]) = r else { continue };
+                    let t = truth.correction_ps(n.node, clock_model::HostTime::from_ns(at)) / 1000;
+                    prop_assert!(
+                        !(drift_fitted || run.max_drift_ppb == 0)
+                            || (i128::from(lo) - 2..=i128::from(hi) + 2).contains(&t),
+                        "node {} at {at}: truth {t} ns outside [{lo}, {hi}]", n.node
+                    );
+                }
+            }
+        }
+        let truth_ps = least_slack_ps(&ev, |n, h| truth.correction_ps(n, h));
         prop_assert!(
             !(drift_fitted || run.max_drift_ppb == 0) ||
             i128::from(joint_slack_ns) * 1000 >= truth_ps - 1000,

@@ -170,6 +170,7 @@ mod tests {
                 end_ns: Some(50),
             },
             feasible_middle_ns: None,
+            joint_feasible: None,
             instances: 1,
             left_out: 0,
             constraints: 1,

@@ -155,6 +155,17 @@ fn feasible_against_truth(
         assert!(!truth_inside, "rank {rank}: no bounded interval");
         return format!("; true correction at the middle {truth} ns, no bounded interval");
     };
+    if let Some([jlo, jhi]) = seg.joint_feasible.and_then(|r| r.middle_ns) {
+        // The whole run's feasible range holds the one above and the truth.
+        assert!(
+            jlo <= lo && hi <= jhi,
+            "rank {rank}: [{jlo}, {jhi}] ⊉ [{lo}, {hi}]"
+        );
+        assert!(
+            (jlo..=jhi).contains(&truth),
+            "rank {rank}: true correction {truth} ns outside the joint [{jlo}, {jhi}]"
+        );
+    }
     let inside = (lo..=hi).contains(&truth);
     assert!(
         inside || !truth_inside,
