@@ -43,6 +43,12 @@ pub struct NodeCollectiveClock {
     pub feasible_ns: Option<[i64; 2]>,
     /// Its half-width, ns (`None` for the reference).
     pub uncertainty_ns: Option<i64>,
+    /// The feasible interval of the correction there over the whole run's
+    /// region (every node free at once), `[low, high]` ns: wider than
+    /// `feasible_ns`, which holds the other nodes at their estimates, and
+    /// the one that holds the truth whenever every constraint does (`None`
+    /// for the reference, or a run too large for it).
+    pub joint_feasible_ns: Option<[i64; 2]>,
     /// The probe offsets against the collectives, when the node has usable
     /// probe rows.
     pub probes: Option<ProbeComparison>,
@@ -175,6 +181,10 @@ fn node_summary(
         feasible_ns,
         uncertainty_ns: shown
             .and_then(|s| s.uncertainty.middle_ns)
+            .filter(|_| !n.reference),
+        joint_feasible_ns: shown
+            .and_then(|s| s.joint_feasible)
+            .and_then(|r| r.middle_ns)
             .filter(|_| !n.reference),
         probes,
     }

@@ -34,6 +34,9 @@ fn row(n: &NodeCollectiveClock) -> String {
     let feasible = n
         .feasible_ns
         .map_or("-".to_owned(), |[lo, hi]| format!("{lo} .. {hi}"));
+    let joint = n
+        .joint_feasible_ns
+        .map_or("-".to_owned(), |[lo, hi]| format!("{lo} .. {hi}"));
     let probes = match &n.probes {
         None => "-".to_owned(),
         Some(p) => format!(
@@ -53,7 +56,7 @@ fn row(n: &NodeCollectiveClock) -> String {
         ),
     };
     format!(
-        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {probes}",
+        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {:>27}  {probes}",
         n.node,
         n.instances,
         n.constraints,
@@ -66,6 +69,7 @@ fn row(n: &NodeCollectiveClock) -> String {
         n.drift_ppb,
         feasible,
         or_dash(n.uncertainty_ns.map(|u| format!("± {u}"))),
+        joint,
     )
 }
 
@@ -88,7 +92,7 @@ pub fn summary(c: &CollectiveClocks) -> String {
         s += &format!("{choice}\n");
     }
     s += &format!(
-        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {}\n",
+        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {:>27}  {}\n",
         "node",
         "instances",
         "constraints",
@@ -97,6 +101,7 @@ pub fn summary(c: &CollectiveClocks) -> String {
         "drift ppb",
         "feasible (ns)",
         "± (ns)",
+        "whole-run range (ns)",
         "probes (ns, against collectives)"
     );
     for n in &c.nodes {
