@@ -97,7 +97,7 @@ pub use check::CorrectionCheck;
 pub use choice::EstimatorChoice;
 pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};
-pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};
+pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, PermuteStats, Role};
 pub use options::{Estimator, Options};
 pub use repair::{
     MAX_LISTED_UNREPAIRED, NodeRepair, REPAIR_MARGIN_PS, Repair, RepairBound, RepairReport,
