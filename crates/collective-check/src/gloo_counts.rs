@@ -112,6 +112,7 @@ mod tests {
     use crate::classify::CollectiveKind;
     use crate::hlo_groups::ReplicaGroup;
     use crate::occurrence::Occurrence;
+    use crate::permute::PermutePeers;
     use crate::units::{Participant, TimePs};
 
     fn run(counts: &[(u32, &str, usize)]) -> Extraction {
@@ -131,6 +132,7 @@ mod tests {
                     module,
                     run_id: None,
                     group: ReplicaGroup::All,
+                    peers: PermutePeers::NotLookedUp,
                     correlation: None,
                     begin: TimePs(k as i128),
                     end: TimePs(k as i128 + 1),

@@ -24,6 +24,8 @@ use std::collections::{BTreeMap, HashMap};
 use prost::Message;
 use xplane_proto::{EventMetadataView, PlaneIndex, StatValue, WireError};
 
+use crate::permute::{PeerLink, PermuteLinks, PermutePeers};
+
 /// The stat of a `/host:metadata` event metadata that holds an `HloProto`.
 pub const HLO_PROTO_STAT: &str = "Hlo Proto";
 
@@ -154,6 +156,9 @@ struct OpGroups {
     /// An id in no group is a group of its own (a collective-permute's
     /// device that neither sends nor receives).
     alone_if_absent: bool,
+    /// A collective-permute's `(source, target)` pairs (empty for the
+    /// other collectives).
+    pairs: Vec<(i64, i64)>,
 }
 
 /// The devices of a module, `devices[partition][replica]`.
@@ -248,6 +253,41 @@ impl HloModules {
         op: &str,
         device: Option<i64>,
     ) -> ReplicaGroup {
+        let Some((m, g)) = self.find(program_id, module, op) else {
+            return ReplicaGroup::Unknown;
+        };
+        if g.whole(&m.assignment) {
+            return ReplicaGroup::All;
+        }
+        device.map_or(ReplicaGroup::Unplaced, |d| g.group_of(&m.assignment, d))
+    }
+
+    /// Whom `device` sends to and receives from in the collective-permute
+    /// `op` of the module with `program_id` (else the only module named
+    /// `module`), by global device id: [`PermutePeers::Unknown`] without
+    /// an HLO proto of the op, [`PermutePeers::Unplaced`] when `device` is
+    /// not known or not in the module's device assignment.
+    pub fn peers_of(
+        &self,
+        program_id: Option<i64>,
+        module: Option<&str>,
+        op: &str,
+        device: Option<i64>,
+    ) -> PermutePeers {
+        let Some((m, g)) = self.find(program_id, module, op) else {
+            return PermutePeers::Unknown;
+        };
+        device.map_or(PermutePeers::Unplaced, |d| g.peers(&m.assignment, d))
+    }
+
+    /// The module with `program_id` (else the only one named `module`) and
+    /// its collective `op`.
+    fn find(
+        &self,
+        program_id: Option<i64>,
+        module: Option<&str>,
+        op: &str,
+    ) -> Option<(&Module, &OpGroups)> {
         let found = match program_id {
             Some(id) => self.modules.get(&id),
             None => {
@@ -258,13 +298,7 @@ impl HloModules {
                 named.next().filter(|_| named.next().is_none())
             }
         };
-        let Some((m, g)) = found.and_then(|m| Some((m, m.ops.get(op)?))) else {
-            return ReplicaGroup::Unknown;
-        };
-        if g.whole(&m.assignment) {
-            return ReplicaGroup::All;
-        }
-        device.map_or(ReplicaGroup::Unplaced, |d| g.group_of(&m.assignment, d))
+        found.and_then(|m| Some((m, m.ops.get(op)?)))
     }
 }
 
@@ -313,6 +347,7 @@ impl OpGroups {
                 space,
                 groups: connected(&pairs),
                 alone_if_absent: true,
+                pairs,
             });
         }
         let groups = match &i.collective_device_list {
@@ -334,6 +369,7 @@ impl OpGroups {
             space,
             groups,
             alone_if_absent: false,
+            pairs: Vec::new(),
         })
     }
 
@@ -355,16 +391,8 @@ impl OpGroups {
     /// the op has one group holding every device; `Unplaced` when the
     /// device or its group is not in the assignment.
     fn group_of(&self, a: &Assignment, device: i64) -> ReplicaGroup {
-        let Some((replica, partition)) = a.place(device) else {
+        let Some((mine, to_device)) = self.id_of(a, device) else {
             return ReplicaGroup::Unplaced;
-        };
-        let (mine, to_device): (i64, Box<dyn Fn(i64) -> Option<i64>>) = match self.space {
-            IdSpace::Replica => (replica, Box::new(move |r| a.device(r, partition))),
-            IdSpace::Partition => (partition, Box::new(move |p| a.device(replica, p))),
-            IdSpace::Flattened => (
-                replica * a.partitions() + partition,
-                Box::new(move |id| a.device(id / a.partitions(), id % a.partitions())),
-            ),
         };
         if self.whole(a) {
             return ReplicaGroup::All;
@@ -378,6 +406,46 @@ impl OpGroups {
             None if self.alone_if_absent => lowest(&[mine], &to_device),
             None => ReplicaGroup::Unplaced,
         }
+    }
+
+    /// The id of `device` in the op's id space and the map from an id of
+    /// that space to its device (for replica ids: within the device's
+    /// partition; for partition ids: within its replica); `None` when the
+    /// device is not in the assignment.
+    #[allow(clippy::type_complexity)]
+    fn id_of<'a>(
+        &self,
+        a: &'a Assignment,
+        device: i64,
+    ) -> Option<(i64, Box<dyn Fn(i64) -> Option<i64> + 'a>)> {
+        let (replica, partition) = a.place(device)?;
+        Some(match self.space {
+            IdSpace::Replica => (replica, Box::new(move |r| a.device(r, partition))),
+            IdSpace::Partition => (partition, Box::new(move |p| a.device(replica, p))),
+            IdSpace::Flattened => (
+                replica * a.partitions() + partition,
+                Box::new(move |id| a.device(id / a.partitions(), id % a.partitions())),
+            ),
+        })
+    }
+
+    /// The peers of `device` by the op's pairs (a device is the source of
+    /// one pair at most and the target of one at most).
+    fn peers(&self, a: &Assignment, device: i64) -> PermutePeers {
+        let Some((mine, to_device)) = self.id_of(a, device) else {
+            return PermutePeers::Unplaced;
+        };
+        let link = |id: Option<i64>| match id {
+            None => PeerLink::None,
+            Some(id) => to_device(id).map_or(PeerLink::Unplaced, PeerLink::Device),
+        };
+        let target = self.pairs.iter().find(|p| p.0 == mine).map(|p| p.1);
+        let source = self.pairs.iter().find(|p| p.1 == mine).map(|p| p.0);
+        PermutePeers::Known(PermuteLinks {
+            device,
+            target: link(target),
+            source: link(source),
+        })
     }
 }
 
@@ -498,6 +566,7 @@ mod tests {
             space: IdSpace::Flattened,
             groups,
             alone_if_absent: false,
+            pairs: vec![],
         }
     }
 
@@ -527,6 +596,7 @@ mod tests {
             space: IdSpace::Partition,
             groups: vec![],
             alone_if_absent: false,
+            pairs: vec![],
         };
         assert_eq!(across.group_of(&a, 2048), ReplicaGroup::All);
     }
@@ -549,6 +619,7 @@ mod tests {
             space: IdSpace::Replica,
             groups: vec![vec![0, 1]],
             alone_if_absent: false,
+            pairs: vec![],
         };
         assert_eq!(g.group_of(&a, 2), ReplicaGroup::Lowest(0));
         assert_eq!(g.group_of(&a, 3), ReplicaGroup::Lowest(1));
@@ -582,9 +653,47 @@ mod tests {
             space: IdSpace::Partition,
             groups: connected(&[(0, 1), (1, 0)]),
             alone_if_absent: true,
+            pairs: vec![(0, 1), (1, 0)],
         };
         assert_eq!(g.group_of(&mesh(), 2048), ReplicaGroup::Lowest(0));
         assert_eq!(g.group_of(&mesh(), 6144), ReplicaGroup::Lowest(6144));
+    }
+
+    #[test]
+    fn permute_peers_map_pair_ids_to_devices() {
+        // A ring of partitions 0 -> 1 -> 2 -> 0; partition 3 sends to
+        // partition 9, which has no device, and receives from nobody.
+        let g = OpGroups {
+            space: IdSpace::Partition,
+            groups: connected(&[(0, 1), (1, 2), (2, 0), (3, 9)]),
+            alone_if_absent: true,
+            pairs: vec![(0, 1), (1, 2), (2, 0), (3, 9)],
+        };
+        let a = mesh();
+        let known = |device, target, source| {
+            PermutePeers::Known(PermuteLinks {
+                device,
+                target,
+                source,
+            })
+        };
+        use PeerLink::{Device, None as NoPeer, Unplaced};
+        assert_eq!(g.peers(&a, 2048), known(2048, Device(4096), Device(0)));
+        assert_eq!(g.peers(&a, 0), known(0, Device(2048), Device(4096)));
+        // Partition 9 has no device; nobody sends to partition 3.
+        assert_eq!(g.peers(&a, 6144), known(6144, Unplaced, NoPeer));
+        assert_eq!(g.peers(&a, 7), PermutePeers::Unplaced);
+        // Replica ids: the peer is in the device's own partition.
+        let replicas = OpGroups {
+            space: IdSpace::Replica,
+            pairs: vec![(0, 1)],
+            ..g
+        };
+        let two = Assignment {
+            devices: vec![vec![0, 2], vec![1, 3]],
+        };
+        assert_eq!(replicas.peers(&two, 1), known(1, Device(3), NoPeer));
+        assert_eq!(replicas.peers(&two, 2), known(2, NoPeer, Device(0)));
     }
 
     #[test]

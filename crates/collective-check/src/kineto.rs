@@ -46,6 +46,7 @@ use crate::gloo_groups::{self, GlooGroups, Thread};
 use crate::groups::verify_kineto_groups;
 use crate::hlo_groups::ReplicaGroup;
 use crate::occurrence::{Extraction, Occurrence};
+use crate::permute::PermutePeers;
 use crate::report::Report;
 use crate::units::{NodeId, Participant, TimePs};
 
@@ -353,6 +354,7 @@ fn nccl_occurrence(
             module,
             run_id,
             group: ReplicaGroup::All,
+            peers: PermutePeers::NotLookedUp,
             correlation: a.external_id,
             begin: ps(begin),
             end: ps(end),
@@ -456,6 +458,7 @@ fn gloo_collectives(
                 module,
                 run_id: None,
                 group: ReplicaGroup::All,
+                peers: PermutePeers::NotLookedUp,
                 correlation: p.external_id,
                 begin: ps(p.begin),
                 end: ps(p.end),
@@ -503,6 +506,7 @@ fn gloo_p2p(
                 module: None,
                 run_id: None,
                 group: ReplicaGroup::All,
+                peers: PermutePeers::NotLookedUp,
                 correlation: p.external_id,
                 begin: ps(p.begin),
                 end: ps(p.end),

@@ -12,7 +12,9 @@
 //!   `/host:metadata` plane, [`HloModules`]), or by occurrence order, and
 //!   applies the rules, giving a [`Report`]:
 //!   [`Instance`]s with start/end spread, [`Violation`]s with their size,
-//!   [`Warning`]s for anything unmatched, and a [`Straggler`] table.
+//!   [`Warning`]s for anything unmatched, and a [`Straggler`] table. A
+//!   collective-permute instance's group carries its [`Transfers`] (who
+//!   sends to whom, from the HLO's `source_target_pairs`).
 //! - [`extract_kineto`] / [`extract_kineto_file`] read PyTorch profiler
 //!   (Kineto) traces into the same model, one node per rank (NCCL/RCCL by
 //!   `Comms Id` or `Seq`, gloo by order within the process group of its
@@ -42,6 +44,7 @@
 //!         module: None,
 //!         run_id: Some(7),
 //!         group: ReplicaGroup::All,
+//!         peers: PermutePeers::NotLookedUp,
 //!         correlation: None,
 //!         begin: TimePs(begin),
 //!         end: TimePs(end),
@@ -70,6 +73,7 @@ mod kineto;
 mod matching;
 mod occurrence;
 mod output;
+mod permute;
 mod report;
 mod scan;
 mod sequence;
@@ -101,6 +105,7 @@ pub use kineto::{
 pub use matching::{Group, MatchKey, group};
 pub use occurrence::{ExtractStats, Extraction, NodeInfo, Occurrence, Sym};
 pub use output::CSV_COLUMNS;
+pub use permute::{PeerLink, PermuteLinks, PermutePeers, Transfer, Transfers};
 pub use report::{
     Instance, Report, Slot, Spread, Straggler, Summary, Violation, Warning, WarningKind,
 };

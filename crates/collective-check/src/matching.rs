@@ -31,6 +31,7 @@ use crate::classify::CollectiveKind;
 use crate::extract::PlaneChoice;
 use crate::hlo_groups::ReplicaGroup;
 use crate::occurrence::{Extraction, Occurrence, Sym};
+use crate::permute::Transfers;
 use crate::report::{Warning, WarningKind};
 use crate::sequence::{self, Matched, Mismatch, OpKey};
 use crate::units::{NodeId, Participant};
@@ -80,6 +81,9 @@ pub struct Group {
     pub members: Vec<Occurrence>,
     /// False when some participant seen for this op elsewhere is missing.
     pub complete: bool,
+    /// For a collective-permute: who sends to whom among `members`, from
+    /// their [`PermutePeers`](crate::PermutePeers); `None` for any other kind.
+    pub transfers: Option<Transfers>,
 }
 
 /// Group `ex`'s occurrences into instances (the matching [`check`](crate::check)
@@ -163,6 +167,7 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
         if list.len() < 2 && want.len() >= 2 {
             *single.entry(op_key).or_default() += 1;
         }
+        let transfers = (kind == CollectiveKind::CollectivePermute).then(|| Transfers::of(&list));
         groups.push(Group {
             module: op_key.0,
             op: op_key.1,
@@ -170,6 +175,7 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
             key,
             members: list,
             complete,
+            transfers,
         });
     }
     let op_name = |k: &OpKey| ex.name(k.1).to_owned();

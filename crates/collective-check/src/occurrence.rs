@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::classify::CollectiveKind;
 use crate::comms::KinetoRecords;
 use crate::hlo_groups::ReplicaGroup;
+use crate::permute::PermutePeers;
 use crate::units::{NodeId, Participant, TimePs};
 
 /// An interned string (op or module name) of an [`Extraction`].
@@ -32,6 +33,10 @@ pub struct Occurrence {
     /// Which replica group of its op the participant is in (from the HLO
     /// protos of the trace; [`ReplicaGroup::All`] without a `run_id`).
     pub group: ReplicaGroup,
+    /// For a collective-permute matched by `run_id`: whom its device sends
+    /// to and receives from, from the HLO protos of the trace
+    /// ([`PermutePeers::NotLookedUp`] for any other).
+    pub peers: PermutePeers,
     /// `correlation_id`, else the TraceMe producer id `_p`, when present.
     pub correlation: Option<u64>,
     /// Absolute start.

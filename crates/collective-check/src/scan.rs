@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::extract::{NodeSource, Options};
 use crate::hlo_groups::{HloModules, ReplicaGroup};
 use crate::occurrence::{ExtractStats, Extraction, Occurrence, Sym};
+use crate::permute::PermutePeers;
 use crate::units::{NodeId, Participant, TimePs};
 
 /// The collectives of one file, captured as its events are walked: planes
@@ -233,6 +234,7 @@ impl<'a, 'o> Capture<'a, 'o> {
                 module,
                 run_id: f.run_id,
                 group: ReplicaGroup::All,
+                peers: PermutePeers::NotLookedUp,
                 correlation: f.correlation,
                 begin: f.begin,
                 end: f.end,
@@ -271,28 +273,38 @@ struct GroupLookup {
 }
 
 impl Capture<'_, '_> {
-    /// Give every occurrence matched by `run_id` its replica group, from
-    /// the HLO modules of its node (looked up once per node, module, op
-    /// and device).
+    /// Give every occurrence matched by `run_id` its replica group, and a
+    /// collective-permute its peers, from the HLO modules of its node
+    /// (looked up once per node, module, op and device).
     fn resolve_groups(&mut self) {
         let empty = HloModules::default();
         type Key = (NodeId, Option<i64>, Option<Sym>, Sym, Option<i64>);
-        let mut seen: HashMap<Key, ReplicaGroup> = HashMap::new();
+        let mut seen: HashMap<Key, (ReplicaGroup, PermutePeers)> = HashMap::new();
         for l in &self.group_lookups {
             let o = self.out.occurrences()[l.at];
             let node = o.participant.node;
             let key = (node, l.program_id, o.module, o.op, l.device_ordinal);
-            let group = *seen.entry(key).or_insert_with(|| {
+            let (group, peers) = *seen.entry(key).or_insert_with(|| {
                 let modules = self.hlo.get(&Some(node)).unwrap_or(&empty);
                 let module = o.module.map(|m| self.out.name(m));
-                modules.group_of(l.program_id, module, self.out.name(o.op), l.device_ordinal)
+                let op = self.out.name(o.op);
+                let group = modules.group_of(l.program_id, module, op, l.device_ordinal);
+                let peers = match o.kind {
+                    CollectiveKind::CollectivePermute => {
+                        modules.peers_of(l.program_id, module, op, l.device_ordinal)
+                    }
+                    _ => PermutePeers::NotLookedUp,
+                };
+                (group, peers)
             });
             match group {
                 ReplicaGroup::Unknown => self.out.stats.replica_group_unknown += 1,
                 ReplicaGroup::Unplaced => self.out.stats.replica_group_unplaced += 1,
                 ReplicaGroup::All | ReplicaGroup::Lowest(_) => {}
             }
-            self.out.occurrences_mut()[l.at].group = group;
+            let at = &mut self.out.occurrences_mut()[l.at];
+            at.group = group;
+            at.peers = peers;
         }
         self.out.stats.hlo_protos_undecodable +=
             self.hlo.values().map(|m| m.undecodable as u64).sum::<u64>();

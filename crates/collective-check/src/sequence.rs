@@ -250,6 +250,7 @@ mod tests {
     use crate::classify::CollectiveKind;
     use crate::hlo_groups::ReplicaGroup;
     use crate::occurrence::Extraction;
+    use crate::permute::PermutePeers;
     use crate::units::{NodeId, TimePs};
 
     fn occ(node: u32, op: Sym, at: i128) -> Occurrence {
@@ -263,6 +264,7 @@ mod tests {
             module: None,
             run_id: None,
             group: ReplicaGroup::All,
+            peers: PermutePeers::NotLookedUp,
             correlation: None,
             begin: TimePs(at),
             end: TimePs(at + 1),

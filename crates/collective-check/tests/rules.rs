@@ -6,7 +6,7 @@ use std::path::Path;
 
 use collective_check::{
     CollectiveKind, Extraction, MatchKey, NodeId, NodeSource, Occurrence, Options, Participant,
-    PlaneChoice, ReplicaGroup, TimePs, WarningKind, check, extract_bytes,
+    PermutePeers, PlaneChoice, ReplicaGroup, TimePs, WarningKind, check, extract_bytes,
 };
 use common::*;
 use xplane_proto::prost::Message;
@@ -26,6 +26,7 @@ fn two_node_all_reduce(ends_at: [i128; 2], begins_at: [i128; 2]) -> Extraction {
             module: None,
             run_id: Some(1),
             group: ReplicaGroup::All,
+            peers: PermutePeers::NotLookedUp,
             correlation: None,
             begin: TimePs(begins_at[node]),
             end: TimePs(ends_at[node]),

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use clock_model::HostTime;
-use collective_check::{CollectiveKind, Extraction, MatchKey, NodeId, PlaneChoice, Warning, group};
+use collective_check::{
+    CollectiveKind, Extraction, Group, MatchKey, NodeId, PlaneChoice, Transfers, Warning, group,
+};
 use serde::Serialize;
 
 /// What a member's times say about the other members of its instance.
@@ -77,16 +79,48 @@ pub struct Instance {
 pub struct EvidenceStats {
     /// Instances of all-to-all style kinds with at least two nodes.
     pub all_to_all: u64,
-    /// One-way (send → receive) instances.
+    /// One-way (send → receive) instances, those of collective permutes
+    /// included ([`PermuteStats::one_way`]).
     pub one_way: u64,
     /// Of the instances used, those missing a participant (used on the
     /// participants present).
     pub incomplete: u64,
     /// Instances on one node only: no constraint between clocks.
     pub single_node: u64,
-    /// Instances left out by kind (collective permute and rooted kinds: who
-    /// sends to whom is not in the trace), by kind name.
+    /// Instances left out by kind, by kind name: rooted kinds (who sends
+    /// to whom is not in the trace), and collective permutes whose pairs
+    /// are not known ([`PermuteStats::unknown`]).
     pub skipped_by_kind: BTreeMap<String, u64>,
+    /// What the collective permutes gave.
+    pub permutes: PermuteStats,
+}
+
+/// Counts of what the collective permutes' `source_target_pairs` gave
+/// ([`Evidence::from_extraction`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PermuteStats {
+    /// Instances with at least one member whose pairs are known.
+    pub instances: u64,
+    /// One-way instances made from their pairs, one per pair between two
+    /// nodes (counted in [`EvidenceStats::one_way`] too).
+    pub one_way: u64,
+    /// Pairs within one node (a device sending to itself, or to another
+    /// device of its node): no constraint between clocks.
+    pub within_node: u64,
+    /// Pair ends naming a device that is no member of the instance with
+    /// known pairs (its occurrence is missing, or its own HLO is not
+    /// known): those pairs are not used.
+    pub unmatched: u64,
+    /// Members, or their peers, that cannot be placed: no `device_ordinal`,
+    /// or a device or pair id not in the module's device assignment.
+    pub unplaced: u64,
+    /// Instances left out as no member's pairs are known and some member's
+    /// HLO is not: no HLO proto of the op in the trace (also in
+    /// [`EvidenceStats::skipped_by_kind`]).
+    pub unknown: u64,
+    /// Instances left out as none of their members can be placed (also in
+    /// [`EvidenceStats::skipped_by_kind`]).
+    pub unplaced_instances: u64,
 }
 
 /// Matched instances of one run: everything the clock fit needs.
@@ -112,9 +146,13 @@ impl Evidence {
     /// clock), matched by `collective-check`'s matcher.
     ///
     /// All-to-all style kinds become [`Role::Both`] instances; a group of
-    /// exactly one send and one receive on two nodes a one-way instance.
-    /// Collective permutes and rooted kinds are counted in
-    /// [`EvidenceStats::skipped_by_kind`]: their pairs are not in the trace.
+    /// exactly one send and one receive on two nodes a one-way instance; a
+    /// collective permute one one-way instance per `(source, target)` pair
+    /// of its HLO between two nodes of the instance (the target's end
+    /// cannot come before the source's begin; [`Group::transfers`]).
+    /// Collective permutes whose pairs are not known (no HLO proto in the
+    /// trace) and rooted kinds are counted in
+    /// [`EvidenceStats::skipped_by_kind`]: who sends to whom is not known.
     pub fn from_extraction(extraction: &Extraction, planes: PlaneChoice) -> Self {
         let mut ev = Evidence::new();
         ev.nodes.extend(extraction.nodes.keys().copied());
@@ -134,7 +172,12 @@ impl Evidence {
                 ev.push_all_to_all_with(op, g.key, g.complete, &list);
             } else if let Some((send, recv)) = send_recv_pair(&members) {
                 ev.push_one_way_with(op, g.key, send, recv);
+            } else if let Some(t) = g.transfers.as_ref().filter(|t| t.known > 0) {
+                ev.push_transfers(op, &g, t);
             } else {
+                if let Some(t) = &g.transfers {
+                    ev.count_unknown_transfers(t);
+                }
                 *ev.stats
                     .skipped_by_kind
                     .entry(g.kind.as_str().to_owned())
@@ -142,6 +185,38 @@ impl Evidence {
             }
         }
         ev
+    }
+
+    /// Add one one-way instance per transfer of a collective permute's
+    /// group `g` between two nodes.
+    fn push_transfers(&mut self, op: OpId, g: &Group, t: &Transfers) {
+        let p = &mut self.stats.permutes;
+        p.instances += 1;
+        p.unmatched += t.unmatched as u64;
+        p.unplaced += t.unplaced as u64;
+        for pair in &t.pairs {
+            let (from, to) = (&g.members[pair.from], &g.members[pair.to]);
+            let (sender, receiver) = (from.participant.node, to.participant.node);
+            if sender == receiver {
+                self.stats.permutes.within_node += 1;
+                continue;
+            }
+            self.stats.permutes.one_way += 1;
+            let begin = HostTime::from_ps(from.begin.0);
+            let end = HostTime::from_ps(to.end.0);
+            self.push_one_way_with(op, g.key.clone(), (sender, begin), (receiver, end));
+        }
+    }
+
+    /// Count a collective permute's instance none of whose members' pairs
+    /// are known (it is left out).
+    fn count_unknown_transfers(&mut self, t: &Transfers) {
+        let p = &mut self.stats.permutes;
+        p.unplaced += t.unplaced as u64;
+        match t.unknown {
+            0 => p.unplaced_instances += 1,
+            _ => p.unknown += 1,
+        }
     }
 
     /// Add an all-to-all style instance of op `op` from per-participant
@@ -353,6 +428,67 @@ mod tests {
         );
         assert!(ev.instances().is_empty());
         assert_eq!(ev.stats.single_node, 2);
+    }
+
+    /// A permute over three devices, two of them on node 0 (0 -> 1 -> 2 ->
+    /// 0), and one on node 2 that sends to itself: the pairs between nodes
+    /// give one-way instances, the others nothing.
+    #[test]
+    fn permute_pairs_within_a_node_give_nothing() {
+        use collective_check::{
+            Occurrence, Participant, PeerLink, PermuteLinks, PermutePeers, ReplicaGroup, TimePs,
+        };
+        let mut ex = Extraction::new();
+        let op = ex.intern("ppermute.1");
+        let d = PeerLink::Device;
+        for (node, device, target, source) in [
+            (0, 0, d(1), d(2)),
+            (0, 1, d(2), d(0)),
+            (1, 2, d(0), d(1)),
+            (2, 3, d(3), d(3)),
+        ] {
+            ex.push(Occurrence {
+                participant: Participant {
+                    node: NodeId(node),
+                    device: Some(device),
+                },
+                kind: CollectiveKind::CollectivePermute,
+                op,
+                module: None,
+                run_id: Some(9),
+                group: ReplicaGroup::All,
+                peers: PermutePeers::Known(PermuteLinks {
+                    device,
+                    target,
+                    source,
+                }),
+                correlation: None,
+                begin: TimePs(1_000 * i128::from(device)),
+                end: TimePs(10_000),
+                on_device: false,
+            });
+        }
+        let ev = Evidence::from_extraction(&ex, PlaneChoice::Auto);
+        let p = &ev.stats.permutes;
+        assert_eq!((p.instances, p.one_way, p.within_node), (1, 2, 2));
+        assert_eq!(ev.stats.one_way, 2);
+        let pairs: Vec<(NodeId, NodeId, HostTime, HostTime)> = ev
+            .instances()
+            .iter()
+            .map(|i| {
+                let s = i.members.iter().find(|m| m.role == Role::Sends).unwrap();
+                let r = i.members.iter().find(|m| m.role == Role::Receives).unwrap();
+                (s.node, r.node, s.begin, r.end)
+            })
+            .collect();
+        // Device 1 (node 0) sends to device 2 (node 1), device 2 to device 0.
+        assert_eq!(
+            pairs,
+            [
+                (NodeId(0), NodeId(1), t(1), t(10)),
+                (NodeId(1), NodeId(0), t(2), t(10)),
+            ]
+        );
     }
 
     #[test]

@@ -99,7 +99,7 @@ pub use check::CorrectionCheck;
 pub use choice::EstimatorChoice;
 pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};
-pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, Role};
+pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, PermuteStats, Role};
 pub use maximin::{JointOutcome, MAX_RANGE_VARIABLES, MAX_ROWS, MAX_VARIABLES};
 pub use options::{Estimator, Options};
 pub use repair::{

@@ -4,8 +4,8 @@
 
 use clock_model::HostTime;
 use collective_check::{
-    CollectiveKind, Extraction, MatchKey, NodeId, Occurrence, Participant, PlaneChoice,
-    ReplicaGroup, TimePs, WarningKind,
+    CollectiveKind, Extraction, MatchKey, NodeId, Occurrence, Participant, PermutePeers,
+    PlaneChoice, ReplicaGroup, TimePs, WarningKind,
 };
 use collective_clock::{ClockStep, Error, Evidence, Options, SyntheticRun, estimate};
 
@@ -134,6 +134,7 @@ fn extraction_with_gaps() -> Extraction {
                 module: None,
                 run_id: Some(k),
                 group: ReplicaGroup::All,
+                peers: PermutePeers::NotLookedUp,
                 correlation: None,
                 begin: TimePs(begin + ahead),
                 end: TimePs(begin + ahead + 80_000_000 - node as i128 * 700_000),

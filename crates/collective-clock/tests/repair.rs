@@ -6,7 +6,8 @@
 //! apart for the bound, none is left.
 
 use collective_check::{
-    CollectiveKind, Extraction, NodeId, Occurrence, Participant, PlaneChoice, ReplicaGroup, TimePs,
+    CollectiveKind, Extraction, NodeId, Occurrence, Participant, PermutePeers, PlaneChoice,
+    ReplicaGroup, TimePs,
 };
 use collective_clock::{RepairBound, repair};
 use proptest::prelude::*;
@@ -30,6 +31,7 @@ fn extraction(offsets: &[i64], times: &[Vec<(i64, i64)>]) -> Extraction {
                 module: None,
                 run_id: Some(k as i64),
                 group: ReplicaGroup::All,
+                peers: PermutePeers::NotLookedUp,
                 correlation: None,
                 begin: TimePs(begin),
                 end: TimePs(begin + i128::from(duration) * 1000),
@@ -104,6 +106,7 @@ proptest! {
                     module: None,
                     run_id: Some(o.index as i64),
                     group: ReplicaGroup::All,
+                    peers: PermutePeers::NotLookedUp,
                     correlation: None,
                     begin: moved(s.begin_ps),
                     end: moved(s.end_ps),
@@ -139,6 +142,7 @@ fn an_early_end_on_the_node_that_begins_last_is_left_and_named() {
             module: None,
             run_id: Some(1),
             group: ReplicaGroup::All,
+            peers: PermutePeers::NotLookedUp,
             correlation: None,
             begin: TimePs(begin * 1000),
             end: TimePs(end * 1000),

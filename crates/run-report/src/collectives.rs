@@ -238,6 +238,7 @@ mod tests {
                     module: None,
                     run_id: Some(k),
                     group: ReplicaGroup::All,
+                    peers: PermutePeers::NotLookedUp,
                     correlation: None,
                     begin: TimePs(t + late * 1_000_000),
                     end: TimePs(t + 1_100 * 1_000_000),

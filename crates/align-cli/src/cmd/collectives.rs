@@ -78,16 +78,20 @@ pub fn summary(c: &CollectiveClocks) -> String {
     let ev = &c.report.evidence;
     let mut s = format!(
         "{} traces; reference node {}; estimator {}; {} all-to-all and {} one-way instances \
-         ({} incomplete, {} on one node); {} violated\n",
+         ({} from collective permutes, {} incomplete, {} on one node); {} violated\n",
         c.format,
         c.reference,
         c.report.estimator,
         ev.all_to_all,
         ev.one_way,
+        ev.permutes.one_way,
         ev.incomplete,
         ev.single_node,
         c.report.violated_instances
     );
+    for (kind, n) in &ev.skipped_by_kind {
+        s += &format!("{n} {kind} instance(s) left out: who sends to whom is not known\n");
+    }
     if let Some(choice) = &c.report.choice {
         s += &format!("{choice}\n");
     }
