@@ -2,8 +2,9 @@
 # Accuracy of the clocks from the collectives on every real recording with
 # a known truth (libfaketime skews: `skew.json` or `rank<N>.truth.jsonl`):
 # per recording and estimator, the worst rank's p99 |error| against the
-# truth (µs, scripts/score-clocks.py) and the violations left. Prints a
-# Markdown table.
+# truth (µs, scripts/score-clocks.py) and the violations left; and, for
+# the first estimator, how many whole-run feasible ranges (every fitted
+# segment's start, middle and end) hold the truth. Prints a Markdown table.
 #
 #   scripts/accuracy-real.sh [EXTRA_RUN_DIR...]
 #
@@ -29,17 +30,19 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 printf '| recording |'
 for e in $estimators; do printf ' %s p99 µs (violations) |' "$e"; done
-printf '\n|---|'
+printf ' truth in range |\n|---|'
 for _ in $estimators; do printf -- '---:|'; done
-printf '\n'
+printf -- '---:|\n'
 for run in "${runs[@]}"; do
     printf '| %s |' "$(basename "$run")"
+    covered=
     for e in $estimators; do
         js="$work/$e.json"
         "$cli" collectives -q --json --estimator "$e" --run-dir "$run" >"$js"
         violated=$(python3 -c 'import json,sys; print(sum(n["violated"] for n in json.load(open(sys.argv[1]))["nodes"]))' "$js")
-        score=$(python3 "$root/scripts/score-clocks.py" "$run" "$js" | cut -f1)
-        printf ' %s (%s) |' "$score" "$violated"
+        scored=$(python3 "$root/scripts/score-clocks.py" "$run" "$js")
+        printf ' %s (%s) |' "$(cut -f1 <<<"$scored")" "$violated"
+        covered="${covered:-$(cut -f3 <<<"$scored")}"
     done
-    printf '\n'
+    printf ' %s |\n' "$covered"
 done

@@ -2,7 +2,9 @@
 """Score the clock corrections of `align-cli collectives --json` against a
 recording's truth: per rank, |estimated − true| correction (µs) at 201
 evenly spaced host times over the span its segments cover; prints the
-worst rank's p99 and every rank's.
+worst rank's p99, every rank's, and how many of the whole-run feasible
+ranges (`joint_feasible`: each segment's start, middle and end) hold the
+true correction.
 
     scripts/score-clocks.py RUN_DIR COLLECTIVES_JSON
 
@@ -66,9 +68,19 @@ def main():
     truth = skew_truth(skew) if os.path.exists(skew) else rows_truth(run)
     report = json.load(open(js))["report"]
     worst, per_rank = 0.0, []
+    covered, ranges = 0, 0
     for node in report["nodes"]:
         if node["reference"]:
             continue
+        for s in node["segments"]:
+            joint = s.get("joint_feasible") or {}
+            middle = (s["start_host_ns"] + s["end_host_ns"]) // 2
+            for key, h in (("start_ns", s["start_host_ns"]), ("middle_ns", middle),
+                           ("end_ns", s["end_host_ns"])):
+                if joint.get(key):
+                    lo, hi = joint[key]
+                    ranges += 1
+                    covered += lo <= truth(node["node"], h) <= hi
         xs, ys = [], []
         for s in node["segments"]:
             xs += [s["start_host_ns"], s["end_host_ns"]]
@@ -80,7 +92,7 @@ def main():
         p99 = errors[int(round(0.99 * (len(errors) - 1)))]
         worst = max(worst, p99)
         per_rank.append(f"r{node['node']} {p99:.1f}")
-    print(f"{worst:.1f}\t{', '.join(per_rank)}")
+    print(f"{worst:.1f}\t{', '.join(per_rank)}\t{covered}/{ranges}")
 
 
 if __name__ == "__main__":
