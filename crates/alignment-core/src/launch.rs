@@ -76,15 +76,19 @@ impl std::fmt::Display for LaunchLag {
 /// innermost.
 ///
 /// Starts are kept as 64-bit ps from a base (±106 days around it; a start
-/// further away is held at the end of that range), so that pairing sorts
-/// 16-byte launches.
+/// further away is held at the end of that range), so that an entry takes
+/// 16 bytes; a kernel's place is kept once per run of kernels gathered
+/// with the same place (once per line of an XSpace).
 #[derive(Debug)]
 pub struct LaunchCollector {
     base_ps: i128,
     /// `(correlation id, start ps from the base)`.
     launches: Vec<(u64, i64)>,
-    /// `(correlation id, start ps from the base, place)`.
-    kernels: Vec<(u64, i64, u64)>,
+    /// `(correlation id, start ps from the base)`, in the order gathered.
+    kernels: Vec<(u64, i64)>,
+    /// `(index of the first kernel, place)` of each run of kernels
+    /// gathered with one place, in order.
+    places: Vec<(usize, u64)>,
 }
 
 impl LaunchCollector {
@@ -94,6 +98,7 @@ impl LaunchCollector {
             base_ps,
             launches: Vec::new(),
             kernels: Vec::new(),
+            places: Vec::new(),
         }
     }
 
@@ -113,8 +118,11 @@ impl LaunchCollector {
     /// A kernel with correlation id `id` starting at `start_ps`, at `place`.
     #[inline]
     pub fn kernel(&mut self, id: u64, start_ps: i128, place: u64) {
+        if self.places.last().is_none_or(|&(_, p)| p != place) {
+            self.places.push((self.kernels.len(), place));
+        }
         let start = self.relative(start_ps);
-        self.kernels.push((id, start, place));
+        self.kernels.push((id, start));
     }
 
     /// Room for `n` more kernels (`kernels`) or launches without growing.
@@ -126,18 +134,26 @@ impl LaunchCollector {
         }
     }
 
-    /// Every launch and kernel of `parts` (gathered from the same base
-    /// `base_ps`), copied once into vectors of their exact size.
-    pub fn concat(base_ps: i128, parts: &[LaunchCollector]) -> Self {
-        debug_assert!(parts.iter().all(|p| p.base_ps == base_ps));
-        let mut all = LaunchCollector::new(base_ps);
-        all.launches = Vec::with_capacity(parts.iter().map(|p| p.launches.len()).sum());
-        all.kernels = Vec::with_capacity(parts.iter().map(|p| p.kernels.len()).sum());
-        for p in parts {
-            all.launches.extend_from_slice(&p.launches);
-            all.kernels.extend_from_slice(&p.kernels);
+    /// Gather everything `other` (gathered from the same base) holds
+    /// after what this one holds, as if gathered here in that order.
+    pub fn append(&mut self, other: LaunchCollector) {
+        debug_assert_eq!(self.base_ps, other.base_ps);
+        let offset = self.kernels.len();
+        for (first, place) in other.places {
+            if self.places.last().is_none_or(|&(_, p)| p != place) {
+                self.places.push((first + offset, place));
+            }
         }
-        all
+        if self.launches.is_empty() {
+            self.launches = other.launches;
+        } else {
+            self.launches.extend_from_slice(&other.launches);
+        }
+        if self.kernels.is_empty() {
+            self.kernels = other.kernels;
+        } else {
+            self.kernels.extend_from_slice(&other.kernels);
+        }
     }
 
     /// True when nothing was gathered.
@@ -145,29 +161,112 @@ impl LaunchCollector {
         self.launches.is_empty() && self.kernels.is_empty()
     }
 
+    /// The place of the kernel gathered `index`-th.
+    fn place_of(&self, index: usize) -> u64 {
+        let run = self.places.partition_point(|&(first, _)| first <= index);
+        self.places[run - 1].1
+    }
+
     /// The lags; `None` when no kernel has its launch. `place` names the
     /// place a kernel was gathered with.
+    ///
+    /// Launches are sorted by id (each line gathers its ids mostly
+    /// ascending, in launch order: the stable sort finds those runs and
+    /// merges them) and only the latest of each id kept; kernels are
+    /// looked up in them in the order gathered, each search starting from
+    /// where the last one ended, and their lags then take their place.
     pub fn finish(mut self, place: impl FnOnce(u64) -> String) -> Option<LaunchLag> {
-        // Each line gathers its ids mostly ascending (in launch order): the
-        // stable sort finds those runs and merges them.
         self.launches.sort();
-        self.kernels.sort_by_key(|k| k.0);
+        // Sorted by id then start: the last launch of an id is its latest.
+        self.launches.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                *earlier = *later;
+            }
+            same
+        });
         let launches = &self.launches;
-        let mut lags: Vec<i64> = Vec::with_capacity(self.kernels.len());
+        let mut kernels = std::mem::take(&mut self.kernels);
+        // (lag, id, index): the least lag, of the least id, gathered first.
+        let mut earliest: Option<(i64, u64, usize)> = None;
+        let mut cursor = 0;
+        let mut pairs = 0;
+        for index in 0..kernels.len() {
+            let (id, start) = kernels[index];
+            let Some(launch) = find_launch(launches, &mut cursor, id) else {
+                continue;
+            };
+            let lag = start.saturating_sub(launch).div_euclid(1000);
+            if earliest.is_none_or(|(m, i, _)| (lag, id) < (m, i)) {
+                earliest = Some((lag, id, index));
+            }
+            // The lags take the place of the kernels already read.
+            kernels[pairs] = (id, lag);
+            pairs += 1;
+        }
+        let unpaired = (kernels.len() - pairs) as u64;
+        let (min_ns, correlation_id, at) = earliest?;
+        kernels.truncate(pairs);
+        let (_, &mut (_, p50_ns), _) = kernels.select_nth_unstable_by_key(pairs / 2, |k| k.1);
+        Some(LaunchLag {
+            pairs: pairs as u64,
+            unpaired,
+            min_ns,
+            p50_ns,
+            earliest: EarliestKernel {
+                correlation_id,
+                place: place(self.place_of(at)),
+            },
+        })
+    }
+}
+
+/// The start of the launch of `id` in `launches` (sorted by id, one per
+/// id), searched from `cursor` on (galloping: a line's kernels come mostly
+/// in ascending ids) or, for an id before it, in everything before it;
+/// `cursor` is left where the search ended.
+#[inline]
+fn find_launch(launches: &[(u64, i64)], cursor: &mut usize, id: u64) -> Option<i64> {
+    let at = *cursor;
+    let found = match launches.get(at) {
+        Some(l) if l.0 == id => at,
+        Some(l) if l.0 < id => {
+            // Every launch before `at` is below `id`: gallop on from it.
+            let mut low = at;
+            let mut step = 1;
+            while low + step < launches.len() && launches[low + step].0 < id {
+                low += step;
+                step *= 2;
+            }
+            let high = (low + step).min(launches.len());
+            low + launches[low..high].partition_point(|l| l.0 < id)
+        }
+        _ => launches[..at].partition_point(|l| l.0 < id),
+    };
+    *cursor = found;
+    launches.get(found).filter(|l| l.0 == id).map(|l| l.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The pairing by sorting every kernel by id, stably, and walking both
+    /// lists side by side: what [`LaunchCollector::finish`] must give.
+    fn lags_by_sorting(
+        launches: &[(u64, i64)],
+        kernels: &[(u64, i64, u64)],
+    ) -> Option<(u64, u64, i64, i64, u64, u64)> {
+        let mut launches = launches.to_vec();
+        let mut kernels = kernels.to_vec();
+        launches.sort();
+        kernels.sort_by_key(|k| k.0);
+        let mut lags = Vec::new();
         let mut earliest: Option<(i64, u64, u64)> = None;
-        let mut unpaired = 0u64;
-        // Both sorted by id: one walk. Sorted by id then start, the last
-        // launch of an id is its latest.
-        let mut next = 0;
-        for &(id, start, place) in &self.kernels {
-            while next < launches.len() && launches[next].0 < id {
-                next += 1;
-            }
-            let mut last = next;
-            while last + 1 < launches.len() && launches[last + 1].0 == id {
-                last += 1;
-            }
-            let Some(&(_, launch)) = launches.get(last).filter(|l| l.0 == id) else {
+        let mut unpaired = 0;
+        for &(id, start, place) in &kernels {
+            let Some(&(_, launch)) = launches.iter().rev().find(|l| l.0 == id) else {
                 unpaired += 1;
                 continue;
             };
@@ -177,25 +276,57 @@ impl LaunchCollector {
                 earliest = Some((lag, id, place));
             }
         }
-        let (min_ns, correlation_id, at) = earliest?;
-        let mid = lags.len() / 2;
-        let (_, &mut p50_ns, _) = lags.select_nth_unstable(mid);
-        Some(LaunchLag {
-            pairs: lags.len() as u64,
+        let (min, id, place) = earliest?;
+        lags.sort();
+        Some((
+            lags.len() as u64,
             unpaired,
-            min_ns,
-            p50_ns,
-            earliest: EarliestKernel {
-                correlation_id,
-                place: place(at),
-            },
-        })
+            min,
+            lags[lags.len() / 2],
+            id,
+            place,
+        ))
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    proptest! {
+        #[test]
+        fn lags_match_pairing_by_sorting(
+            launches in prop::collection::vec((0u64..12, -20i64..20), 0..30),
+            lines in prop::collection::vec(
+                prop::collection::vec((0u64..14, -20i64..20), 0..20),
+                0..6,
+            ),
+            ascending in any::<bool>(),
+        ) {
+            // Kernels gathered line by line (each a place), their ids
+            // ascending on each line or in any order.
+            let mut c = LaunchCollector::new(0);
+            for &(id, start) in &launches {
+                c.launch(id, i128::from(start) * 1000);
+            }
+            let mut kernels = Vec::new();
+            for (place, line) in lines.iter().enumerate() {
+                let mut line = line.clone();
+                if ascending {
+                    line.sort_by_key(|k| k.0);
+                }
+                let mut part = LaunchCollector::new(0);
+                for &(id, start) in &line {
+                    part.kernel(id, i128::from(start) * 1000 + 999, place as u64 % 3);
+                    kernels.push((id, start * 1000 + 999, place as u64 % 3));
+                }
+                c.append(part);
+            }
+            let launches: Vec<(u64, i64)> =
+                launches.iter().map(|&(id, s)| (id, s * 1000)).collect();
+            let expected = lags_by_sorting(&launches, &kernels);
+            let got = c.finish(|p| p.to_string()).map(|l| {
+                let place = l.earliest.place.parse().unwrap();
+                (l.pairs, l.unpaired, l.min_ns, l.p50_ns, l.earliest.correlation_id, place)
+            });
+            prop_assert_eq!(got, expected);
+        }
+    }
 
     const US: i128 = 1_000_000;
 

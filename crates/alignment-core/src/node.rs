@@ -449,7 +449,7 @@ impl<'a> NodeAligner<'a> {
             total: LineCounts::default(),
             reports: Vec::new(),
             profile_events: 0,
-            found: Vec::new(),
+            found: LaunchCollector::new(self.output_base_ns * 1000),
         };
         let mut failed = None;
         let align = |job: usize| {
@@ -495,7 +495,6 @@ impl<'a> NodeAligner<'a> {
                 path: self.path.clone(),
             });
         }
-        let found = LaunchCollector::concat(self.output_base_ns * 1000, &found);
         let launch_lag = found.finish(|k| {
             usize::try_from(k)
                 .ok()
@@ -884,8 +883,8 @@ struct PlaneWriter<'w, 's, 'a, W: BufferSink + Send, T: EventTap<'a>> {
     reports: Vec<LineReport>,
     /// Events other than the clock snapshot pairs.
     profile_events: u64,
-    /// The launches and kernels of each line written that has any.
-    found: Vec<LaunchCollector>,
+    /// The launches and kernels of the lines written, in order.
+    found: LaunchCollector,
 }
 
 impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
@@ -947,7 +946,7 @@ impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
         let (encoded, line_counts, seen, found) =
             aligned.map_err(|e| self.aligner.line_error(&plane.view, line, e))?;
         if !found.is_empty() {
-            self.found.push(found);
+            self.found.append(found);
         }
         self.writer.line_buffer(encoded, &self.aligner.buffers)?;
         if let (Some(p), Some(l)) = (plane.tapped.as_ref(), seen) {

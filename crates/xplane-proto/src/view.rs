@@ -549,6 +549,12 @@ impl<'a> CheckedEvent<'a> {
             && let Some(found) = crate::quick::find_checked_stat(tail, metadata_id)
         {
             let (start, end) = found?;
+            if let Some((metadata_id, value)) = crate::quick::numeric_stat(tail, start, end) {
+                return Some(StatView {
+                    metadata_id,
+                    value: Some(value),
+                });
+            }
             let base = event.base + event.rest_start + start;
             return Some(StatView::parse(&tail[start..end], base).expect(CHECKED));
         }
