@@ -224,6 +224,17 @@ fn a_recorded_snapshots_file_aligns_a_run_as_its_generated_pairs_do() {
         .assert()
         .success();
 
+    // The generated file, from another writer: pairs, no sampler record.
+    cli()
+        .args(["snapshots", "inspect"])
+        .arg(run.join("node1.snapshots.pb"))
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("tracer clock: not recorded")
+                .and(predicate::str::contains("read windows: not recorded"))
+                .and(predicate::str::contains("counters: not recorded")),
+        );
     let generated = merged_device_error(&run, &dir.path().join("a.xplane.pb"));
     std::fs::copy(&recorded, run.join("node1.snapshots.pb")).unwrap();
     let with_recorded = merged_device_error(&run, &dir.path().join("b.xplane.pb"));

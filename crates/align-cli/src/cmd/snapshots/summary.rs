@@ -68,10 +68,14 @@ pub fn lines(rec: &Recording) -> Vec<String> {
         None => "read windows: not recorded".into(),
     });
     let c = rec.counters;
-    out.push(format!(
-        "counters: snapshots_taken {} missed_deadline {} overwritten {} rejected {}",
-        c.snapshots_taken, c.missed_deadline, c.overwritten, c.rejected
-    ));
+    out.push(if rec.tracer_clock.is_empty() {
+        "counters: not recorded".into()
+    } else {
+        format!(
+            "counters: snapshots_taken {} missed_deadline {} overwritten {} rejected {}",
+            c.snapshots_taken, c.missed_deadline, c.overwritten, c.rejected
+        )
+    });
     if let (Some(cpu), Some(per)) = (rec.sampler_cpu_ns, cpu_per_pair_ns(rec)) {
         out.push(format!(
             "sampler CPU: {} ({} a pair)",
