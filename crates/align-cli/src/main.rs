@@ -4,7 +4,9 @@
 //! Exit codes: 0 success (a closed stdout pipe counts as success), 1 a
 //! validation exceeded its threshold ([`exit::ValidationFailed`]), 2 bad
 //! input or usage, 130/143 interrupted by SIGINT/SIGTERM (temporary files
-//! removed first, see [`signals`]).
+//! removed first, see [`signals`]). `snapshots record` is the exception:
+//! it runs until stopped, so its first SIGINT/SIGTERM ends the recording
+//! and it writes the file (exit 0); a second one interrupts as above.
 //!
 //! `demo`, `bench`, `synth` and `score` work on simulated runs; they come
 //! with the default `synth` feature, which a production build can leave
@@ -76,6 +78,10 @@ enum Command {
     Report(cmd::report::Args),
     /// Write traces as Perfetto protobuf (`*.pftrace`) or Chrome trace JSON (`*.json`, `*.json.gz`).
     Export(cmd::export::Args),
+    /// Record tracer-clock <-> host-clock snapshot pairs beside a job, or inspect a snapshots file.
+    #[cfg(unix)]
+    #[command(subcommand_required = true)]
+    Snapshots(cmd::snapshots::Args),
 }
 
 impl Command {
@@ -96,16 +102,29 @@ impl Command {
             Command::Validate(args) => cmd::validate::run(args, global),
             Command::Export(args) => cmd::export::run(args, global),
             Command::Report(args) => cmd::report::run(args, global),
+            #[cfg(unix)]
+            Command::Snapshots(args) => cmd::snapshots::run(args, global),
+        }
+    }
+
+    /// True for a command that handles SIGINT/SIGTERM itself.
+    fn handles_signals(&self) -> bool {
+        match self {
+            #[cfg(unix)]
+            Command::Snapshots(args) => args.handles_signals(),
+            _ => false,
         }
     }
 }
 
 fn main() -> ExitCode {
-    signals::remove_temps_on_signal();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return exit::usage(&e),
     };
+    if !cli.command.handles_signals() {
+        signals::remove_temps_on_signal();
+    }
     let ran = cli.command.run(&cli.global);
     match ran.and_then(|()| out::flush().map_err(Into::into)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -218,8 +218,10 @@ mod tests {
             pairs: vec![xplane_proto::SnapshotPair {
                 sys_clock_ns: 7,
                 tracer_clock_ns: 9,
+                read_window_ns: 0,
             }],
             sampling_period_ns: 4_000_000_000,
+            sampler: None,
         };
         std::fs::write(&path, message.encode_to_vec()).unwrap();
         assert_eq!(

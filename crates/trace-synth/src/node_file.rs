@@ -413,6 +413,7 @@ pub(crate) fn write_node(
     let msg = SnapshotPairs {
         pairs: pairs.clone(),
         sampling_period_ns: (cfg.snapshot_period_ms * 1e6).round() as u64,
+        sampler: None,
     };
     let bytes = msg.encode_to_vec();
     xplane_proto::write_atomically(&snapshots_path, |f| std::io::Write::write_all(f, &bytes))?;
@@ -450,6 +451,7 @@ fn snapshot_pairs(
         out.push(SnapshotPair {
             sys_clock_ns: clock.host_ns(t.plus(gap)) as u64,
             tracer_clock_ns: clock.tracer_ns(t) as u64,
+            read_window_ns: 0,
         });
         t = t.plus(period);
     }

@@ -98,8 +98,8 @@ pub use file::{
     write_xspace,
 };
 pub use generated::{
-    SnapshotPair, SnapshotPairs, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat,
-    XStatMetadata, x_event, x_stat,
+    SamplerRecord, SnapshotPair, SnapshotPairs, XEvent, XEventMetadata, XLine, XPlane, XSpace,
+    XStat, XStatMetadata, x_event, x_stat,
 };
 pub use index::{PlaneIndex, XPlaneExt};
 pub use pool::BufferPool;

@@ -16,6 +16,8 @@ pub mod report;
 pub mod run_args;
 #[cfg(feature = "synth")]
 pub mod score;
+#[cfg(unix)]
+pub mod snapshots;
 #[cfg(feature = "synth")]
 pub mod synth;
 pub mod validate;

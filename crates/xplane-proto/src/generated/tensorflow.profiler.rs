@@ -142,6 +142,11 @@ pub struct SnapshotPair {
     pub sys_clock_ns: u64,
     #[prost(uint64, tag = "2")]
     pub tracer_clock_ns: u64,
+    /// Our extension, written by the snapshot sampler (0: not known): the
+    /// width of the host-clock sandwich around the tracer read, ns. The pair's
+    /// sys_clock_ns is the sandwich midpoint, so its error is at most half this.
+    #[prost(uint64, tag = "3")]
+    pub read_window_ns: u64,
 }
 /// A node's clock snapshot pairs, in absolute ns on both sides.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -150,4 +155,33 @@ pub struct SnapshotPairs {
     pub pairs: ::prost::alloc::vec::Vec<SnapshotPair>,
     #[prost(uint64, tag = "2")]
     pub sampling_period_ns: u64,
+    /// Our extension: how the snapshot sampler recorded the pairs (absent in
+    /// files from other writers; readers that do not know it skip it).
+    #[prost(message, optional, tag = "3")]
+    pub sampler: ::core::option::Option<SamplerRecord>,
+}
+/// How a snapshot sampler recorded a SnapshotPairs file.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SamplerRecord {
+    /// The tracer clock and, where it was calibrated, how.
+    #[prost(string, tag = "1")]
+    pub tracer_clock: ::prost::alloc::string::String,
+    /// Sandwich reads per pair; the tightest is kept.
+    #[prost(uint32, tag = "2")]
+    pub tries: u32,
+    /// Pairs taken, including any later overwritten in the ring buffer.
+    #[prost(uint64, tag = "3")]
+    pub snapshots_taken: u64,
+    /// Sampling deadlines skipped because the sampler ran late.
+    #[prost(uint64, tag = "4")]
+    pub missed_deadline: u64,
+    /// Pairs dropped from the full ring buffer (the oldest first).
+    #[prost(uint64, tag = "5")]
+    pub overwritten: u64,
+    /// Samples discarded: no sandwich was ordered, or a clock went backwards.
+    #[prost(uint64, tag = "6")]
+    pub rejected: u64,
+    /// CPU time of the sampling thread, ns (0: not measured).
+    #[prost(uint64, tag = "7")]
+    pub sampler_cpu_ns: u64,
 }
