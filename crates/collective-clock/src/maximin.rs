@@ -171,6 +171,13 @@ struct Programme {
     bounds: Vec<(Row, f64)>,
 }
 
+/// The pair rows a programme is solved on.
+struct WorkingSet {
+    rows: Vec<usize>,
+    /// Per pair row: in `rows`.
+    member: Vec<bool>,
+}
+
 /// Time buckets per pair of nodes whose least slacks start the working set.
 const BUCKETS: f64 = 8.0;
 /// Rows per bucket in the first working set.
@@ -245,24 +252,24 @@ impl Programme {
     }
 
     /// `maximise c·x` over the pair rows (each with `+x[s]` when `s` is
-    /// given), the drift bounds and `extra`, by a working set of pair rows:
-    /// the least slacks of every pair of nodes over the run first, then,
-    /// round by round, the rows the last solution violates.
+    /// given), the drift bounds and `extra`, by the working set `set` of
+    /// pair rows, grown round by round by the rows the last solution
+    /// violates (and kept grown for the next programme on the same rows).
     fn maximise(
         &self,
+        set: &mut WorkingSet,
         c: &[f64],
         s: Option<usize>,
         extra: &[(Row, f64)],
     ) -> Result<Vec<f64>, LpFailure> {
-        let mut set = self.first_set();
-        let mut in_set = vec![false; self.rows.len()];
-        for &k in &set {
-            in_set[k] = true;
-        }
+        let WorkingSet {
+            rows: set,
+            member: in_set,
+        } = set;
         for _ in 0..MAX_ROUNDS {
             let mut rows: Vec<Row> = Vec::with_capacity(set.len() + extra.len());
             let mut h = Vec::with_capacity(rows.capacity());
-            for &k in &set {
+            for &k in set.iter() {
                 let mut row = self.rows[k].clone();
                 row.extend(s.map(|s| (s, 1.0)));
                 rows.push(row);
@@ -298,7 +305,7 @@ impl Programme {
 
     /// The first working set: per pair of nodes and time bucket, the rows
     /// with the least slack.
-    fn first_set(&self) -> Vec<usize> {
+    fn working_set(&self) -> WorkingSet {
         let mut best: std::collections::HashMap<(u32, u32, u8), Vec<usize>> =
             std::collections::HashMap::new();
         for (k, g) in self.groups.iter().enumerate() {
@@ -309,9 +316,13 @@ impl Programme {
                 list.truncate(PER_BUCKET);
             }
         }
-        let mut set: Vec<usize> = best.into_values().flatten().collect();
-        set.sort_unstable();
-        set
+        let mut rows: Vec<usize> = best.into_values().flatten().collect();
+        rows.sort_unstable();
+        let mut member = vec![false; self.rows.len()];
+        for &k in &rows {
+            member[k] = true;
+        }
+        WorkingSet { rows, member }
     }
 }
 
@@ -340,7 +351,7 @@ pub(crate) fn joint_centre(
     c[n..2 * n].fill(-PULL);
     c[s] = 1.0;
     let sweeps_slack = prog.least_slack();
-    let x = match prog.maximise(&c, Some(s), &extra) {
+    let x = match prog.maximise(&mut prog.working_set(), &c, Some(s), &extra) {
         Ok(x) => x,
         Err(LpFailure::Unbounded) => return JointOutcome::Unbounded,
         Err(LpFailure::Infeasible | LpFailure::Stuck) => return JointOutcome::Failed,
@@ -393,6 +404,7 @@ pub(crate) fn joint_ranges(
     if prog.vars.count > MAX_RANGE_VARIABLES {
         return None;
     }
+    let mut set = prog.working_set();
     let ranges = models
         .iter()
         .enumerate()
@@ -402,7 +414,9 @@ pub(crate) fn joint_ranges(
                 .enumerate()
                 .map(|(k, seg)| match prog.vars.index[node][k] {
                     None => [None; 3],
-                    Some(_) => [seg.lo, seg.x0(), seg.hi].map(|x| prog.range(models, node, x)),
+                    Some(_) => {
+                        [seg.lo, seg.x0(), seg.hi].map(|x| prog.range(&mut set, models, node, x))
+                    }
                 })
                 .collect()
         })
@@ -413,7 +427,13 @@ pub(crate) fn joint_ranges(
 impl Programme {
     /// The least and greatest correction of `node` at `x` over the region
     /// (`None` where unbounded or empty).
-    fn range(&self, models: &[Model], node: usize, x: f64) -> Option<(f64, f64)> {
+    fn range(
+        &self,
+        set: &mut WorkingSet,
+        models: &[Model],
+        node: usize,
+        x: f64,
+    ) -> Option<(f64, f64)> {
         let terms = self.vars.terms(models, node, x);
         let at = models[node].at(x);
         let mut ends = [0.0; 2];
@@ -422,7 +442,7 @@ impl Programme {
             for &(v, w) in &terms.0[..terms.1] {
                 c[v] += sign * w;
             }
-            let x = self.maximise(&c, None, &[]).ok()?;
+            let x = self.maximise(set, &c, None, &[]).ok()?;
             let change: f64 = terms.0[..terms.1].iter().map(|&(v, w)| w * x[v]).sum();
             *end = at + change;
         }
