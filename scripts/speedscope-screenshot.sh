@@ -8,11 +8,17 @@
 # npm (to fetch speedscope once, or set SPEEDSCOPE to its dist/release
 # folder) and python3 (the HTTP server: speedscope fetches the trace).
 #
-#   scripts/speedscope-screenshot.sh            # writes docs/export-speedscope.png
-#   scripts/speedscope-screenshot.sh OUT.png    # writes OUT.png
+#   scripts/speedscope-screenshot.sh                  # writes docs/export-speedscope.png
+#   scripts/speedscope-screenshot.sh OUT.png          # writes OUT.png
+#   scripts/speedscope-screenshot.sh OUT.png RUN_DIR  # a recorded run instead
+#
+# Fails when speedscope does not import the trace, or warns that a slice
+# ends out of order ("Tried to end ..."): the sign of times that lost
+# precision or slices that do not nest.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$root/docs/export-speedscope.png}"
+run_dir="${2:-}"
 # shellcheck source=scripts/chromium.sh
 source "$root/scripts/chromium.sh"
 work="$(mktemp -d)"
@@ -35,10 +41,13 @@ fi
 
 cargo build -q --release --manifest-path "$root/Cargo.toml" -p align-cli
 cli="$root/target/release/align-cli"
-# 2 nodes x 1 GPU, 40 steps, merged onto one timeline as Chrome trace JSON.
-"$cli" synth -q --seed 3 --nodes 2 --gpus 1 --steps 40 --kernels 4 "$work/run"
+if [[ -z "$run_dir" ]]; then
+  # 2 nodes x 1 GPU, 40 steps, merged onto one timeline as Chrome trace JSON.
+  "$cli" synth -q --seed 3 --nodes 2 --gpus 1 --steps 40 --kernels 4 "$work/run"
+  run_dir="$work/run"
+fi
 mkdir "$work/www"
-"$cli" merge -q --run-dir "$work/run" -o "$work/www/trace.json"
+"$cli" merge -q --run-dir "$run_dir" -o "$work/www/trace.json"
 cp -r "$speedscope" "$work/www/speedscope"
 
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -63,6 +72,12 @@ if ! grep -q 'Importing as Trace Event Format profile' "$work/chromium.log" \
   || grep -qiE 'CONSOLE.*(error|uncaught|failed)' "$work/chromium.log"; then
   grep CONSOLE "$work/chromium.log" >&2 || true
   echo "speedscope did not import the trace" >&2
+  exit 1
+fi
+out_of_order=$(grep -c 'Tried to end' "$work/chromium.log" || true)
+if [[ "$out_of_order" -gt 0 ]]; then
+  grep 'Tried to end' "$work/chromium.log" | head -5 >&2
+  echo "speedscope: $out_of_order slices ended out of order" >&2
   exit 1
 fi
 echo "wrote $out ($(stat -c %s "$out") bytes)"
