@@ -90,4 +90,39 @@ args=()
 for i in 0 1 2; do args+=("$i=$work/demo/run/node$i.xplane.pb"); done
 echo "== align-cli demo (aligned + merged): ${#args[@]} nodes"
 "$venv/bin/python" "$work/check.py" "$work/demo/combined.xplane.pb" "$work/demo/combined.metadata.json" "${args[@]}" 2>/dev/null || status=1
+
+# The multi-host layout: each node aligned into its own file under
+# plugins/profile/<run>/, as xprof opens several hosts. Every host's
+# events in the default streaming viewer (`trace_viewer@`), alone and with
+# the others, against its raw trace (a skewed run: rank 3 moves backwards).
+cat > "$work/hosts.py" <<'PY'
+import json, sys
+from xprof.convert import raw_to_tool_data as r
+
+def events(paths):
+    data, _ = r.xspace_to_tool_data(paths, "trace_viewer@", {})
+    return sum(1 for e in json.loads(data)["traceEvents"] if e.get("ph") == "X")
+
+raw, aligned = sys.argv[1].split(","), sys.argv[2].split(",")
+ok = True
+for a, b in zip(raw, aligned):
+    n_raw, n_aligned = events([a]), events([b])
+    print(f"  {b.rsplit('/', 1)[-1]}: {n_aligned} events (raw {n_raw})")
+    ok &= n_raw == n_aligned and n_raw > 0
+together, expected = events(aligned), sum(events([a]) for a in raw)
+print(f"  all hosts together: {together} events (raw, one by one: {expected})")
+ok &= together == expected
+print("  OK" if ok else "  FAILED")
+sys.exit(0 if ok else 1)
+PY
+for run in "$root"/fixtures/jax-faketime/n4_skew_300steps; do
+  name="$(basename "$run")"
+  mkdir -p "$work/raw-$name"
+  cp "$run"/*.xplane.pb "$work/raw-$name/" # xprof writes its caches beside its inputs
+  "$root/target/debug/align-cli" align -q --run-dir "$run" --out-dir "$work/hosts-$name" --layout xprof
+  raw=$(ls "$work/raw-$name"/*.xplane.pb | sort | paste -sd,)
+  aligned=$(find "$work/hosts-$name/plugins/profile" -name '*.xplane.pb' | sort | paste -sd,)
+  echo "== $name: align --layout xprof"
+  "$venv/bin/python" "$work/hosts.py" "$raw" "$aligned" 2>/dev/null || status=1
+done
 exit $status
