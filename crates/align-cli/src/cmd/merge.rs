@@ -321,14 +321,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let inputs = super::run_args::inputs(&run);
     super::check_output(&args.output, &inputs, super::TRACE_OUTPUTS)?;
     super::check_output(&trace_merge::summary_beside(&args.output), &inputs, &[])?;
-    let format = run.format()?;
     // Before any clock is estimated, so that an empty node is named
     // rather than found missing from the collectives.
-    if !args.policy.allow_empty {
-        for (_, path) in run.traces() {
-            super::refuse_empty(&path)?;
-        }
-    }
+    let format = run.check(trace_align::TraceRules {
+        allow_empty: args.policy.allow_empty,
+    })?;
     if format == trace_align::TraceFormat::Kineto {
         return merge_kineto(&args, &run, global);
     }
