@@ -350,6 +350,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             let tmp = tmp_dir.path().join("merged.xplane.pb");
             let settings = MergeSettings {
                 summary_path: Some(trace_merge::summary_beside(&args.output)),
+                summary_output: Some(args.output.clone()),
                 ..settings
             };
             let (plan, mut outcome) = plan_and_merge(&run, &args, tmp.as_path(), &settings, show)?;
