@@ -29,9 +29,9 @@ pub struct TraceRules {
 /// - a trace without events, unless `rules.allow_empty`
 ///   ([`RunError::EmptyTrace`]; for XSpace, events other than the clock
 ///   snapshot pairs of `/host:snapshots`);
-/// - an XSpace event with a negative duration
-///   ([`RunError::NegativeDuration`], read through the whole file) or
-///   malformed bytes; a Kineto trace that is not UTF-8 text, or whose
+/// - malformed XSpace bytes anywhere (the checker's message, whichever
+///   command reads them), or an XSpace event with a negative duration
+///   ([`RunError::NegativeDuration`]); a Kineto trace that is not UTF-8 text, or whose
 ///   first event is malformed or has a negative `dur` (every reader of a
 ///   Kineto trace's events refuses the later ones as it meets them, with
 ///   the same error).
@@ -118,12 +118,14 @@ fn kineto_holds_events(path: &Path) -> Result<bool> {
 }
 
 /// Whether an XSpace trace holds an event other than the snapshot pairs,
-/// every event's duration checked on the way.
+/// after the checker every command uses ([`FileBytes::check`]: malformed
+/// bytes anywhere named by plane, line, event and byte offset, whichever
+/// command meets them), every event's duration checked on the way.
 fn xspace_holds_events(path: &Path) -> Result<bool> {
     let bytes = FileBytes::open(path).map_err(RunError::Trace)?;
-    // Malformed bytes are reported as the checker reports them.
+    bytes.check().map_err(RunError::Trace)?;
     let wire = |source| RunError::Trace(bytes.locate(source));
-    let view = bytes.checked_view().map_err(RunError::Trace)?;
+    let view = bytes.view();
     let mut events = 0u64;
     for plane in view.planes() {
         let plane = plane.map_err(wire)?;
@@ -149,12 +151,6 @@ fn xspace_holds_events(path: &Path) -> Result<bool> {
                 events += k;
             }
         }
-    }
-    if events == 0 {
-        // No event before the end: make sure that is not bytes the quick
-        // scan passed over (an unknown top-level field, say) before
-        // calling the trace empty.
-        bytes.check().map_err(RunError::Trace)?;
     }
     Ok(events > 0)
 }
