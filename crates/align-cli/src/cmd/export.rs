@@ -167,7 +167,7 @@ fn node_sources(
         Some(ids) => ids.into_iter().map(NodeSource::Given).collect(),
         None => {
             if files.len() > 1 && !global.quiet {
-                eprintln!(
+                errln!(
                     "note: not every file name has node<N>/rank<N>; node ids follow the file order"
                 );
             }

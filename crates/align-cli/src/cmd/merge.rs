@@ -312,7 +312,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let run = args.run.files()?;
     if !global.quiet {
         for path in &run.ignored {
-            eprintln!(
+            errln!(
                 "note: left out {}: no node<N>/rank<N> in its name",
                 path.display()
             );

@@ -94,7 +94,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if !global.quiet {
         let text = summary(&report, global);
         if to_stdout(&args.json) || to_stdout(&args.csv) {
-            eprint!("{text}");
+            err!("{text}");
         } else {
             out!("{text}")?;
             std::io::stdout().flush()?;
@@ -167,7 +167,7 @@ fn node_files(args: &Args, global: &Global) -> anyhow::Result<Vec<(NodeId, PathB
         Some(ids) => ids.into_iter().zip(args.traces.iter().cloned()).collect(),
         None => {
             if !global.quiet {
-                eprintln!(
+                errln!(
                     "note: not every file name has node<N>/rank<N>; node ids follow the file order"
                 );
             }
