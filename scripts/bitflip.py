@@ -3,9 +3,9 @@
 
 Makes FILES copies of node traces (the JAX fixtures and a small simulated
 run), each with 1-4 random bit flips, puts each into a copy of its run folder
-in place of the original, and runs `inspect` (the file), `validate` (every
-trace of the run), `align --run-dir` and `merge --run-dir` on it, with a
-timeout per run. A command that refuses a run as recorded (one node alone
+in place of the original, and runs `inspect` (the file), `validate` and
+`export` (every trace of the run), `align --run-dir`, `merge --run-dir` and
+`report --run-dir` on it, with a timeout per run. A command that refuses a run as recorded (one node alone
 cannot be aligned) counts as `n/a` on its flipped copies.
 
 Prints, per command, how many runs panicked, hung, were refused and were
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-COMMANDS = ("inspect", "validate", "align", "merge")
+COMMANDS = ("inspect", "validate", "align", "merge", "export", "report")
 # Exit code 2 is "bad input"; 0 and 1 (a validation over its threshold) mean
 # the input was read.
 REFUSED = 2
@@ -103,17 +103,21 @@ def one_case(index, case, bin_path, work, timeout):
             f.write(data)
     out = os.path.join(folder, "out")
     os.mkdir(out)
+    # Every node of the run, as given per node (one file alone would be
+    # read as a merged trace).
+    traces = sorted(os.path.join(run_copy, n) for n in os.listdir(run_copy)
+                    if n.endswith(".xplane.pb"))
     cmds = {
         "inspect": [bin_path, "-q", "inspect", trace],
-        # Every node of the run, as given per node (one file alone would
-        # be read as a merged trace).
-        "validate": [bin_path, "-q", "validate"] + sorted(
-            os.path.join(run_copy, n) for n in os.listdir(run_copy)
-            if n.endswith(".xplane.pb")),
+        "validate": [bin_path, "-q", "validate"] + traces,
         "align": [bin_path, "-q", "align", "--run-dir", run_copy,
                   "--out-dir", os.path.join(out, "aligned")],
         "merge": [bin_path, "-q", "merge", "--run-dir", run_copy,
                   "-o", os.path.join(out, "combined.xplane.pb")],
+        "export": [bin_path, "-q", "export", "-o",
+                   os.path.join(out, "run.pftrace")] + traces,
+        "report": [bin_path, "-q", "report", "--run-dir", run_copy,
+                   "-o", os.path.join(out, "report.html")],
     }
     results = {c: run(cmd, timeout) for c, cmd in cmds.items()}
     shutil.rmtree(folder)

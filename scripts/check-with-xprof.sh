@@ -89,7 +89,7 @@ cargo build -q --manifest-path "$root/Cargo.toml" -p align-cli
 args=()
 for i in 0 1 2; do args+=("$i=$work/demo/run/node$i.xplane.pb"); done
 echo "== align-cli demo (aligned + merged): ${#args[@]} nodes"
-"$venv/bin/python" "$work/check.py" "$work/demo/combined.xplane.pb" "$work/demo/combined.metadata.json" "${args[@]}" 2>/dev/null || status=1
+"$venv/bin/python" "$work/check.py" "$work/demo/combined.xplane.pb" "$work/demo/combined.xplane.pb.metadata.json" "${args[@]}" 2>/dev/null || status=1
 
 # The multi-host layout: each node aligned into its own file under
 # plugins/profile/<run>/, as xprof opens several hosts. Every host's

@@ -93,7 +93,7 @@ run() {
     log="$out/$name.$i"
     # Each run writes a new file: freeing the previous run's output
     # (hundreds of MB) is not part of the merge being timed.
-    rm -f "$out/$name.xplane.pb" "$out/$name.metadata.json"
+    rm -f "$out/$name.xplane.pb" "$out/$name.xplane.pb.metadata.json"
     if ! /usr/bin/time -v -o "$log.time" "$@" >"$log.out" 2>"$log.err"; then
       echo "$name failed (run $i); see $log.out, $log.err" >&2
       tail -5 "$log.err" >&2

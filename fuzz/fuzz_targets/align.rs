@@ -26,7 +26,7 @@ fn offsets() -> OffsetsFile {
 
 fuzz_target!(|data: &[u8]| {
     let input = NodeInput {
-        node_id: 1,
+        node_id: alignment_core::NodeId(1),
         trace: "fuzz.xplane.pb".into(),
         start_walltime_ns: Some(T0 as u64),
         start_gpu_ns: Some(1_000),

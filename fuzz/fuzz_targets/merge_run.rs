@@ -77,7 +77,7 @@ fuzz_target!(|run: Run| {
     let synth = synthesize(&config, &run_dir).expect("a valid config synthesizes");
     let before = listing(&run_dir);
     let options = AlignOptions {
-        reference_node: u32::from(run.reference) % config.nodes,
+        reference_node: alignment_core::NodeId(u32::from(run.reference) % config.nodes),
         ..Default::default()
     };
     let plan = RunFiles::discover(&run_dir)

@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let options = AlignOptions::default();
-    let mut nodes: Vec<u32> = offsets.nodes.keys().copied().collect();
+    let mut nodes: Vec<alignment_core::NodeId> = offsets.nodes.keys().copied().collect();
     nodes.extend(offsets.rows.iter().map(|(_, r)| r.node_id));
     nodes.dedup();
     for node in nodes.into_iter().take(8) {

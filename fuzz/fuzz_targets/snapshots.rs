@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 
 fn non_decreasing(s: &Snapshots) {
     for w in s.pairs().windows(2) {
-        assert!(w[0].sys_ns <= w[1].sys_ns && w[0].tracer_ns <= w[1].tracer_ns);
+        assert!(w[0].sys_ns() <= w[1].sys_ns() && w[0].tracer_ns() <= w[1].tracer_ns());
     }
 }
 

@@ -1,8 +1,11 @@
-//! Everything the commands print on stdout goes through [`outln!`] and
-//! [`out!`], which return a [`StdoutError`] instead of panicking as
+//! Everything the commands print on stdout goes through `outln!` and
+//! `out!`, which return a [`StdoutError`] instead of panicking as
 //! `println!` does: a closed pipe (`align-cli merge --json | head`) then
 //! ends the run with status 0 and any other write error (a full disk,
 //! `> /dev/full`) with status 2 and its cause ([`crate::exit::code`]).
+//! Notes and warnings go to stderr through `errln!` and `err!`, which
+//! never panic as `eprintln!` does when stderr itself cannot be written
+//! (`2> /dev/full`): the run's outcome is its exit status.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -32,6 +35,15 @@ pub fn write(text: &str) -> Result<(), StdoutError> {
         .map_err(StdoutError)
 }
 
+/// Write `text` to stderr; a write error is dropped (stderr has nowhere
+/// to report it, and the exit status still tells the outcome).
+pub fn note(text: &str) {
+    let mut stderr = io::stderr().lock();
+    let _ = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
+}
+
 /// Flush whatever is still buffered on stdout (at the end of a run).
 pub fn flush() -> Result<(), StdoutError> {
     io::stdout().lock().flush().map_err(StdoutError)
@@ -51,5 +63,19 @@ macro_rules! outln {
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::out::write(&format!($($arg)*))
+    };
+}
+
+/// `eprintln!` that cannot panic: `errln!("note: {x}");`.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::out::note(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!` that cannot panic.
+macro_rules! err {
+    ($($arg:tt)*) => {
+        $crate::out::note(&format!($($arg)*))
     };
 }

@@ -305,5 +305,5 @@ fn merge_export_into_the_run_folder() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["merged.metadata.json", "merged.pftrace"]);
+    assert_eq!(names, ["merged.pftrace", "merged.pftrace.metadata.json"]);
 }

@@ -80,7 +80,7 @@ fn merge_run_dir_writes_trace_and_summary() {
     assert_eq!(json["after"]["summary"]["violations"], 0);
     assert!(json["before"]["summary"]["violations"].as_u64().unwrap() > 0);
     assert!(out.exists());
-    assert!(dir.path().join("merged.metadata.json").exists());
+    assert!(dir.path().join("merged.xplane.pb.metadata.json").exists());
     // The merged trace is clean for inspect.
     cli().arg("inspect").arg(&out).assert().success();
 }
@@ -562,11 +562,13 @@ fn closed_stdout_is_success() {
 }
 
 /// Two merges into one folder keep their own summaries (once both wrote
-/// `combined.metadata.json`).
+/// `combined.metadata.json`), and so do outputs of different kinds under
+/// one stem (once `x.xplane.pb`, `x.pftrace` and `x.json.gz` shared
+/// `x.metadata.json`).
 #[test]
 fn two_merges_in_one_folder_keep_their_summaries() {
     let dir = demo_dir();
-    for name in ["a.xplane.pb", "b.xplane.pb"] {
+    for name in ["a.xplane.pb", "b.xplane.pb", "a.pftrace"] {
         cli()
             .args(["merge", "-q", "--run-dir"])
             .arg(run_dir(dir.path()))
@@ -575,16 +577,13 @@ fn two_merges_in_one_folder_keep_their_summaries() {
             .assert()
             .success();
     }
-    for name in ["a.metadata.json", "b.metadata.json"] {
+    for name in ["a.xplane.pb", "b.xplane.pb", "a.pftrace"] {
+        let summary = dir.path().join(format!("{name}.metadata.json"));
         let json: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.path().join(name)).unwrap()).unwrap();
-        assert!(
-            json["output"]
-                .as_str()
-                .unwrap()
-                .ends_with(&name.replace(".metadata.json", ".xplane.pb"))
-        );
+            serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap();
+        assert!(json["output"].as_str().unwrap().ends_with(name), "{json}");
     }
+    assert!(!dir.path().join("a.metadata.json").exists());
 }
 
 /// An output path equal to an input once destroyed the input with exit 0.

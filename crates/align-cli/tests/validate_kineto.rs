@@ -77,7 +77,7 @@ fn two_files_of_one_rank_are_refused() {
         .arg(f)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("node 0 given twice"));
+        .stderr(predicate::str::contains("given twice"));
 }
 
 fn broken(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {

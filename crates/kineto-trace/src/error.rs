@@ -115,7 +115,17 @@ pub enum Error {
         /// The missing key.
         field: &'static str,
     },
-    /// A complete event with a negative `dur`.
+    /// The text is not UTF-8 (JSON is): a name or other string holds bytes
+    /// that no JSON reader takes.
+    #[error("{path}: byte {offset}: not UTF-8 text (JSON must be)")]
+    InvalidUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset (of the uncompressed text) of the first byte that
+        /// is not UTF-8.
+        offset: usize,
+    },
+    /// An event with a negative `dur`.
     #[error("{path}: byte {offset}: \"dur\" is negative ({dur_ns} ns)")]
     NegativeDuration {
         /// The file.

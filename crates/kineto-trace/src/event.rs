@@ -289,6 +289,13 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
             },
         });
     }
+    if let Some(dur) = e.dur.as_ref().filter(|d| d.value.ns < 0) {
+        return Err(Error::NegativeDuration {
+            path: path.to_path_buf(),
+            offset: i,
+            dur_ns: dur.value.ns,
+        });
+    }
     e.raw = &b[i..end];
     Ok((e, end))
 }
@@ -429,6 +436,21 @@ mod tests {
         assert!(!on_gpu("user_annotation"));
         assert!(!on_gpu("cpu_op"));
         assert!(!one(r#"{"ph": "X"}"#).unwrap().on_gpu());
+    }
+
+    /// A negative `dur` once passed `align`, `validate` and `report` and
+    /// was refused only by the conversion to XSpace: every reader of
+    /// events now refuses it, naming the event's byte.
+    #[test]
+    fn regression_a_negative_dur_is_refused_by_every_reader() {
+        let s = r#"{"ph": "X", "ts": 1.0, "dur": -2}"#;
+        match one(s) {
+            Err(Error::NegativeDuration { offset, dur_ns, .. }) => {
+                assert_eq!((offset, dur_ns), (0, -2_000));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(one(r#"{"ph": "X", "ts": 1.0, "dur": 0}"#).is_ok());
     }
 
     #[test]

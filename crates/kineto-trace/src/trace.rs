@@ -82,10 +82,16 @@ pub struct ProcessGroup {
 }
 
 impl<'a> Trace<'a> {
-    /// Scan `bytes` (the whole file); `path` names it in errors. Everything
-    /// but the events is checked to be valid JSON here; the events as they
-    /// are read.
+    /// Scan `bytes` (the whole file); `path` names it in errors. The whole
+    /// text is checked to be UTF-8 ([`Error::InvalidUtf8`]) and everything
+    /// but the events to be valid JSON here; the events as they are read.
     pub fn parse(bytes: &'a [u8], path: &'a Path) -> Result<Self> {
+        if let Err(e) = std::str::from_utf8(bytes) {
+            return Err(Error::InvalidUtf8 {
+                path: path.to_path_buf(),
+                offset: e.valid_up_to(),
+            });
+        }
         let open = expect(bytes, 0, b'{', "'{' opening the top-level object")
             .map_err(|s| json(path, s))?
             - 1;
@@ -267,6 +273,21 @@ mod tests {
             }
         );
         assert_eq!(t.events().count(), 1);
+    }
+
+    /// A name with bytes that are not UTF-8 once passed `align`, which
+    /// wrote a `.json.gz` that JSON readers refuse: the trace is refused
+    /// when read, naming the first such byte.
+    #[test]
+    fn regression_a_name_that_is_not_utf8_is_refused() {
+        let mut s = br#"{"traceEvents": [{"ph": "X", "name": "ab"#.to_vec();
+        let at = s.len();
+        s.extend_from_slice(b"\xff\"}]}");
+        match Trace::parse(&s, Path::new("rank0.json")) {
+            Err(Error::InvalidUtf8 { offset, .. }) => assert_eq!(offset, at),
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("accepted"),
+        }
     }
 
     #[test]

@@ -89,8 +89,9 @@ impl XSpaceStats {
 
 /// One rank's trace as an XSpace whose planes belong to node `node`.
 ///
-/// An `X` event without `ts` or `dur`, with a negative `dur`, or whose time
-/// leaves 64-bit picoseconds is an error naming the file and byte.
+/// An `X` event without `ts` or `dur`, or whose time leaves 64-bit
+/// picoseconds, is an error naming the file and byte (a negative `dur` is
+/// refused by the reader of every event, [`Trace::events`]).
 pub fn to_xspace(trace: &Trace<'_>, node: u32) -> Result<(XSpace, XSpaceStats)> {
     let mut build = Build::default();
     for event in trace.events() {
@@ -246,13 +247,6 @@ impl<'a> Build<'a> {
             offset: e.offset,
             field,
         };
-        if dur.0 < 0 {
-            return Err(Error::NegativeDuration {
-                path: path.clone(),
-                offset: e.offset,
-                dur_ns: dur.0,
-            });
-        }
         let begin = trace
             .base()
             .to_epoch(ts)

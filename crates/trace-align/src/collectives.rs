@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use alignment_core::{AlignOptions, NodeClocks, OffsetsFile};
+use alignment_core::{AlignOptions, NodeClocks};
 use clock_model::HostTime;
 use collective_check::NodeId;
 use collective_clock::{Estimate, EstimateReport, Evidence, SegmentReport};
@@ -107,7 +107,7 @@ impl RunFiles {
                     crate::plausible::estimate_plausible(&evidence, reference, estimator)?;
                 let probes = match &self.offsets {
                     Some(path) => {
-                        let offsets = OffsetsFile::read(path).map_err(RunError::Offsets)?;
+                        let offsets = self.read_offsets(path)?;
                         let without = nodes_without_anchors(&offsets, &nodes);
                         probe_maps(&nodes, &offsets, options, &without)?
                     }

@@ -159,6 +159,22 @@ impl RunFiles {
         found.map(|(f, _)| f).ok_or(RunError::NoTraces)
     }
 
+    /// The one check of the run's traces that every command runs before
+    /// reading them ([`crate::check_traces`]: one file as two nodes, mixed
+    /// formats, empty traces, negative durations, text that is not
+    /// UTF-8); their format.
+    pub fn check(&self, rules: crate::TraceRules) -> Result<TraceFormat> {
+        let traces: Vec<&Path> = self.nodes.values().map(|f| f.trace.as_path()).collect();
+        crate::check_traces(&traces, rules)
+    }
+
+    /// The probe offsets at `path`, checked against this run's traces
+    /// ([`crate::read_offsets`]).
+    pub fn read_offsets(&self, path: &Path) -> Result<alignment_core::OffsetsFile> {
+        let traces = self.nodes.iter().map(|(&n, f)| (n, f.trace.as_path()));
+        crate::read_offsets(path, traces)
+    }
+
     /// The traces by node id, for runs read as a whole (Kineto).
     pub fn traces(&self) -> Vec<(NodeId, PathBuf)> {
         self.nodes

@@ -51,7 +51,7 @@ impl Plan {
     /// Align every node into `out_dir`, each under its input's file name:
     /// every plane, line, event and stat of the input in the same order,
     /// only times changed, all on one session start: the earliest of the
-    /// nodes' own starts on the global clock ([`output_session_start`]).
+    /// nodes' own starts on the global clock (`output_session_start`).
     /// With `collectives`, the happens-before check before and after comes
     /// from the same read. Every node's clocks are built before anything
     /// is written; each file appears only when complete.

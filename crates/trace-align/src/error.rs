@@ -50,6 +50,39 @@ pub enum RunError {
         /// What its first bytes are.
         reason: &'static str,
     },
+    /// One file given as the trace of two nodes (under two names, or
+    /// through a link).
+    #[error("{second}: given twice (the same file as {first}); one trace cannot be two nodes'")]
+    SameTrace {
+        /// Its first name.
+        first: PathBuf,
+        /// Its second.
+        second: PathBuf,
+    },
+    /// A trace without events (other than clock snapshot pairs).
+    #[error("{path}: the trace holds no events; give --allow-empty to accept it")]
+    EmptyTrace {
+        /// The trace.
+        path: PathBuf,
+    },
+    /// An XSpace event with a negative duration.
+    #[error(
+        "{path}: plane {plane:?}, line {line} ({line_name:?}), event {event}: negative duration {duration_ps} ps"
+    )]
+    NegativeDuration {
+        /// The trace.
+        path: PathBuf,
+        /// The plane's name.
+        plane: String,
+        /// The line's index in the plane.
+        line: usize,
+        /// The line's name.
+        line_name: String,
+        /// The event's index in the line.
+        event: u64,
+        /// Its duration, ps.
+        duration_ps: i64,
+    },
     /// A trace in a format this operation does not handle yet.
     #[error("{path}: a {format} trace; aligning and merging read XSpace traces only")]
     UnsupportedFormat {
@@ -59,7 +92,7 @@ pub enum RunError {
         format: crate::TraceFormat,
     },
     /// Traces of one run in two formats.
-    #[error("traces of one run in two formats: {first} and {second}")]
+    #[error("traces of one run in mixed formats (XSpace and PyTorch JSON): {first} and {second}")]
     MixedFormats {
         /// A trace in the first format.
         first: PathBuf,
@@ -186,6 +219,27 @@ pub enum RunError {
         value: String,
         /// The bound, with its unit and where it comes from.
         bound: String,
+    },
+    /// An offsets header whose tracer start for a node lies outside that
+    /// node's trace's session.
+    #[error(
+        "{path}: line 1 (the meta header): node {node}'s start_walltime_ns {start_walltime_ns} is {off_by_days:.1} days from its trace's session ({trace}: {session_start_ns} .. {session_stop_ns} ns, ± 1 s): not its tracer start"
+    )]
+    ImplausibleStart {
+        /// The offsets file.
+        path: PathBuf,
+        /// The node.
+        node: NodeId,
+        /// The header's tracer start, epoch ns.
+        start_walltime_ns: u64,
+        /// The node's trace.
+        trace: PathBuf,
+        /// Its session's start, epoch ns.
+        session_start_ns: i128,
+        /// Its session's stop, epoch ns.
+        session_stop_ns: i128,
+        /// How far the start is from the session's, days.
+        off_by_days: f64,
     },
     /// The repair of the collectives after the clock correction failed.
     #[error("repairing the collectives left violated by the clock correction")]

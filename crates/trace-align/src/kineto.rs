@@ -121,6 +121,12 @@ pub fn estimate_kineto(
     reference: NodeId,
     estimator: Estimator,
 ) -> Result<(Estimate, Extraction)> {
+    if !traces.iter().any(|(rank, _)| *rank == reference) {
+        return Err(RunError::ReferenceWithoutTrace {
+            node: reference,
+            have: traces.iter().map(|(rank, _)| *rank).collect(),
+        });
+    }
     let before = read_collectives(traces)?;
     let evidence = Evidence::from_extraction(&before, collective_check::PlaneChoice::Auto);
     let estimate = crate::plausible::estimate_plausible(&evidence, reference, estimator)?;

@@ -94,7 +94,7 @@ pub use collective_clock::Estimator;
 /// The bound of the repair ([`ClockPolicy::repair`]) and its report.
 pub use collective_clock::{RepairBound, RepairReport, Unrepaired, UnrepairedCause};
 pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
-pub use content::holds_events;
+pub use content::{TraceRules, check_traces};
 pub use correction::CorrectionCurve;
 pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode, OutputLayout, same_file};
@@ -114,5 +114,5 @@ pub use node_clock::{
 };
 pub use output::check_output;
 pub use plan::Plan;
-pub use plausible::{MAX_DRIFT_PPB, OFFSET_SLACK_NS, Plausibility};
+pub use plausible::{MAX_DRIFT_PPB, OFFSET_SLACK_NS, Plausibility, SESSION_SLACK_NS, read_offsets};
 pub use repair::RepairOutcome;

@@ -37,6 +37,10 @@ pub struct MergeSettings {
     /// Where to write the summary; `None`: `<output name>.metadata.json` beside
     /// the output.
     pub summary_path: Option<PathBuf>,
+    /// The output the summary names; `None`: the merged trace. A merge
+    /// that is exported to another format names the export, not its
+    /// intermediate XSpace (removed afterwards).
+    pub summary_output: Option<PathBuf>,
 }
 
 impl Default for MergeSettings {
@@ -46,6 +50,7 @@ impl Default for MergeSettings {
             validate: true,
             collectives: collective_check::Options::default(),
             summary_path: None,
+            summary_output: None,
         }
     }
 }
@@ -256,10 +261,14 @@ impl Plan {
             || {
                 file.commit(&report.hostnames, &[], &report.warnings)
                     .map_err(write_err(&output))?;
+                let named = settings.summary_output.as_ref().map(|o| MergeReport {
+                    output: o.clone(),
+                    ..report.clone()
+                });
                 trace_merge::write_summary(
                     &summary,
                     &Summary {
-                        merge: &report,
+                        merge: named.as_ref().unwrap_or(&report),
                         alignment: &diagnostics,
                     },
                     &output,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use alignment_core::{AlignOptions, NodeInput, OffsetsFile};
+use alignment_core::{AlignOptions, NodeInput};
 
 use crate::auto::{Chosen, Pending, Step};
 use crate::clocks::{ClockEvidence, ClockReason, ClockSource};
@@ -164,8 +164,7 @@ impl RunFiles {
         let path = self.offsets.clone().ok_or_else(|| RunError::NoOffsets {
             path: self.offsets_folder().join(OFFSETS_FILE_NAME),
         })?;
-        let offsets = OffsetsFile::read(&path).map_err(RunError::Offsets)?;
-        crate::plausible::check_probes(&offsets)?;
+        let offsets = self.read_offsets(&path)?;
         if let Some(&node) = offsets.nodes.keys().find(|n| !self.nodes.contains_key(n)) {
             return Err(RunError::OffsetsNodeWithoutTrace {
                 path,

@@ -6,11 +6,14 @@
 //! is an error ([`RunError::ImplausibleCorrection`]) rather than a trace
 //! quietly moved by days.
 
+use std::path::Path;
+
 use alignment_core::OffsetsFile;
 use clock_model::RowWindow;
 use collective_check::NodeId;
 use collective_clock::EstimateReport;
 use serde::Serialize;
+use xplane_proto::{FileBytes, PROFILE_START_TIME, PROFILE_STOP_TIME, task_env_time_ns_view};
 
 use crate::error::{Result, RunError};
 
@@ -129,6 +132,62 @@ pub(crate) fn check_estimate(report: &EstimateReport) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How far outside its trace's session a node's tracer start may lie, ns
+/// (one second).
+pub const SESSION_SLACK_NS: i64 = 1_000_000_000;
+
+/// Read the probe offsets at `path` for the nodes whose traces are
+/// `traces`, and check them: every measured row's offset and each node's
+/// drift ([`RunError::ImplausibleCorrection`]), and the meta header's
+/// tracer start `start_walltime_ns` of each of these nodes, which must lie
+/// within its trace's session (`profile_start_time` to
+/// `profile_stop_time` of its `Task Environment` plane, ± [`SESSION_SLACK_NS`];
+/// [`RunError::ImplausibleStart`]): a wrong start moves the node's tracer
+/// lines by as much. A trace without a session start is not compared.
+/// Every command reads an offsets file through this.
+pub fn read_offsets<'a>(
+    path: &Path,
+    traces: impl IntoIterator<Item = (NodeId, &'a Path)>,
+) -> Result<OffsetsFile> {
+    let offsets = OffsetsFile::read(path).map_err(RunError::Offsets)?;
+    check_probes(&offsets)?;
+    for (node, trace) in traces {
+        if let Some(header) = offsets.nodes.get(&node) {
+            check_start(&offsets.path, node, header.start_walltime_ns, trace)?;
+        }
+    }
+    Ok(offsets)
+}
+
+/// Fail unless `start_walltime_ns` (node `node`'s, from the header of
+/// `offsets`) lies within the session of its trace `trace`.
+fn check_start(offsets: &Path, node: NodeId, start_walltime_ns: u64, trace: &Path) -> Result<()> {
+    let bytes = FileBytes::open(trace).map_err(RunError::Trace)?;
+    let view = bytes.view();
+    let time =
+        |stat| task_env_time_ns_view(&view, stat).map_err(|e| RunError::Trace(bytes.locate(e)));
+    let Some(start) = time(PROFILE_START_TIME)?.filter(|&t| t != 0) else {
+        return Ok(());
+    };
+    let stop = time(PROFILE_STOP_TIME)?
+        .filter(|&t| t >= start)
+        .unwrap_or(start);
+    let slack = i128::from(SESSION_SLACK_NS);
+    let sw = i128::from(start_walltime_ns);
+    match (start - slack..=stop + slack).contains(&sw) {
+        true => Ok(()),
+        false => Err(RunError::ImplausibleStart {
+            path: offsets.to_path_buf(),
+            node,
+            start_walltime_ns,
+            trace: trace.to_path_buf(),
+            session_start_ns: start,
+            session_stop_ns: stop,
+            off_by_days: (sw - start) as f64 / 86_400e9,
+        }),
+    }
 }
 
 /// Check a probe offsets file: every measured row's offset, and each

@@ -205,3 +205,21 @@ fn one_missing_event_costs_its_instance_not_the_run() {
         );
     }
 }
+
+/// A run without rank 0's trace once said "the reference node 0 shares no
+/// collective instance with another node": the missing trace is named.
+#[test]
+fn regression_a_run_without_the_reference_rank_names_it() {
+    let run = fixture("n4_gloo_50steps");
+    let traces: Vec<(NodeId, PathBuf)> = (1..4)
+        .map(|r| (NodeId(r), run.join(format!("rank{r}.pt.trace.json.gz"))))
+        .collect();
+    let err = estimate_kineto(&traces, NodeId(0), Estimator::default()).unwrap_err();
+    assert!(
+        matches!(err, RunError::ReferenceWithoutTrace { .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("reference node 0 has no trace"), "{text}");
+    assert!(text.contains("1, 2, 3"), "{text}");
+}

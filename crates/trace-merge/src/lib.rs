@@ -56,7 +56,7 @@
 //! assert!(names.contains(&"/host:CPU".to_string()));
 //! assert!(names.contains(&"/device:GPU:Host_Node_1".to_string()));
 //! assert!(names.contains(&"/device:GPU:100".to_string()));
-//! assert!(dir.path().join("merged.metadata.json").exists());
+//! assert!(dir.path().join("merged.xplane.pb.metadata.json").exists());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]

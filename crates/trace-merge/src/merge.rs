@@ -20,7 +20,7 @@ use crate::survey::{NodeLayout, survey};
 
 /// The ending of the summary file written beside a merged trace unless
 /// [`MergeOptions::summary_path`] says otherwise: `merged.xplane.pb` gets
-/// `merged.metadata.json` (see [`summary_beside`]).
+/// `merged.xplane.pb.metadata.json` (see [`summary_beside`]).
 pub const SUMMARY_SUFFIX: &str = ".metadata.json";
 
 /// Merge per-node traces into one XSpace at `output`, and write the
@@ -96,28 +96,28 @@ pub fn write_summary(
     Ok(())
 }
 
-/// The summary beside `output`: its name with the trace ending
-/// (`.xplane.pb`, `.pftrace`, `.perfetto-trace`, `.json`, each optionally
-/// `.gz`) replaced by [`SUMMARY_SUFFIX`], so that two merges into one
-/// folder keep their own summaries.
+/// The summary beside `output`: its whole name followed by
+/// [`SUMMARY_SUFFIX`], so that every output has its own: two merges into
+/// one folder, or one run merged to XSpace, Perfetto and Chrome JSON under
+/// one stem, never share a summary.
 ///
 /// ```
 /// use std::path::Path;
 /// use trace_merge::summary_beside;
-/// assert_eq!(summary_beside(Path::new("out/run7.xplane.pb")), Path::new("out/run7.metadata.json"));
-/// assert_eq!(summary_beside(Path::new("m.pftrace.gz")), Path::new("m.metadata.json"));
+/// assert_eq!(
+///     summary_beside(Path::new("out/run7.xplane.pb")),
+///     Path::new("out/run7.xplane.pb.metadata.json")
+/// );
+/// assert_eq!(summary_beside(Path::new("m.pftrace.gz")), Path::new("m.pftrace.gz.metadata.json"));
+/// assert_ne!(summary_beside(Path::new("m.json")), summary_beside(Path::new("m.pftrace")));
 /// ```
 pub fn summary_beside(output: &Path) -> PathBuf {
-    let name = output
+    let mut name = output
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(|n| n.to_os_string())
         .unwrap_or_default();
-    let bare = name.strip_suffix(".gz").unwrap_or(&name);
-    let stem = [".xplane.pb", ".pftrace", ".perfetto-trace", ".json"]
-        .iter()
-        .find_map(|ext| bare.strip_suffix(ext))
-        .unwrap_or(bare);
-    output.with_file_name(format!("{stem}{SUMMARY_SUFFIX}"))
+    name.push(SUMMARY_SUFFIX);
+    output.with_file_name(name)
 }
 
 /// Check node ids and pick the reference.

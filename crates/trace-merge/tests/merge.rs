@@ -110,9 +110,10 @@ fn every_node_drawn_once_and_bookkeeping_hidden() {
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 
     // The summary beside the output lists the mapping.
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("merged.metadata.json")).unwrap())
-            .unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("merged.xplane.pb.metadata.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(
         summary["nodes"][2]["planes"][0]["merged_name"],
         "/device:GPU:Host_Node_2"

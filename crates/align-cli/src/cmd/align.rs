@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use alignment_core::{AlignNode, NodeInput, OffsetsFile};
+use alignment_core::{AlignNode, NodeInput};
 use anyhow::{Context, bail};
 use collective_check::NodeId;
 
@@ -137,12 +137,9 @@ pub fn session_start(path: &Path) -> anyhow::Result<i128> {
 fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     let out_dir = &args.out_dir.clone().unwrap_or_else(|| default_out_dir(dir));
     let mut run = trace_align::RunFiles::discover(dir)?;
-    let format = run.format()?;
-    if !args.policy.allow_empty {
-        for (_, path) in run.traces() {
-            super::refuse_empty(&path)?;
-        }
-    }
+    let format = run.check(trace_align::TraceRules {
+        allow_empty: args.policy.allow_empty,
+    })?;
     if format == trace_align::TraceFormat::Kineto {
         if args.layout == Layout::Xprof {
             bail!(
@@ -267,7 +264,8 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         .expect("clap requires a trace without --run-dir");
     // Told from content: an empty file, or a PyTorch trace (aligned as a
     // run with --run-dir), is refused here.
-    if trace_align::TraceFormat::detect(&trace)? != trace_align::TraceFormat::XSpace {
+    if super::check_traces(&[&trace], args.policy.allow_empty)? != trace_align::TraceFormat::XSpace
+    {
         bail!(
             "{}: a PyTorch profiler trace; align the run's folder with --run-dir",
             trace.display()
@@ -286,7 +284,12 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         .offsets
         .as_deref()
         .context("aligning one trace needs --offsets (or align a whole run with --run-dir)")?;
-    let offsets = OffsetsFile::read(offsets_path)?;
+    // The header's tracer start is checked against the trace unless given.
+    let checked = args
+        .start_walltime_ns
+        .is_none()
+        .then_some((node, trace.as_path()));
+    let offsets = trace_align::read_offsets(offsets_path, checked)?;
     let base = args
         .reference_trace
         .as_deref()

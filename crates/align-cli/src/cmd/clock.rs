@@ -209,7 +209,7 @@ pub fn brief(clocks: &[NodeClock], node: NodeId) -> Option<String> {
 /// Print every clock warning on stderr.
 pub fn warn(warnings: &[ClockWarning]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
 }
 
@@ -218,7 +218,7 @@ pub fn warn(warnings: &[ClockWarning]) {
 /// clocks rest on what was matched.
 pub fn warn_collectives(report: &collective_check::Report) {
     for w in &report.warnings {
-        eprintln!("warning: {}", w.message);
+        errln!("warning: {}", w.message);
     }
 }
 

@@ -31,6 +31,9 @@ pub struct Args {
     /// bundles (faster to write, about 2.5 times larger).
     #[arg(long)]
     pub plain_packets: bool,
+    /// Accept a trace with no events (by default an error naming the file).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
@@ -96,25 +99,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// True when the inputs are PyTorch (Kineto) traces (told from content);
-/// an error when only some are.
+/// True when the inputs are PyTorch (Kineto) traces, after the one check
+/// of a command's traces ([`super::check_traces`]).
 fn kineto_inputs(args: &Args) -> anyhow::Result<bool> {
-    let mut kineto = Vec::new();
-    let mut xspace = Vec::new();
-    for path in &args.traces {
-        match trace_align::TraceFormat::detect(path)? {
-            trace_align::TraceFormat::Kineto => kineto.push(path.display().to_string()),
-            trace_align::TraceFormat::XSpace => xspace.push(path.display().to_string()),
-        }
-    }
-    if !kineto.is_empty() && !xspace.is_empty() {
-        bail!(
-            "the traces are in mixed formats: JSON (PyTorch profiler): {}; XSpace: {}",
-            kineto.join(", "),
-            xspace.join(", ")
-        );
-    }
-    Ok(!kineto.is_empty())
+    let format = super::check_traces(&args.traces, args.allow_empty)?;
+    Ok(format == trace_align::TraceFormat::Kineto)
 }
 
 /// PyTorch traces, one per rank, as recorded: converted to one XSpace, then
@@ -178,7 +167,7 @@ fn node_sources(
         Some(ids) => ids.into_iter().map(NodeSource::Given).collect(),
         None => {
             if files.len() > 1 && !global.quiet {
-                eprintln!(
+                errln!(
                     "note: not every file name has node<N>/rank<N>; node ids follow the file order"
                 );
             }

@@ -312,7 +312,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let run = args.run.files()?;
     if !global.quiet {
         for path in &run.ignored {
-            eprintln!(
+            errln!(
                 "note: left out {}: no node<N>/rank<N> in its name",
                 path.display()
             );
@@ -321,14 +321,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let inputs = super::run_args::inputs(&run);
     super::check_output(&args.output, &inputs, super::TRACE_OUTPUTS)?;
     super::check_output(&trace_merge::summary_beside(&args.output), &inputs, &[])?;
-    let format = run.format()?;
     // Before any clock is estimated, so that an empty node is named
     // rather than found missing from the collectives.
-    if !args.policy.allow_empty {
-        for (_, path) in run.traces() {
-            super::refuse_empty(&path)?;
-        }
-    }
+    let format = run.check(trace_align::TraceRules {
+        allow_empty: args.policy.allow_empty,
+    })?;
     if format == trace_align::TraceFormat::Kineto {
         return merge_kineto(&args, &run, global);
     }
@@ -353,6 +350,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             let tmp = tmp_dir.path().join("merged.xplane.pb");
             let settings = MergeSettings {
                 summary_path: Some(trace_merge::summary_beside(&args.output)),
+                summary_output: Some(args.output.clone()),
                 ..settings
             };
             let (plan, mut outcome) = plan_and_merge(&run, &args, tmp.as_path(), &settings, show)?;

@@ -46,14 +46,14 @@ pub fn check_output(
     Ok(trace_align::check_output(output, &inputs, suffixes)?)
 }
 
-/// An error naming `path` when the trace holds no events (`--allow-empty`
-/// lets it through).
-pub fn refuse_empty(path: &std::path::Path) -> anyhow::Result<()> {
-    if !trace_align::holds_events(path)? {
-        anyhow::bail!(
-            "{}: the trace holds no events; give --allow-empty to accept it",
-            path.display()
-        );
-    }
-    Ok(())
+/// The one check of a command's traces ([`trace_align::check_traces`]),
+/// empty traces accepted when `allow_empty`; their format.
+pub fn check_traces<P: AsRef<std::path::Path>>(
+    traces: &[P],
+    allow_empty: bool,
+) -> anyhow::Result<trace_align::TraceFormat> {
+    Ok(trace_align::check_traces(
+        traces,
+        trace_align::TraceRules { allow_empty },
+    )?)
 }

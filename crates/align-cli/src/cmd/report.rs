@@ -40,6 +40,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if let Some(out) = &output {
         super::check_output(out, &inputs, &[".html", ".htm"])?;
     }
+    run.check(trace_align::TraceRules {
+        allow_empty: args.policy.allow_empty,
+    })?;
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let options = ReportOptions {
         align: args.policy.options(),

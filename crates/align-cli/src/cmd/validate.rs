@@ -94,7 +94,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if !global.quiet {
         let text = summary(&report, global);
         if to_stdout(&args.json) || to_stdout(&args.csv) {
-            eprint!("{text}");
+            err!("{text}");
         } else {
             out!("{text}")?;
             std::io::stdout().flush()?;
@@ -113,30 +113,12 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// True when the traces are Kineto JSON; an error when only some are, and
-/// for an XSpace trace without events unless `--allow-empty`.
+/// True when the traces are Kineto JSON, after the one check of a
+/// command's traces ([`super::check_traces`]).
 fn kineto_run(args: &Args) -> anyhow::Result<bool> {
-    let mut json = Vec::new();
-    let mut binary = Vec::new();
-    for path in &args.traces {
-        // Told from content; an empty or unknown file is an error here.
-        if !args.allow_empty {
-            super::refuse_empty(path)?;
-        }
-        match trace_align::TraceFormat::detect(path)? {
-            trace_align::TraceFormat::Kineto => json.push(path.display().to_string()),
-            trace_align::TraceFormat::XSpace => binary.push(path.display().to_string()),
-        }
-    }
-    if json.is_empty() {
+    let format = super::check_traces(&args.traces, args.allow_empty)?;
+    if format != trace_align::TraceFormat::Kineto {
         return Ok(false);
-    }
-    if !binary.is_empty() {
-        bail!(
-            "the traces of one run are in mixed formats: JSON (PyTorch profiler): {}; XSpace: {}",
-            json.join(", "),
-            binary.join(", ")
-        );
     }
     if !args.node_ids.is_empty() {
         bail!("--node-ids is for XSpace traces; a PyTorch profiler trace names its rank");
@@ -185,7 +167,7 @@ fn node_files(args: &Args, global: &Global) -> anyhow::Result<Vec<(NodeId, PathB
         Some(ids) => ids.into_iter().zip(args.traces.iter().cloned()).collect(),
         None => {
             if !global.quiet {
-                eprintln!(
+                errln!(
                     "note: not every file name has node<N>/rank<N>; node ids follow the file order"
                 );
             }
