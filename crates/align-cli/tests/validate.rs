@@ -58,7 +58,9 @@ fn recorded_run_passes_and_writes_json_and_csv() {
         .arg(&csv)
         .assert()
         .success()
-        .stdout(predicate::str::contains("collectives: 50 instances"))
+        .stdout(predicate::str::contains(
+            "collectives: 50 matched instances",
+        ))
         .stdout(predicate::str::contains("violations: 0"));
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["summary"]["counts"]["matched"], 50);
