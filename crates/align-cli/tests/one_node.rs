@@ -96,7 +96,7 @@ fn validate_of_one_trace_says_nothing_crosses_nodes() {
         ))
         .assert()
         .success()
-        .stdout(predicate::str::contains("on 1 node(s)"))
+        .stdout(predicate::str::contains("\n1 node(s), 1 participant(s)"))
         .stdout(predicate::str::contains(
             "one node: no collective spans two nodes, so none is checked",
         ));

@@ -58,10 +58,12 @@ fn recorded_run_passes_and_writes_json_and_csv() {
         .arg(&csv)
         .assert()
         .success()
-        .stdout(predicate::str::contains("collectives: 50 instances"))
+        .stdout(predicate::str::contains(
+            "collectives: 50 matched instances",
+        ))
         .stdout(predicate::str::contains("violations: 0"));
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(report["summary"]["instances"], 50);
+    assert_eq!(report["summary"]["counts"]["matched"], 50);
     assert_eq!(report["summary"]["participants"], 4);
     let csv = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(csv.lines().count(), 51);
@@ -152,7 +154,7 @@ fn synthetic_run_violates_before_alignment_and_not_after() {
         .stdout
         .clone();
     let before: serde_json::Value = serde_json::from_slice(&before).unwrap();
-    let instances = before["summary"]["instances"].as_u64().unwrap();
+    let instances = before["summary"]["counts"]["matched"].as_u64().unwrap();
     let violations = before["summary"]["violations"].as_u64().unwrap();
     assert!(instances >= 100, "{instances} instances");
     assert!(

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::counts::Counts;
 use crate::extract::Options;
 use crate::groups::group_warnings;
 use crate::matching::group;
@@ -135,16 +136,13 @@ pub fn check(extraction: &Extraction, options: &Options) -> Report {
     let summary = Summary {
         nodes: extraction.nodes.len(),
         participants: participants.len(),
-        instances: instances.len(),
-        checked: instances.iter().filter(|i| i.checked).count(),
+        counts: Counts::of(&instances),
         violations: violations.len(),
         max_violation_ns: violations.iter().map(|v| v.size_ns).fold(0.0, f64::max),
         overlap_failures: instances
             .iter()
             .filter(|i| i.slots.len() >= 2 && !i.overlap)
             .count(),
-        incomplete: instances.iter().filter(|i| !i.complete).count(),
-        unmatched: instances.iter().filter(|i| i.slots.len() < 2).count(),
         warnings: warnings.len(),
         start_spread: spread(starts),
         end_spread: spread(ends),

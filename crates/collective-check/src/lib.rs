@@ -52,7 +52,7 @@
 //!     });
 //! }
 //! let report = check(&ex, &Options::default());
-//! assert_eq!(report.summary.instances, 1);
+//! assert_eq!(report.summary.counts.matched, 1);
 //! assert_eq!(report.violations[0].size_ns, 2_000.0);
 //! assert!(!report.passes(0));
 //! ```
@@ -61,6 +61,7 @@
 mod check;
 mod classify;
 mod comms;
+mod counts;
 mod error;
 mod extract;
 mod gloo_counts;
@@ -85,6 +86,7 @@ pub use classify::{
     is_collective_candidate,
 };
 pub use comms::{CommsKey, CommsRecord, GroupRanks, KinetoRecords, RanksOrigin, int_list};
+pub use counts::Counts;
 pub use error::{
     CommsField, Error, GroupRanksConflict, InstanceDisagreement, RankOutsideGroup, RankValue,
     Result,

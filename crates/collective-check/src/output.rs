@@ -99,17 +99,15 @@ impl Report {
         let us = |ns: f64| format!("{:.1} µs", ns / 1000.0);
         let _ = writeln!(
             t,
-            "collectives: {} instances ({} checked for happens-before) on {} node(s), {} participant(s)",
-            s.instances, s.checked, s.nodes, s.participants
+            "{}\n{} node(s), {} participant(s)",
+            s.counts, s.nodes, s.participants
         );
         let _ = writeln!(
             t,
-            "violations: {} (largest {}); intervals not all overlapping: {}; incomplete: {}; unmatched: {}",
+            "violations: {} (largest {}); intervals not all overlapping: {}",
             s.violations,
             us(s.max_violation_ns),
             s.overlap_failures,
-            s.incomplete,
-            s.unmatched
         );
         let _ = writeln!(
             t,

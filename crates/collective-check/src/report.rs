@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::classify::CollectiveKind;
+use crate::counts::Counts;
 use crate::matching::MatchKey;
 use crate::occurrence::{ExtractStats, NodeInfo};
 use crate::units::{NodeId, Participant, TimePs};
@@ -159,20 +160,14 @@ pub struct Summary {
     pub nodes: usize,
     /// Participants (node, device) seen.
     pub participants: usize,
-    /// Instances.
-    pub instances: usize,
-    /// Instances the happens-before rule was applied to.
-    pub checked: usize,
+    /// The counts of the matched instances (their one definition).
+    pub counts: Counts,
     /// Happens-before violations.
     pub violations: usize,
     /// Largest violation, ns (0 when none).
     pub max_violation_ns: f64,
     /// Instances (with ≥ 2 participants, any kind) whose intervals do not all overlap.
     pub overlap_failures: usize,
-    /// Instances missing a participant.
-    pub incomplete: usize,
-    /// Instances with a single participant.
-    pub unmatched: usize,
     /// Warnings.
     pub warnings: usize,
     /// Start spread over instances with ≥ 2 participants.

@@ -48,14 +48,14 @@ fn recorded_fixtures_have_no_violations() {
         assert_eq!(e.end_markers_extending, 0, "{run}");
         match run.as_str() {
             "single" => {
-                assert_eq!(report.summary.instances, 0);
+                assert_eq!(report.summary.counts.matched, 0);
                 assert_eq!(report.warnings[0].kind, WarningKind::NoCollectives);
                 assert_eq!(report.summary.nodes, 1);
             }
             "n2_shardmap_psum_50steps" | "n4_shardmap_psum_50steps" => {
                 let n = files.len();
-                assert_eq!(report.summary.instances, 50, "{run}");
-                assert_eq!(report.summary.checked, 50, "{run}");
+                assert_eq!(report.summary.counts.matched, 50, "{run}");
+                assert_eq!(report.summary.counts.checked, 50, "{run}");
                 assert_eq!(report.summary.participants, n, "{run}");
                 assert!(report.warnings.is_empty(), "{run}: {:?}", report.warnings);
                 for i in &report.instances {
@@ -70,7 +70,7 @@ fn recorded_fixtures_have_no_violations() {
             }
             "n2x2dev_jit_allreduce_50steps" => {
                 // All four devices of one run_id form one instance.
-                assert_eq!(report.summary.instances, 50);
+                assert_eq!(report.summary.counts.matched, 50);
                 assert_eq!(report.summary.participants, 4);
                 assert!(report.warnings.is_empty(), "{:?}", report.warnings);
                 let devices: Vec<_> = report
@@ -115,7 +115,7 @@ fn a_moved_clock_violates_nearly_every_instance() {
             &space,
         );
         let report = check_files(&inputs, &Options::default()).unwrap();
-        let n = report.summary.instances;
+        let n = report.summary.counts.matched;
         assert_eq!(n, 50, "{run}");
         eprintln!(
             "{run} +{shift_ns} ns: {} of {n} instances violate",
@@ -268,7 +268,7 @@ fn without_run_id_instances_match_by_occurrence_order() {
     }
     let by_order = check_files(&inputs, &Options::default()).unwrap();
     let by_run = check_run("n2_shardmap_psum_50steps");
-    assert_eq!(by_order.summary.instances, 50);
+    assert_eq!(by_order.summary.counts.matched, 50);
     assert!(by_order.warnings.is_empty(), "{:?}", by_order.warnings);
     assert_eq!(by_order.violation_count(), 0);
     assert_eq!(by_order.instances.len(), by_run.instances.len());
@@ -315,9 +315,9 @@ fn a_missing_occurrence_is_warned_about_never_dropped() {
         &Options::default(),
     )
     .unwrap();
-    assert_eq!(report.summary.instances, 50);
-    assert_eq!(report.summary.incomplete, 1);
-    assert_eq!(report.summary.unmatched, 1);
+    assert_eq!(report.summary.counts.matched, 50);
+    assert_eq!(report.summary.counts.incomplete, 1);
+    assert_eq!(report.summary.counts.single_participant, 1);
     let kinds: Vec<_> = report.warnings.iter().map(|w| (w.kind, w.count)).collect();
     assert!(kinds.contains(&(WarningKind::Incomplete, 1)), "{kinds:?}");
     assert!(kinds.contains(&(WarningKind::Unmatched, 1)), "{kinds:?}");
@@ -340,7 +340,7 @@ fn a_missing_occurrence_is_warned_about_never_dropped() {
         "{}",
         w.message
     );
-    assert_eq!(report.summary.unmatched, 1);
+    assert_eq!(report.summary.counts.single_participant, 1);
 }
 
 #[test]
@@ -360,7 +360,7 @@ fn json_and_csv_outputs() {
     let mut json = Vec::new();
     report.write_json(&mut json).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
-    assert_eq!(v["summary"]["instances"], 50);
+    assert_eq!(v["summary"]["counts"]["matched"], 50);
     assert_eq!(v["instances"][0]["slots"].as_array().unwrap().len(), 4);
     assert!(v["instances"][0]["key"]["run_id"].is_i64());
     // Epoch picoseconds are written as exact integers.
@@ -381,7 +381,7 @@ fn json_and_csv_outputs() {
 
     let text = report.summary_text();
     assert!(
-        text.contains("50 instances") && text.contains("violations: 0"),
+        text.contains("50 matched instances") && text.contains("violations: 0"),
         "{text}"
     );
 }
@@ -412,14 +412,14 @@ fn jax_underscore_op_names_are_collectives() {
             })
             .collect();
         let report = check_files(&inputs, &Options::default()).unwrap();
-        assert_eq!(report.summary.instances, 50, "{name}");
+        assert_eq!(report.summary.counts.matched, 50, "{name}");
         assert!(
             report
                 .instances
                 .iter()
                 .all(|i| i.kind == kind && i.op == name)
         );
-        assert_eq!(report.summary.checked, checked, "{name}");
+        assert_eq!(report.summary.counts.checked, checked, "{name}");
         assert_eq!(report.violation_count(), 0, "{name}");
         assert_eq!(report.extraction.unclassified_candidates, 0, "{name}");
         assert_eq!(report.extraction.end_markers_linked, 200, "{name}");
@@ -450,7 +450,7 @@ fn unclassified_candidates_are_counted() {
         })
         .collect();
     let report = check_files(&inputs, &Options::default()).unwrap();
-    assert_eq!(report.summary.instances, 0);
+    assert_eq!(report.summary.counts.matched, 0);
     assert_eq!(report.extraction.unclassified_candidates, 100);
     let json = serde_json::to_value(&report.extraction).unwrap();
     assert_eq!(json["unclassified_candidates"], 100);

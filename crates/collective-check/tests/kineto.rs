@@ -31,12 +31,12 @@ fn recorded_gloo_runs_match_one_to_one_without_violations() {
         assert!(r.warnings.is_empty(), "{name}: {:?}", r.warnings);
         assert_eq!(r.summary.nodes, ranks);
         assert_eq!(
-            r.summary.instances,
+            r.summary.counts.matched,
             steps * (COLLECTIVES_PER_STEP + ranks),
             "{name}"
         );
         // all_reduce ×4, all_gather, all_to_all, barrier are checked.
-        assert_eq!(r.summary.checked, steps * 7, "{name}");
+        assert_eq!(r.summary.counts.checked, steps * 7, "{name}");
         for i in &r.instances {
             let want = if i.op.starts_with("gloo:send/recv") {
                 2
@@ -58,7 +58,7 @@ fn recorded_gloo_runs_match_one_to_one_without_violations() {
         }
         // Without point-to-point the transfers are counted, not matched.
         let r = check_kineto_files(&run(name), &Options::default()).unwrap();
-        assert_eq!(r.summary.instances, steps * COLLECTIVES_PER_STEP);
+        assert_eq!(r.summary.counts.matched, steps * COLLECTIVES_PER_STEP);
         assert_eq!(
             r.extraction.point_to_point_skipped as usize,
             steps * ranks * 2
@@ -123,7 +123,7 @@ fn nccl_by_comms_id_and_seq_on_the_gpu() {
     let dir = tempfile::tempdir().unwrap();
     let files = [nccl_rank(dir.path(), 0, 0), nccl_rank(dir.path(), 1, 8)];
     let r = check_kineto_files(&files, &Options::default()).unwrap();
-    assert_eq!(r.summary.instances, 2, "{}", r.summary_text());
+    assert_eq!(r.summary.counts.matched, 2, "{}", r.summary_text());
     assert_eq!(r.violation_count(), 0);
     let all_reduce = r.instances.iter().find(|i| i.op == "allreduce").unwrap();
     assert_eq!(all_reduce.key, MatchKey::RunId((u64::MAX - 5) as i64));
@@ -199,7 +199,7 @@ fn the_skewed_run_violates_until_put_on_its_recorded_true_clock() {
     let r = check_kineto_files(&fixed, &with_p2p()).unwrap();
     assert_eq!(r.violation_count(), 0, "{}", r.summary_text());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    assert_eq!(r.summary.instances, 200 * (COLLECTIVES_PER_STEP + 4));
+    assert_eq!(r.summary.counts.matched, 200 * (COLLECTIVES_PER_STEP + 4));
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn a_consistent_nccl_run_passes_without_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let files = write_all(dir.path(), (0..3).map(rank));
     let r = check_kineto_files(&files, &Options::default()).unwrap();
-    assert_eq!(r.summary.instances, 3, "{}", r.summary_text());
+    assert_eq!(r.summary.counts.matched, 3, "{}", r.summary_text());
     // Only the note that the kernels, not the CPU ops, are used.
     assert!(
         r.warnings
@@ -220,7 +220,7 @@ fn recorded_gloo_run_with_two_groups_matches_per_group() {
     let r = check_kineto_files(&gloo_run(), &Options::default()).unwrap();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.violation_count(), 0, "{}", r.summary_text());
-    assert_eq!(r.summary.instances, STEPS * (9 + 3));
+    assert_eq!(r.summary.counts.matched, STEPS * (9 + 3));
     for i in &r.instances {
         let ranks: Vec<u32> = i.slots.iter().map(|s| s.participant.node.0).collect();
         match i.module.as_deref() {
@@ -301,7 +301,7 @@ fn a_one_member_group_on_one_rank_takes_no_worker_threads() {
     let r = check_kineto_files(&files, &Options::default()).unwrap();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.violation_count(), 0);
-    assert_eq!(r.summary.instances, 100 * 9);
+    assert_eq!(r.summary.counts.matched, 100 * 9);
     for i in &r.instances {
         assert_eq!(i.module.as_deref(), Some("0"), "{}", i.op);
         assert_eq!(i.slots.len(), 2, "{}", i.op);

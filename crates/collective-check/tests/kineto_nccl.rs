@@ -70,7 +70,7 @@ fn torch_2_11_nccl_args_are_read_from_the_real_file() {
         && g.ranks == [0]
         && matches!(g.origin, RanksOrigin::EventArgs(_))));
     let r = check_kineto_files(&[nccl_1r()], &Options::default()).unwrap();
-    assert_eq!(r.summary.instances, 273);
+    assert_eq!(r.summary.counts.matched, 273);
     assert_eq!(r.violation_count(), 0);
 }
 
@@ -100,7 +100,7 @@ fn nccl_kernels_without_args_take_them_from_their_launching_op() {
         bare_kernel_rank(dir.path(), 1, "112.0"),
     ];
     let r = check_kineto_files(&files, &Options::default()).unwrap();
-    assert_eq!(r.summary.instances, 1, "{}", r.summary_text());
+    assert_eq!(r.summary.counts.matched, 1, "{}", r.summary_text());
     let i = &r.instances[0];
     assert_eq!(i.key, MatchKey::RunId(7));
     assert_eq!(i.module.as_deref(), Some("0"));

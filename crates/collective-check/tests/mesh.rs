@@ -55,7 +55,7 @@ fn each_replica_group_is_an_instance() {
     assert_eq!(report.extraction.hlo_protos_undecodable, 0);
     // 60 steps: one instance of the op over both axes, two of each op
     // over one axis.
-    assert_eq!(report.summary.instances, 60 * 7);
+    assert_eq!(report.summary.counts.matched, 60 * 7);
     let g = groups_by_op(&report);
     let sets = |v: &[(&[u32], usize)]| -> BTreeMap<Vec<u32>, usize> {
         v.iter().map(|(s, n)| (s.to_vec(), *n)).collect()
@@ -94,7 +94,7 @@ fn without_hlo_protos_the_merge_is_reported() {
         write_xspace(dir.path().join(f.file_name().unwrap()), &space).unwrap();
     }
     let report = check_files(&traces(dir.path()), &Options::default()).unwrap();
-    assert_eq!(report.summary.instances, 60 * 4);
+    assert_eq!(report.summary.counts.matched, 60 * 4);
     assert!(report.instances.iter().all(|i| i.slots.len() == 4));
     assert_eq!(report.extraction.replica_group_unknown, 4 * 60 * 4);
     let unknown = warned(&report, WarningKind::ReplicaGroupUnknown);
@@ -130,7 +130,7 @@ fn occurrences_of_several_groups_without_a_device_are_left_out() {
         write_xspace(dir.path().join(f.file_name().unwrap()), &space).unwrap();
     }
     let report = check_files(&traces(dir.path()), &Options::default()).unwrap();
-    assert_eq!(report.summary.instances, 60);
+    assert_eq!(report.summary.counts.matched, 60);
     assert!(report.instances.iter().all(|i| i.op == "psum_invariant.14"
         && i.slots.len() == 4
         && matches!(i.key, MatchKey::RunId(_))));

@@ -110,9 +110,9 @@ fn send_recv_are_left_out_unless_asked() {
         extract(vec![plane_with("/host:CPU", &events)], node, &with, &mut ex);
     }
     let report = check(&ex, &with);
-    assert_eq!(report.summary.instances, 4);
+    assert_eq!(report.summary.counts.matched, 4);
     // Point-to-point is not subject to the all-to-all rule.
-    assert_eq!(report.summary.checked, 1);
+    assert_eq!(report.summary.counts.checked, 1);
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn gpus_of_one_node_are_separate_participants() {
     }
     let report = check(&ex, &Options::default());
     assert_eq!(report.summary.participants, 4);
-    assert_eq!(report.summary.instances, 2);
+    assert_eq!(report.summary.counts.matched, 2);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     for (k, i) in report.instances.iter().enumerate() {
         assert_eq!(i.key, MatchKey::Occurrence(k));
@@ -232,7 +232,7 @@ fn auto_prefers_device_planes_and_says_so() {
         extract(vec![host, gpu], node, &Options::default(), &mut ex);
     }
     let report = check(&ex, &Options::default());
-    assert_eq!(report.summary.instances, 1);
+    assert_eq!(report.summary.counts.matched, 1);
     assert_eq!(report.instances[0].op, "ncclDevKernel_AllReduce");
     let ignored: Vec<_> = report
         .warnings

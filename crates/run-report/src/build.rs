@@ -58,8 +58,8 @@ impl Report {
             run_start_ns: t0,
             run_length_ns: ends.max().map_or(0, |e| e - t0),
             clocks: crate::clock::picture(&run, &instances, t0),
+            counts: run.after.summary.counts.clone(),
             violations: Violations {
-                checked: run.after.summary.checked,
                 before: run.before.summary.violations,
                 after: run.after.summary.violations,
                 max_before_ns: run.before.summary.max_violation_ns,

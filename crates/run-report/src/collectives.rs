@@ -125,7 +125,6 @@ fn node_instance(i: &Instance) -> NodeInstance {
 pub(crate) fn summarise(instances: &[NodeInstance], nodes: &[NodeId]) -> Collectives {
     let multi: Vec<&NodeInstance> = instances.iter().filter(|i| i.parts.len() >= 2).collect();
     Collectives {
-        instances: multi.len(),
         kinds: kinds(&multi),
         waiting: waiting(instances, nodes),
         stragglers: stragglers(&multi, nodes),
@@ -256,7 +255,7 @@ mod tests {
         assert_eq!(parts[1].arrival - parts[0].arrival, 20_000);
         assert_eq!(parts[1].wait, 1_000_000 - 15_000);
         let c = summarise(&instances, &[NodeId(0), NodeId(1), NodeId(2)]);
-        assert_eq!(c.instances, 10);
+        assert_eq!(c.kinds[0].instances, 10);
         let top = c.stragglers[0];
         assert_eq!((top.node, top.times_last), (NodeId(2), 10));
         // Median of the others' arrivals (0 and 20 µs) is 0 (lower middle).

@@ -69,9 +69,10 @@ pub(crate) struct RunData {
     pub after: CheckReport,
 }
 
-/// Check collectives as `validate` does by default.
-pub(crate) fn check(ex: &Extraction) -> CheckReport {
-    collective_check::check(ex, &collective_check::Options::default())
+/// Check collectives of traces in `format` as every command does
+/// ([`TraceFormat::check_options`](trace_align::TraceFormat::check_options)).
+pub(crate) fn check(ex: &Extraction, format: trace_align::TraceFormat) -> CheckReport {
+    collective_check::check(ex, &format.check_options())
 }
 
 /// Sort `spans` and merge the overlapping ones.

@@ -59,8 +59,8 @@ pub(crate) fn read(
         clock_reason,
         estimate: clocks.report().cloned(),
         nodes,
-        before: check(&before),
-        after: check(&after),
+        before: check(&before, trace_align::TraceFormat::Kineto),
+        after: check(&after, trace_align::TraceFormat::Kineto),
     })
 }
 
@@ -77,8 +77,13 @@ fn read_rank(
         None => rank,
     };
     let mut ex = Extraction::new();
-    collective_check::extract_kineto(&trace, node, &collective_check::Options::default(), &mut ex)
-        .map_err(|source| ReportError::Collectives { node, source })?;
+    collective_check::extract_kineto(
+        &trace,
+        node,
+        &trace_align::TraceFormat::Kineto.check_options(),
+        &mut ex,
+    )
+    .map_err(|source| ReportError::Collectives { node, source })?;
     let correction = Correction::Map(map);
     let (markers, busy, extent) = walk(&trace, &correction).map_err(kineto)?;
     let data = NodeData {

@@ -23,7 +23,13 @@ pub struct Report {
     pub run_length_ns: i64,
     /// How every node's clock was corrected.
     pub clocks: ClockPicture,
-    /// Happens-before violations before and after alignment.
+    /// The counts of the run's matched collective instances after
+    /// alignment, under the definitions every command prints
+    /// ([`collective_check::Counts`]): the figures of the header and of
+    /// the collectives section are from here.
+    pub counts: collective_check::Counts,
+    /// Happens-before violations before and after alignment (of
+    /// `counts.checked` instances).
     pub violations: Violations,
     /// Collectives across nodes.
     pub collectives: Collectives,
@@ -116,8 +122,6 @@ pub struct EvidencePoint {
 /// Happens-before violations, counted as `validate` counts them.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Violations {
-    /// Instances the rule applies to.
-    pub checked: usize,
     /// Violations in the traces as recorded.
     pub before: usize,
     /// Violations after alignment.
@@ -145,11 +149,10 @@ pub struct Quantiles {
     pub max_ns: i64,
 }
 
-/// Collectives across nodes, after alignment.
+/// Collectives across nodes, after alignment: the
+/// [`Report::counts`]`.across_nodes` instances (at least two nodes).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Collectives {
-    /// Instances with at least two nodes.
-    pub instances: usize,
     /// Per collective kind, the skews across participants.
     pub kinds: Vec<KindSkew>,
     /// Per node, time spent in collectives waiting for the last participant.

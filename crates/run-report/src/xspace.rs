@@ -53,8 +53,8 @@ pub(crate) fn read(plan: &Plan) -> Result<RunData> {
         clock_reason: plan.clock_reason.to_string(),
         estimate: plan.clocks.estimate_report(),
         nodes,
-        before: check(&before),
-        after: check(&after),
+        before: check(&before, trace_align::TraceFormat::XSpace),
+        after: check(&after, trace_align::TraceFormat::XSpace),
     })
 }
 
@@ -111,7 +111,7 @@ fn read_node(
         &bytes,
         &input.trace,
         NodeSource::Given(node),
-        &collective_check::Options::default(),
+        &trace_align::TraceFormat::XSpace.check_options(),
         &Aligned(&aligner),
         &mut before,
         &mut after,

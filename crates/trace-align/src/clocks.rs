@@ -195,13 +195,22 @@ pub(crate) fn from_collectives(
 
 /// The collectives of `nodes`, each on its own host clock, matched.
 pub(crate) fn host_evidence(nodes: &[NodeInput], options: &AlignOptions) -> Result<Evidence> {
+    Ok(Evidence::from_extraction(
+        &host_extraction(nodes, options)?,
+        PlaneChoice::Auto,
+    ))
+}
+
+/// The collectives of `nodes`, each on its own host clock, in node order
+/// (read with [`host_check_options`]).
+pub(crate) fn host_extraction(nodes: &[NodeInput], options: &AlignOptions) -> Result<Extraction> {
     let check = host_check_options();
     let per_node = nodes
         .par_iter()
         .with_max_len(1) // one task per node
         .map(|input| host_collectives(input, options, &check))
         .collect::<Result<Vec<_>>>()?;
-    Ok(matched(per_node))
+    Ok(joined(per_node))
 }
 
 /// How the collectives are read for the evidence on the nodes' host
@@ -218,11 +227,16 @@ pub(crate) fn host_check_options() -> collective_check::Options {
 /// The evidence of every node's collectives on its host clock, given in
 /// node order.
 pub(crate) fn matched(per_node: impl IntoIterator<Item = Extraction>) -> Evidence {
+    Evidence::from_extraction(&joined(per_node), PlaneChoice::Auto)
+}
+
+/// The collectives of every node in one extraction, given in node order.
+fn joined(per_node: impl IntoIterator<Item = Extraction>) -> Extraction {
     let mut all = Extraction::new();
     for e in per_node {
         all.append(e);
     }
-    Evidence::from_extraction(&all, PlaneChoice::Auto)
+    all
 }
 
 /// One node's collectives on its host clock.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use alignment_core::{AlignOptions, NodeClocks};
 use clock_model::HostTime;
-use collective_check::NodeId;
+use collective_check::{Counts, Extraction, NodeId, PlaneChoice};
 use collective_clock::{Estimate, EstimateReport, Evidence, SegmentReport};
 use serde::Serialize;
 
@@ -74,6 +74,10 @@ pub struct CollectiveClocks {
     pub format: TraceFormat,
     /// The reference node.
     pub reference: NodeId,
+    /// The counts of the run's matched instances as recorded, under the
+    /// definitions every command prints ([`Counts`]); what the clock fit
+    /// used of them is in `report.evidence`.
+    pub counts: Counts,
     /// Per node, by node id.
     pub nodes: Vec<NodeCollectiveClock>,
     /// The whole fit: estimator, evidence counts, every segment.
@@ -94,15 +98,18 @@ impl RunFiles {
         }
         let format = self.format()?;
         let reference = options.reference_node;
-        let (estimate, evidence, probes) = match format {
+        let (estimate, evidence, probes, counts) = match format {
             TraceFormat::Kineto => {
-                let (estimate, _) =
+                let (estimate, recorded) =
                     crate::kineto::estimate_kineto(&self.traces(), reference, estimator)?;
-                (estimate, None, BTreeMap::new())
+                let counts = counts_of(&recorded, format);
+                (estimate, None, BTreeMap::new(), counts)
             }
             TraceFormat::XSpace => {
                 let nodes = self.node_inputs();
-                let evidence = crate::clocks::host_evidence(&nodes, options)?;
+                let recorded = crate::clocks::host_extraction(&nodes, options)?;
+                let counts = counts_of(&recorded, format);
+                let evidence = Evidence::from_extraction(&recorded, PlaneChoice::Auto);
                 let estimate =
                     crate::plausible::estimate_plausible(&evidence, reference, estimator)?;
                 let probes = match &self.offsets {
@@ -113,7 +120,7 @@ impl RunFiles {
                     }
                     None => BTreeMap::new(),
                 };
-                (estimate, Some(evidence), probes)
+                (estimate, Some(evidence), probes, counts)
             }
         };
         let nodes = estimate
@@ -132,10 +139,26 @@ impl RunFiles {
         Ok(CollectiveClocks {
             format,
             reference,
+            counts,
             nodes,
             report: estimate.report,
         })
     }
+}
+
+/// The counts of the matched instances of `recorded` as every command
+/// checks traces in `format` ([`TraceFormat::check_options`]): the
+/// extraction may hold point-to-point transfers the check of that format
+/// leaves out.
+fn counts_of(recorded: &Extraction, format: TraceFormat) -> Counts {
+    let options = format.check_options();
+    let report = collective_check::check(recorded, &options);
+    let kept: Vec<_> = report
+        .instances
+        .into_iter()
+        .filter(|i| options.include_point_to_point || !i.kind.is_point_to_point())
+        .collect();
+    Counts::of(&kept)
 }
 
 /// One node in brief, with its probes compared when given.

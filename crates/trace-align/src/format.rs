@@ -31,6 +31,17 @@ impl std::fmt::Display for TraceFormat {
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 impl TraceFormat {
+    /// How the collectives of traces in this format are read and checked,
+    /// the same in every command (`merge`, `align`, `validate`, `report`):
+    /// PyTorch profiler traces with their point-to-point transfers (a
+    /// send/recv pair is matched, counted and drawn, never checked for
+    /// happens-before), XSpace traces without.
+    pub fn check_options(self) -> collective_check::Options {
+        let mut options = collective_check::Options::default();
+        options.include_point_to_point = self == TraceFormat::Kineto;
+        options
+    }
+
     /// The format of the file at `path`, from its first bytes (through
     /// gzip when compressed).
     pub fn detect(path: impl AsRef<Path>) -> Result<TraceFormat> {

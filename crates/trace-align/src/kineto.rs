@@ -105,9 +105,7 @@ pub fn align_kineto(
 
 /// Kineto runs check point-to-point transfers too.
 pub(crate) fn check_options() -> collective_check::Options {
-    let mut options = collective_check::Options::default();
-    options.include_point_to_point = true;
-    options
+    crate::format::TraceFormat::Kineto.check_options()
 }
 
 /// Every rank's correction onto rank `reference`'s clock, estimated from

@@ -212,7 +212,7 @@ fn merge_removes_violations(name: &str) {
     let (before, after) = (outcome.before.unwrap(), outcome.after.unwrap());
     println!(
         "{name}: {} instances; violations {} before, {} after",
-        before.summary.instances, before.summary.violations, after.summary.violations
+        before.summary.counts.matched, before.summary.violations, after.summary.violations
     );
     assert!(before.summary.violations > 100, "the skew shows before");
     assert_eq!(after.summary.violations, 0);

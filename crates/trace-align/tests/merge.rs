@@ -63,7 +63,7 @@ fn one_pass_equals_align_then_merge() {
         // The collectives as aligned are those of the merged trace.
         let merged = collective_check::check_merged(&two, &Default::default()).unwrap();
         let after = outcome.after.unwrap();
-        assert_eq!(after.summary.instances, merged.summary.instances);
+        assert_eq!(after.summary.counts.matched, merged.summary.counts.matched);
         assert_eq!(after.summary.violations, merged.summary.violations);
         assert_eq!(after.violations.len(), merged.violations.len());
         let before = outcome.before.unwrap();
@@ -248,7 +248,7 @@ fn collectives_from_the_aligning_walk_equal_a_read_of_their_own() {
     let out = dir.path().join("merged.xplane.pb");
     let outcome = plan.merge(&out, &MergeSettings::default()).unwrap();
     let merged = collective_check::check_merged(&out, &options).unwrap();
-    assert!(recorded.summary.instances > 0);
+    assert!(recorded.summary.counts.matched > 0);
     assert_eq!(outcome.before.unwrap(), recorded);
     assert_eq!(outcome.after.unwrap(), merged);
 
@@ -261,6 +261,6 @@ fn collectives_from_the_aligning_walk_equal_a_read_of_their_own() {
     let merged = collective_check::check_merged(&out, &options).unwrap();
     assert_eq!(outcome.before.unwrap(), recorded);
     let after = outcome.after.unwrap();
-    assert_eq!(after.summary.instances, merged.summary.instances);
+    assert_eq!(after.summary.counts.matched, merged.summary.counts.matched);
     assert_eq!(after.summary.violations, merged.summary.violations);
 }

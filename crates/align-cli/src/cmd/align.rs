@@ -188,12 +188,7 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
             out!("{}", super::clock::repair_summary(r))?;
         }
         if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {
-            outln!(
-                "collectives: {} instances; happens-before violations {} before -> {} after",
-                a.summary.instances,
-                b.summary.violations,
-                a.summary.violations
-            )?;
+            outln!("{}", super::clock::check_line(b, a))?;
             super::clock::warn_collectives(b);
         }
     }
@@ -244,10 +239,8 @@ fn run_kineto(
         }
         super::merge::print_launch_lags(&outcome.launch_lags)?;
         outln!(
-            "collectives: {} instances; happens-before violations {} before -> {} after",
-            outcome.after.summary.instances,
-            outcome.before.summary.violations,
-            outcome.after.summary.violations
+            "{}",
+            super::clock::check_line(&outcome.before, &outcome.after)
         )?;
         super::clock::warn_collectives(&outcome.before);
     }

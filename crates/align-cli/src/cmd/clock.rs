@@ -238,3 +238,17 @@ pub fn source_words(source: ClockSource) -> &'static str {
         ClockSource::Auto => "auto",
     }
 }
+
+/// The collectives line of `merge` and `align`: the run's counts (the
+/// definitions of [`collective_check::Counts`], the words every command
+/// prints) after alignment, and the happens-before violations before and
+/// after it.
+pub fn check_line(before: &collective_check::Report, after: &collective_check::Report) -> String {
+    format!(
+        "{}\nhappens-before violations {} before -> {} after (of {} checked)",
+        after.summary.counts,
+        before.summary.violations,
+        after.summary.violations,
+        after.summary.counts.checked
+    )
+}

@@ -77,11 +77,13 @@ fn row(n: &NodeCollectiveClock) -> String {
 pub fn summary(c: &CollectiveClocks) -> String {
     let ev = &c.report.evidence;
     let mut s = format!(
-        "{} traces; reference node {}; estimator {}; {} all-to-all and {} one-way instances \
-         ({} from collective permutes, {} incomplete, {} on one node); {} violated\n",
+        "{} traces; reference node {}; estimator {}\n{}\nclock fit: {} all-to-all instances \
+         across nodes and {} one-way pairs ({} from collective permutes); {} incomplete, {} on \
+         one node; {} instances violated by the fit\n",
         c.format,
         c.reference,
         c.report.estimator,
+        c.counts,
         ev.all_to_all,
         ev.one_way,
         ev.permutes.one_way,
@@ -90,7 +92,9 @@ pub fn summary(c: &CollectiveClocks) -> String {
         c.report.violated_instances
     );
     for (kind, n) in &ev.skipped_by_kind {
-        s += &format!("{n} {kind} instance(s) left out: who sends to whom is not known\n");
+        s += &format!(
+            "clock fit: {n} {kind} instance(s) left out: who sends to whom is not known\n"
+        );
     }
     if let Some(choice) = &c.report.choice {
         s += &format!("{choice}\n");

@@ -129,10 +129,8 @@ pub fn summary(outcome: &MergeOutcome) -> String {
         s += &super::clock::repair_summary(r);
     }
     if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {
-        s += &format!(
-            "collectives: {} instances; happens-before violations {} before -> {} after\n",
-            a.summary.instances, b.summary.violations, a.summary.violations
-        );
+        s += &super::clock::check_line(b, a);
+        s.push('\n');
     }
     s += &format!(
         "wrote {} ({} planes, {} events) and {}\n",
@@ -252,12 +250,7 @@ fn print_kineto_check(
     before: &collective_check::Report,
     after: &collective_check::Report,
 ) -> Result<(), crate::out::StdoutError> {
-    outln!(
-        "collectives: {} instances; happens-before violations {} before -> {} after",
-        after.summary.instances,
-        before.summary.violations,
-        after.summary.violations
-    )?;
+    outln!("{}", super::clock::check_line(before, after))?;
     super::clock::warn_collectives(before);
     Ok(())
 }

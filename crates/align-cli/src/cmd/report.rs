@@ -69,11 +69,14 @@ fn summary(r: &Report, output: Option<&Path>) -> String {
             r.reference_node, r.clocks.source
         ),
         false => format!(
-            "{} nodes; clocks from the {}; happens-before violations {} before -> {} after\n",
+            "{} nodes; clocks from the {}\n{}\nhappens-before violations {} before -> {} after \
+             (of {} checked)\n",
             r.nodes.len(),
             r.clocks.source,
+            r.counts,
             r.violations.before,
-            r.violations.after
+            r.violations.after,
+            r.counts.checked
         ),
     };
     if let Some(s) = r
@@ -83,10 +86,10 @@ fn summary(r: &Report, output: Option<&Path>) -> String {
         .filter(|s| s.times_last > 0)
     {
         text.push_str(&format!(
-            "straggler: node {}, last at {} of {} collectives ({:.0} %), {:.1} µs late when last\n",
+            "straggler: node {}, last at {} of {} matched instances across nodes ({:.0} %), {:.1} µs late when last\n",
             s.node,
             s.times_last,
-            r.collectives.instances,
+            r.counts.across_nodes,
             s.share * 100.0,
             s.mean_lateness_when_last_ns as f64 / 1e3
         ));

@@ -45,7 +45,9 @@ pub struct Args {
     /// Ignore violations no larger than this many nanoseconds.
     #[arg(long, default_value_t = 0.0)]
     pub tolerance_ns: f64,
-    /// Include point-to-point send/recv (reported, never checked as all-to-all).
+    /// Include point-to-point send/recv (reported, never checked as
+    /// all-to-all); always on for PyTorch profiler traces, which `merge`,
+    /// `align` and `report` read with them too.
     #[arg(long)]
     pub include_p2p: bool,
     /// Which planes' collectives to use.
@@ -68,15 +70,16 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             super::check_output(path, &args.traces, &[suffix])?;
         }
     }
+    let kineto = kineto_run(&args)?;
     let mut options = Options::default();
-    options.include_point_to_point = args.include_p2p;
+    options.include_point_to_point = args.include_p2p || kineto;
     options.tolerance_ns = args.tolerance_ns;
     options.planes = match args.planes {
         Planes::Auto => PlaneChoice::Auto,
         Planes::Host => PlaneChoice::Host,
         Planes::Device => PlaneChoice::Device,
     };
-    let report = if kineto_run(&args)? {
+    let report = if kineto {
         check_kineto_files(&args.traces, &options)?
     } else if args.traces.len() == 1 && !args.per_node && args.node_ids.is_empty() {
         check_merged(&args.traces[0], &options)?

@@ -108,7 +108,8 @@ fn header(out: &mut String, r: &Report) {
         out,
         "<h1>Run report</h1><p class=\"note\">{} nodes ({format}), timeline of node {}, {} long. \
          Clocks from the {} ({}). Happens-before violations: {} before alignment → \
-         <b class=\"{class}\">{}</b> after, of {} checked collectives.</p>",
+         <b class=\"{class}\">{}</b> after, of {} checked collectives.</p><p class=\"note\">Counts (definitions in \
+         docs/cli.md, the same words in every command): {}.</p>",
         r.nodes.len(),
         r.reference_node,
         fmt_ns(r.run_length_ns),
@@ -116,7 +117,8 @@ fn header(out: &mut String, r: &Report) {
         escape(&r.clocks.reason),
         v.before,
         v.after,
-        v.checked
+        r.counts.checked,
+        escape(&counts_words(&r.counts))
     );
     let _ = writeln!(
         out,
@@ -187,14 +189,23 @@ fn clocks(out: &mut String, r: &Report) {
     }
 }
 
+/// The counts in the words every command prints ([`collective_check::Counts`]'s
+/// `Display`, without its leading `collectives: `).
+fn counts_words(c: &collective_check::Counts) -> String {
+    let line = c.to_string();
+    line.strip_prefix("collectives: ")
+        .unwrap_or(&line)
+        .to_owned()
+}
+
 fn collectives(out: &mut String, r: &Report) {
     let c = &r.collectives;
     let _ = write!(
         out,
-        "<h2>2. Collectives across nodes</h2><p class=\"note\">{} instances with at least two \
-         nodes. Begin skew: latest begin minus earliest begin of one instance; end skew: the \
+        "<h2>2. Collectives across nodes</h2><p class=\"note\">The {} matched instances across \
+         nodes (participants on at least two nodes), of {} matched. Begin skew: latest begin minus earliest begin of one instance; end skew: the \
          same for ends. Box: median to p90; whiskers: min to max; red dot: p99.</p>",
-        c.instances
+        r.counts.across_nodes, r.counts.matched
     );
     let mut rows = Vec::new();
     for k in &c.kinds {
@@ -393,15 +404,23 @@ mod tests {
                 reason: kind.into(),
                 nodes: Vec::new(),
             },
-            violations: Violations {
+            counts: collective_check::Counts {
+                matched: 1,
+                by_kind: [(kind.to_owned(), 1)].into(),
+                across_nodes: 1,
                 checked: 1,
+                point_to_point: 0,
+                complete: 1,
+                incomplete: 0,
+                single_participant: 0,
+            },
+            violations: Violations {
                 before: 1,
                 after: 0,
                 max_before_ns: 5.0,
                 max_after_ns: 0.0,
             },
             collectives: Collectives {
-                instances: 1,
                 kinds: vec![KindSkew {
                     kind: kind.into(),
                     instances: 1,
