@@ -231,8 +231,10 @@ impl Worker {
             if ticks.is_some_and(|n| tick >= n) {
                 return Ok(());
             }
+            // The first pair is taken whatever: a stop that comes before
+            // it still leaves a pair at the start and one at the stop.
             let deadline = start.saturating_add(tick.saturating_mul(period));
-            if self.pacer.wait_until(deadline, &self.stop) {
+            if tick > 0 && self.pacer.wait_until(deadline, &self.stop) {
                 return self.take();
             }
             self.take()?;

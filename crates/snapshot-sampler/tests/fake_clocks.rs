@@ -283,3 +283,34 @@ fn bad_configurations_are_refused_naming_the_field() {
         assert!(err.contains(field), "{err}");
     }
 }
+
+/// Waits for the stop, whatever the deadline.
+struct UntilStop;
+
+impl Pacer for UntilStop {
+    fn now_ns(&self) -> u64 {
+        0
+    }
+    fn wait_until(&self, _deadline_ns: u64, stop: &StopSignal) -> bool {
+        while !stop.stop_requested() {
+            std::thread::yield_now();
+        }
+        true
+    }
+}
+
+#[test]
+fn a_stop_before_the_first_deadline_still_leaves_a_first_and_a_last_pair() {
+    let time = FakeTime::default();
+    let (host, tracer) = clocks(&time);
+    let sampler = Sampler::start_with(
+        config(10, None, 1, 8),
+        Box::new(host),
+        Box::new(tracer),
+        Box::new(UntilStop),
+    )
+    .unwrap();
+    let rec = sampler.finish().unwrap();
+    assert_eq!(rec.pairs.len(), 2);
+    assert_eq!(rec.counters.snapshots_taken, 2);
+}
