@@ -25,25 +25,22 @@ fn inspect(file: &Path) -> serde_json::Value {
     serde_json::from_slice(&out).unwrap()
 }
 
+/// `snapshots record -q --clock monotonic --period 10ms --duration
+/// DURATION -o OUT`, which must succeed.
+fn record_monotonic(duration: &str, out: &Path) -> assert_cmd::assert::Assert {
+    cli()
+        .args(["snapshots", "record", "-q", "--clock", "monotonic"])
+        .args(["--period", "10ms", "--duration", duration, "-o"])
+        .arg(out)
+        .assert()
+        .success()
+}
+
 #[test]
 fn every_deadline_of_the_duration_is_taken_missed_or_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("node1.snapshots.pb");
-    cli()
-        .args([
-            "snapshots",
-            "record",
-            "-q",
-            "--clock",
-            "monotonic",
-            "--period",
-            "10ms",
-        ])
-        .args(["--duration", "200ms", "-o"])
-        .arg(&out)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("read windows: p50"));
+    record_monotonic("200ms", &out).stdout(predicate::str::contains("read windows: p50"));
     let summary = inspect(&out);
     let counted =
         ["snapshots_taken", "missed_deadline", "rejected"].map(|k| summary[k].as_u64().unwrap());
@@ -190,20 +187,7 @@ fn merged_device_error(run: &Path, out: &Path) -> f64 {
 fn a_recorded_snapshots_file_aligns_a_run_as_its_generated_pairs_do() {
     let dir = tempfile::tempdir().unwrap();
     let recorded = dir.path().join("node1.snapshots.pb");
-    cli()
-        .args([
-            "snapshots",
-            "record",
-            "-q",
-            "--clock",
-            "monotonic",
-            "--period",
-            "10ms",
-        ])
-        .args(["--duration", "1500ms", "-o"])
-        .arg(&recorded)
-        .assert()
-        .success();
+    record_monotonic("1500ms", &recorded);
     let rec = snapshot_sampler::Recording::read(&recorded).unwrap();
     let first = rec.pairs[0];
     // The run starts 100 ms into the recording and lasts under 1 s.
