@@ -312,3 +312,27 @@ fn merge_names_a_trace_read_without_session_start() {
             "    1  warning: no profile_start_time in the trace:",
         ));
 }
+
+/// A run shorter than the snapshot period (20 steps, about 0.3 s against
+/// 4 s) once had no snapshot pairs, and its own `merge` refused it: every
+/// node now has a pair at the tracer start and one at the stop.
+#[test]
+fn a_run_shorter_than_the_snapshot_period_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    cli()
+        .args(["synth", "-q", "--steps", "20"])
+        .arg(&run)
+        .assert()
+        .success();
+    let merged = dir.path().join("m.xplane.pb");
+    cli()
+        .args(["merge", "-q", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&merged)
+        .assert()
+        .success();
+    let score = score_json(&run.join("truth.bin"), &[], [merged]);
+    assert_eq!(score["collective_violations"], 0, "{score}");
+}

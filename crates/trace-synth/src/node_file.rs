@@ -435,6 +435,9 @@ pub(crate) fn write_node(
 
 /// Snapshot pairs of a node: every period from `first_delay` after the
 /// tracer start, while before the session stop (no final sample at stop).
+/// A run too short for two such pairs gets a pair at the tracer start (if
+/// it has none) and one at the session stop, as a sampler that starts and
+/// stops with the job takes them: every run has a map to align with.
 /// The host clock is read [`read_gap_ps`] after the tracer clock.
 fn snapshot_pairs(
     plan: &Plan,
@@ -446,14 +449,23 @@ fn snapshot_pairs(
     let period = (cfg.snapshot_period_ms * 1e9).round() as i128;
     let mut t = tracer_start.plus((cfg.snapshot_first_delay_ms * 1e9).round() as i128);
     let mut out = Vec::new();
-    while t < plan.stop {
-        let gap = read_gap_ps(cfg, node, out.len() as u64);
-        out.push(SnapshotPair {
+    let pair = |t: TruePs, k: usize| {
+        let gap = read_gap_ps(cfg, node, k as u64);
+        SnapshotPair {
             sys_clock_ns: clock.host_ns(t.plus(gap)) as u64,
             tracer_clock_ns: clock.tracer_ns(t) as u64,
             read_window_ns: 0,
-        });
+        }
+    };
+    while t < plan.stop {
+        out.push(pair(t, out.len()));
         t = t.plus(period);
+    }
+    if out.len() < 2 {
+        if out.is_empty() {
+            out.push(pair(tracer_start, 0));
+        }
+        out.push(pair(plan.stop, out.len()));
     }
     out
 }
