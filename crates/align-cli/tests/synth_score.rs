@@ -315,7 +315,8 @@ fn merge_names_a_trace_read_without_session_start() {
 
 /// A run shorter than the snapshot period (20 steps, about 0.3 s against
 /// 4 s) once had no snapshot pairs, and its own `merge` refused it: every
-/// node now has a pair at the tracer start and one at the stop.
+/// node of such a run now has a pair at the tracer start and one at the
+/// stop.
 #[test]
 fn a_run_shorter_than_the_snapshot_period_merges() {
     let dir = tempfile::tempdir().unwrap();

@@ -435,9 +435,9 @@ pub(crate) fn write_node(
 
 /// Snapshot pairs of a node: every period from `first_delay` after the
 /// tracer start, while before the session stop (no final sample at stop).
-/// A run too short for two such pairs gets a pair at the tracer start (if
-/// it has none) and one at the session stop, as a sampler that starts and
-/// stops with the job takes them: every run has a map to align with.
+/// A run too short for any such pair gets one at the tracer start and one
+/// at the session stop, as a sampler that starts and stops with the job
+/// takes them: every run has a map to align with.
 /// The host clock is read [`read_gap_ps`] after the tracer clock.
 fn snapshot_pairs(
     plan: &Plan,
@@ -461,11 +461,9 @@ fn snapshot_pairs(
         out.push(pair(t, out.len()));
         t = t.plus(period);
     }
-    if out.len() < 2 {
-        if out.is_empty() {
-            out.push(pair(tracer_start, 0));
-        }
-        out.push(pair(plan.stop, out.len()));
+    if out.is_empty() {
+        out.push(pair(tracer_start, 0));
+        out.push(pair(plan.stop, 1));
     }
     out
 }
