@@ -94,3 +94,73 @@ fn counts_disagreed_between_commands_on_a_jax_run() {
     // permute (matched, never checked).
     assert_same(&counts, 1200, 900, 0);
 }
+
+/// Per non-reference node, the offset at the run's start in `report`.
+fn run_start_offsets(report: &Value) -> Vec<(u64, i64)> {
+    report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["reference"] == false)
+        .map(|n| {
+            (
+                n["node"].as_u64().unwrap(),
+                n["offset_at_run_start_ns"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `collectives` gave each node's offset at the middle of its longest
+/// segment and `align` at the start of its first: two numbers for one
+/// clock. Both now give the offset at the run's start, the same instant.
+#[test]
+fn offsets_disagreed_between_collectives_and_align() {
+    for run in [
+        "kineto-gloo/n4_gloo_skew_200steps",
+        "jax-faketime/n4_skew_300steps",
+    ] {
+        let run = fixture(run);
+        let run_dir = run.to_str().unwrap();
+        let collectives = json_of(&["collectives", "--json", "--run-dir", run_dir]);
+        let out = tempfile::tempdir().unwrap();
+        let out_dir = out.path().join("aligned");
+        let align = json_of(&[
+            "align",
+            "--json",
+            "--run-dir",
+            run_dir,
+            "--out-dir",
+            out_dir.to_str().unwrap(),
+        ]);
+        let from_collectives: Vec<_> = collectives["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["reference"] == false)
+            .map(|n| {
+                (
+                    n["node"].as_u64().unwrap(),
+                    n["offset_at_run_start_ns"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(from_collectives.len(), 3, "{}", run.display());
+        assert_eq!(
+            run_start_offsets(&collectives["report"]),
+            from_collectives,
+            "{}",
+            run.display()
+        );
+        assert_eq!(
+            run_start_offsets(&align["collective_clocks"]),
+            from_collectives,
+            "{}",
+            run.display()
+        );
+        assert_eq!(
+            collectives["report"]["run_start_ns"],
+            align["collective_clocks"]["run_start_ns"]
+        );
+    }
+}

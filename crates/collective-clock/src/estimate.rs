@@ -115,7 +115,12 @@ fn fit_with(evidence: &Evidence, held: &BTreeSet<NodeId>, options: &Options) -> 
             ..report
         });
     }
+    let run_start_ns = run_start_ns(&nodes);
+    for n in &mut nodes {
+        n.offset_at_run_start_ns = offset_at_global_ns(&maps[&n.node], run_start_ns);
+    }
     let report = EstimateReport {
+        run_start_ns,
         estimator: options.estimator,
         options: *options,
         reference,
@@ -129,6 +134,33 @@ fn fit_with(evidence: &Evidence, held: &BTreeSet<NodeId>, options: &Options) -> 
         nodes,
     };
     Ok(Estimate { maps, report })
+}
+
+/// The run's start on the reference clock: the earliest first constraint
+/// of the held nodes (whose host clocks are the reference clock).
+fn run_start_ns(nodes: &[NodeReport]) -> i64 {
+    nodes
+        .iter()
+        .filter(|n| n.reference)
+        .filter_map(|n| n.segments.first())
+        .map(|s| s.start_host_ns)
+        .min()
+        .unwrap_or(0)
+}
+
+/// The correction `δ(h)` of `map` at the host time `h` with `h + δ(h) = t`,
+/// ns. A fixed point: the map's slope is within a fraction of a percent of
+/// 1, so each step shrinks the error by that fraction.
+fn offset_at_global_ns(map: &OffsetMap, t_ns: i64) -> i64 {
+    let t = i128::from(t_ns) * 1000;
+    let mut h = t;
+    let mut delta = 0;
+    for _ in 0..4 {
+        let host = HostTime::from_ps(h);
+        delta = map.map(host).time.as_ps() - h;
+        h = t - delta;
+    }
+    i64::try_from(delta.div_euclid(1000)).unwrap_or(i64::MAX)
 }
 
 /// `node`'s map through its segments' end points, and how many anchors
@@ -210,6 +242,7 @@ fn node_report(
         reference: p.held[i],
         segments: reports,
         anchors_raised: 0,
+        offset_at_run_start_ns: 0,
     };
     Ok((report, bad_instances))
 }

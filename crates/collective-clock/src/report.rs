@@ -109,6 +109,10 @@ pub struct NodeReport {
     /// Map anchors raised to keep the map non-decreasing (the segments'
     /// lines would have run backwards across a gap).
     pub anchors_raised: usize,
+    /// The correction at the run's start ([`EstimateReport::run_start_ns`]):
+    /// `δ(h)` at the host time `h` this node read at that instant, ns (0
+    /// for the reference). The one offset every command prints.
+    pub offset_at_run_start_ns: i64,
 }
 
 /// The whole fit.
@@ -136,6 +140,10 @@ pub struct EstimateReport {
     pub violated_instances: usize,
     /// What the evidence held.
     pub evidence: EvidenceStats,
+    /// The run's start on the reference clock, epoch ns: the earliest
+    /// constraint of the reference (or held) nodes. Every node's
+    /// [`NodeReport::offset_at_run_start_ns`] is taken at this instant.
+    pub run_start_ns: i64,
     /// Per node, by node id.
     pub nodes: Vec<NodeReport>,
 }

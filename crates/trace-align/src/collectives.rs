@@ -32,7 +32,12 @@ pub struct NodeCollectiveClock {
     pub violated: usize,
     /// Segments of its correction.
     pub segments: usize,
-    /// Host time of the middle of the segment shown, epoch ns.
+    /// The correction at the run's start
+    /// ([`EstimateReport::run_start_ns`]), ns: the offset every command
+    /// prints.
+    pub offset_at_run_start_ns: i64,
+    /// Host time of the middle of the segment shown, epoch ns: where
+    /// `offset_ns`, the feasible interval and the probes are compared.
     pub host_ns: i64,
     /// The estimated correction there, ns.
     pub offset_ns: i64,
@@ -198,6 +203,7 @@ fn node_summary(
         constraints: sum(|s| s.constraints),
         violated: sum(|s| s.violated),
         segments: n.segments.len(),
+        offset_at_run_start_ns: n.offset_at_run_start_ns,
         host_ns,
         offset_ns,
         drift_ppb: shown.map_or(0, |s| s.drift_ppb),

@@ -36,6 +36,8 @@ pub struct AlignEachOutcome {
     pub node_clocks: Vec<NodeClock>,
     /// What the clock planning warned about.
     pub clock_warnings: Vec<ClockWarning>,
+    /// The estimate from the collectives, when the clocks rest on them.
+    pub collective_clocks: Option<collective_clock::EstimateReport>,
     /// Per node, by node id.
     pub nodes: Vec<AlignedNode>,
     /// What the repair of the collectives moved, when the plan repairs.
@@ -132,6 +134,7 @@ impl Plan {
             clock_reason: self.clock_reason,
             node_clocks: self.node_clocks.clone(),
             clock_warnings: self.clock_warnings.clone(),
+            collective_clocks: self.clocks.estimate_report(),
             repair: self.repair_outcome(nodes.iter().map(|n| &n.diagnostics)),
             nodes,
             before,

@@ -90,7 +90,7 @@ mod repair;
 pub use clock_model::NodeId;
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 /// How corrections are estimated from the collectives ([`ClockPolicy::estimator`]).
-pub use collective_clock::Estimator;
+pub use collective_clock::{EstimateReport, Estimator};
 /// The bound of the repair ([`ClockPolicy::repair`]) and its report.
 pub use collective_clock::{RepairBound, RepairReport, Unrepaired, UnrepairedCause};
 pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};

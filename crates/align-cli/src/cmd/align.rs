@@ -179,8 +179,16 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
         }
         for node in &outcome.nodes {
             outln!("{}", node.diagnostics.summary())?;
-            if let Some(b) = super::clock::brief(&outcome.node_clocks, node.diagnostics.node_id) {
+            let id = node.diagnostics.node_id;
+            if let Some(b) = super::clock::brief(&outcome.node_clocks, id) {
                 outln!("  clock: {b}")?;
+            }
+            if let Some(b) = outcome
+                .collective_clocks
+                .as_ref()
+                .and_then(|c| super::clock::collective_brief(c, id))
+            {
+                outln!("  clock from collectives: {b}")?;
             }
             outln!("  wrote {}", node.output.display())?;
         }
@@ -213,22 +221,11 @@ fn run_kineto(
             outln!("{line}")?;
         }
         for r in &outcome.ranks {
-            let seg = outcome
+            let clock = outcome
                 .collective_clocks
                 .as_ref()
-                .and_then(|c| c.node(r.rank))
-                .filter(|n| !n.reference)
-                .and_then(|n| n.segments.first());
-            let clock = seg.map_or("reference".to_owned(), |s| {
-                format!(
-                    "offset {} ns, drift {} ppb, feasible ± {} ns",
-                    s.offset_start_ns,
-                    s.drift_ppb,
-                    s.uncertainty
-                        .middle_ns
-                        .map_or("unbounded".to_owned(), |w| w.to_string())
-                )
-            });
+                .and_then(|c| super::clock::collective_brief(c, r.rank))
+                .unwrap_or_else(|| "reference".to_owned());
             outln!(
                 "rank {}: {} events, {} times moved; {clock}; wrote {}",
                 r.rank,

@@ -206,6 +206,29 @@ pub fn brief(clocks: &[NodeClock], node: NodeId) -> Option<String> {
     }
 }
 
+/// A node's correction estimated from the collectives, in brief: its
+/// segments, its offset at the run's start (the one every command
+/// prints), the drift of its first segment and the half-width of the
+/// feasible interval at that segment's middle; "reference" for the
+/// reference.
+pub fn collective_brief(report: &trace_align::EstimateReport, node: NodeId) -> Option<String> {
+    let n = report.node(node)?;
+    if n.reference {
+        return Some("reference".to_owned());
+    }
+    let first = n.segments.first()?;
+    let width = first
+        .uncertainty
+        .middle_ns
+        .map_or("unbounded".to_owned(), |w| format!("± {w} ns"));
+    Some(format!(
+        "{} segment(s), offset at run start {} ns, drift {} ppb, feasible {width}",
+        n.segments.len(),
+        n.offset_at_run_start_ns,
+        first.drift_ppb
+    ))
+}
+
 /// Print every clock warning on stderr.
 pub fn warn(warnings: &[ClockWarning]) {
     for w in warnings {

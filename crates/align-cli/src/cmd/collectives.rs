@@ -55,18 +55,22 @@ fn row(n: &NodeCollectiveClock) -> String {
             }
         ),
     };
+    let offset = |ns: i64| {
+        if n.reference {
+            "reference".to_owned()
+        } else {
+            ns.to_string()
+        }
+    };
     format!(
-        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {:>27}  {probes}",
+        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>14}  {:>27}  {:>8}  {:>27}  {probes}",
         n.node,
         n.instances,
         n.constraints,
         n.segments,
-        if n.reference {
-            "reference".to_owned()
-        } else {
-            n.offset_ns.to_string()
-        },
+        offset(n.offset_at_run_start_ns),
         n.drift_ppb,
+        offset(n.offset_ns),
         feasible,
         or_dash(n.uncertainty_ns.map(|u| format!("± {u}"))),
         joint,
@@ -100,13 +104,19 @@ pub fn summary(c: &CollectiveClocks) -> String {
         s += &format!("{choice}\n");
     }
     s += &format!(
-        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>27}  {:>8}  {:>27}  {}\n",
+        "offset at the run's start ({} on the reference clock); the mid-run offset, feasible \
+         interval, range and probes at the middle of each node's longest segment\n",
+        crate::utc::iso8601_ps(i128::from(c.report.run_start_ns) * 1000)
+    );
+    s += &format!(
+        "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>14}  {:>27}  {:>8}  {:>27}  {}\n",
         "node",
         "instances",
         "constraints",
         "segments",
         "offset (ns)",
         "drift ppb",
+        "mid-run (ns)",
         "feasible (ns)",
         "± (ns)",
         "whole-run range (ns)",

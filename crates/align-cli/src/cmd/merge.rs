@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use collective_check::NodeId;
 use indicatif::ProgressBar;
 use trace_align::{ClockSource, MergeOutcome, MergeSettings, Plan, RunFiles};
 
@@ -41,27 +40,6 @@ pub struct Args {
     pub policy: PolicyArgs,
 }
 
-/// A node's correction estimated from the collectives, in brief: its
-/// segments, the offset at the middle of the first, the drift, and the
-/// half-width of the feasible interval there.
-fn collective_clock(outcome: &MergeOutcome, node: NodeId) -> Option<String> {
-    let report = outcome.collective_clocks.as_ref()?;
-    let n = report.nodes.iter().find(|n| n.node == node)?;
-    if n.reference {
-        return Some("clock from collectives: reference".to_owned());
-    }
-    let first = n.segments.first()?;
-    let width = first
-        .uncertainty
-        .middle_ns
-        .map_or("unbounded".to_owned(), |w| format!("± {w} ns"));
-    Some(format!(
-        "clock from collectives: {} segment(s), drift {} ppb, feasible {width}",
-        n.segments.len(),
-        first.drift_ppb
-    ))
-}
-
 /// The end-of-run summary: one line per node, then the collective check.
 pub fn summary(outcome: &MergeOutcome) -> String {
     let mut s = String::new();
@@ -94,7 +72,14 @@ pub fn summary(outcome: &MergeOutcome) -> String {
             + e.after_last_snapshot
             + e.before_first_offset_anchor
             + e.after_last_offset_anchor;
-        let mut model = match (&d.offset_model, collective_clock(outcome, d.node_id)) {
+        let mut model = match (
+            &d.offset_model,
+            outcome
+                .collective_clocks
+                .as_ref()
+                .and_then(|c| super::clock::collective_brief(c, d.node_id))
+                .map(|b| format!("clock from collectives: {b}")),
+        ) {
             (Some(m), _) => format!("  offset model {}", m.brief()),
             (None, Some(c)) => format!("  {c}"),
             (None, None) => String::new(),
