@@ -11,8 +11,13 @@ use crate::model::{ClockPicture, ClockSample, EvidenceKind, EvidencePoint, NodeC
 /// Samples of the correction per node.
 pub const CLOCK_SAMPLES: usize = 96;
 
-/// Evidence points kept per node (evenly spread over those there are).
+/// Probe anchors kept per node (evenly spread over those there are).
 pub const MAX_EVIDENCE: usize = 400;
+
+/// Slices of a node's span: per slice, the chart keeps the tightest
+/// collective bounds from below and above (the binding evidence), not
+/// every instance's.
+pub const BOUND_SLICES: usize = 120;
 
 /// The clock picture of a run whose timeline starts at `t0` (epoch ns).
 pub(crate) fn picture(run: &RunData, instances: &[NodeInstance], t0: i64) -> ClockPicture {
@@ -36,7 +41,7 @@ fn node_clock(n: &NodeData, run: &RunData, instances: &[NodeInstance], t0: i64) 
         .and_then(|e| segments_of(e, n.node))
         .unwrap_or_default();
     let samples = samples(n, &segments, t0);
-    let mut evidence: Vec<EvidencePoint> = n
+    let anchors: Vec<EvidencePoint> = n
         .anchors
         .iter()
         .map(|&(host, corr)| EvidencePoint {
@@ -46,11 +51,20 @@ fn node_clock(n: &NodeData, run: &RunData, instances: &[NodeInstance], t0: i64) 
             high_ns: corr,
         })
         .collect();
-    if n.node != run.reference_node {
-        evidence.extend(bounds(n, instances, t0));
+    let bounds: Vec<EvidencePoint> = if n.node == run.reference_node {
+        Vec::new()
+    } else {
+        bounds(n, instances, t0).collect()
+    };
+    let total = anchors.len() + bounds.len();
+    let mut evidence = thin(anchors, MAX_EVIDENCE);
+    if let Some(Span { start, end }) = n.extent {
+        evidence.extend(tightest_per_slice(
+            &bounds,
+            (start - t0, end - t0),
+            BOUND_SLICES,
+        ));
     }
-    let total = evidence.len();
-    let evidence = thin(evidence, MAX_EVIDENCE);
     NodeClock {
         node: n.node,
         min_ns: samples.iter().map(|s| s.correction_ns).min().unwrap_or(0),
@@ -137,6 +151,40 @@ fn bounds<'i>(
         })
 }
 
+/// Per slice of `span` (ns since the run start, `slices` equal slices):
+/// one bound at the slice's middle holding the greatest `low_ns` and the
+/// least `high_ns` of the `bounds` in it, so the picture shows where the
+/// collectives pin the correction rather than every instance. Empty
+/// slices are skipped; a bound outside `span` goes to the nearest slice.
+fn tightest_per_slice(
+    bounds: &[EvidencePoint],
+    (first, last): (i64, i64),
+    slices: usize,
+) -> Vec<EvidencePoint> {
+    let length = i128::from((last - first).max(1));
+    let slices_i = slices.max(1) as i128;
+    let mut tightest: Vec<Option<(i64, i64)>> = vec![None; slices.max(1)];
+    for b in bounds {
+        let k = (i128::from(b.t_ns - first) * slices_i / length).clamp(0, slices_i - 1) as usize;
+        let t = tightest[k].get_or_insert((b.low_ns, b.high_ns));
+        *t = (t.0.max(b.low_ns), t.1.min(b.high_ns));
+    }
+    tightest
+        .into_iter()
+        .enumerate()
+        .filter_map(|(k, t)| {
+            let (low_ns, high_ns) = t?;
+            let middle = (2 * k as i128 + 1) * length / (2 * slices_i);
+            Some(EvidencePoint {
+                kind: EvidenceKind::CollectiveBound,
+                t_ns: first + middle as i64,
+                low_ns,
+                high_ns,
+            })
+        })
+        .collect()
+}
+
 /// At most `max` of `points`, evenly spread, in order.
 fn thin<T: Copy>(points: Vec<T>, max: usize) -> Vec<T> {
     if points.len() <= max {
@@ -148,6 +196,36 @@ fn thin<T: Copy>(points: Vec<T>, max: usize) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bound(t_ns: i64, low_ns: i64, high_ns: i64) -> EvidencePoint {
+        EvidencePoint {
+            kind: EvidenceKind::CollectiveBound,
+            t_ns,
+            low_ns,
+            high_ns,
+        }
+    }
+
+    #[test]
+    fn each_slice_keeps_its_tightest_bounds_from_either_side() {
+        let bounds = [
+            bound(0, -50, 90),
+            bound(10, -20, 300),
+            bound(40, -70, 40),
+            bound(60, -10, 80),
+            bound(100, -30, 20),
+        ];
+        // Two slices of 0..100: [0, 50) and [50, 100], 100 at the end.
+        assert_eq!(
+            tightest_per_slice(&bounds, (0, 100), 2),
+            vec![bound(25, -20, 40), bound(75, -10, 20)]
+        );
+        // An empty slice gives nothing; a bound before the span goes to the first.
+        assert_eq!(
+            tightest_per_slice(&[bound(-5, 1, 2)], (0, 100), 4),
+            vec![bound(12, 1, 2)]
+        );
+    }
 
     #[test]
     fn thin_keeps_the_first_and_spreads_the_rest() {

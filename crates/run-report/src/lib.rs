@@ -44,7 +44,7 @@ mod steps;
 mod xspace;
 
 pub use build::ReportOptions;
-pub use clock::{CLOCK_SAMPLES, MAX_EVIDENCE};
+pub use clock::{BOUND_SLICES, CLOCK_SAMPLES, MAX_EVIDENCE};
 pub use error::{ReportError, Result};
 pub use html::{render_html, write_html};
 pub use kineto::PROFILER_STEP_PREFIX;

@@ -79,7 +79,10 @@ pub struct NodeClock {
     pub max_ns: i64,
     /// What the correction rests on.
     pub evidence: Vec<EvidencePoint>,
-    /// Evidence points left out of `evidence` to keep the page small.
+    /// Evidence points not drawn one by one: probe anchors beyond the
+    /// [`MAX_EVIDENCE`](crate::MAX_EVIDENCE) kept, and collective bounds
+    /// folded into their slice's tightest bounds
+    /// ([`BOUND_SLICES`](crate::BOUND_SLICES) slices).
     pub evidence_left_out: usize,
 }
 
@@ -101,8 +104,11 @@ pub struct ClockSample {
 pub enum EvidenceKind {
     /// A probe offsets row: the measured correction at the window midpoint.
     ProbeAnchor,
-    /// A collective instance: the corrections that keep it physically
-    /// possible given the other nodes' corrections (`low_ns..=high_ns`).
+    /// The collective instances of one slice of the node's span (one of
+    /// [`BOUND_SLICES`](crate::BOUND_SLICES)): the corrections that keep every one of them physically
+    /// possible given the other nodes' corrections (`low_ns..=high_ns`, the
+    /// tightest bound from below and from above among them), at the
+    /// slice's middle.
     CollectiveBound,
 }
 

@@ -154,34 +154,34 @@ fn clocks(out: &mut String, r: &Report) {
         "<h2>1. Clocks</h2><p class=\"note\">Per node, the correction applied \
          (global = host + correction) over the run, in blue; the shaded band is the \
          feasible interval the collectives leave (when estimated from them); red dots are \
-         probe measurements; each orange bar is one collective: the corrections that keep it \
-         physically possible given the other nodes (its ends marked when inside the chart).</p>",
+         probe measurements; the orange ticks are the binding collective evidence: in each \
+         of 120 slices of the run, the tightest bounds its collectives put on the correction \
+         from below and from above, given the other nodes.</p>",
     );
-    for n in &r.clocks.nodes {
+    let _ = write!(
+        out,
+        "<p>node {} is the reference: its clock is the timeline (correction 0).</p>",
+        r.reference_node
+    );
+    for n in r.clocks.nodes.iter().filter(|n| n.node != r.reference_node) {
         let anchors = n
             .evidence
             .iter()
             .filter(|e| e.kind == EvidenceKind::ProbeAnchor)
             .count();
         let bounds = n.evidence.len() - anchors;
-        let _ = write!(
-            out,
-            "<h3>node {}{}</h3>",
-            n.node,
-            if n.node == r.reference_node {
-                " (reference)"
-            } else {
-                ""
-            }
-        );
+        let _ = write!(out, "<h3>node {}</h3>", n.node);
         out.push_str(&svg::clock_chart(n, r.run_length_ns));
         let _ = write!(
             out,
-            "<p class=\"note\">correction {} … {}; {anchors} probe anchors, {bounds} collective bounds shown{}.</p>",
+            "<p class=\"note\">correction {} … {}; {anchors} probe anchors; {bounds} slices of collective bounds{}.</p>",
             fmt_ns(n.min_ns),
             fmt_ns(n.max_ns),
             if n.evidence_left_out > 0 {
-                format!(" ({} more left out)", n.evidence_left_out)
+                format!(
+                    " ({} points folded into the slices or left out)",
+                    n.evidence_left_out
+                )
             } else {
                 String::new()
             }

@@ -61,26 +61,18 @@ pub(super) fn clock_chart(n: &NodeClock, run_length_ns: i64) -> String {
         .samples
         .iter()
         .map(|s| s.correction_ns as f64 - band(s))
-        .chain(
-            n.evidence
-                .iter()
-                .filter(|e| e.kind == EvidenceKind::ProbeAnchor)
-                .map(|e| e.low_ns as f64),
-        )
+        .chain(anchors(n).map(|e| e.low_ns as f64))
+        .chain(bounds_quantile(n, |e| -e.low_ns).map(|v| -v as f64))
         .fold(f64::INFINITY, f64::min);
     let hi = n
         .samples
         .iter()
         .map(|s| s.correction_ns as f64 + band(s))
-        .chain(
-            n.evidence
-                .iter()
-                .filter(|e| e.kind == EvidenceKind::ProbeAnchor)
-                .map(|e| e.high_ns as f64),
-        )
+        .chain(anchors(n).map(|e| e.high_ns as f64))
+        .chain(bounds_quantile(n, |e| e.high_ns).map(|v| v as f64))
         .fold(f64::NEG_INFINITY, f64::max);
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 0.0) };
-    let pad = ((hi - lo) * 0.5).max(1_000.0);
+    let pad = ((hi - lo) * 0.1).max(1_000.0);
     let y = Scale::new(lo - pad, hi + pad, h - 20.0, 8.0);
     axes(&mut out, &x, &y, h, ("µs", 1e3), |v| fmt_ns(v as i64));
     // Uncertainty band.
@@ -120,20 +112,21 @@ pub(super) fn clock_chart(n: &NodeClock, run_length_ns: i64) -> String {
                 );
             }
             EvidenceKind::CollectiveBound => {
-                let (lo, hi) = (y.clamp(e.low_ns as f64), y.clamp(e.high_ns as f64));
-                let _ = write!(
-                    out,
-                    r#"<line class="bound" x1="{px:.1}" x2="{px:.1}" y1="{lo:.1}" y2="{hi:.1}"/>"#
-                );
-                for (v, py) in [(e.low_ns, lo), (e.high_ns, hi)] {
-                    if y.d0 < v as f64 && (v as f64) < y.d1 {
-                        let _ = write!(
-                            out,
-                            r#"<line class="cap" x1="{:.1}" x2="{:.1}" y1="{py:.1}" y2="{py:.1}"/>"#,
-                            px - 2.0,
-                            px + 2.0
-                        );
-                    }
+                // Only the binding bounds: a short tick where the slice's
+                // tightest bound from below and from above lie.
+                // Ticks beyond the chart (a loose slice) are left out, not
+                // drawn at its edge.
+                for v in [e.low_ns, e.high_ns]
+                    .into_iter()
+                    .filter(|&v| y.d0 <= v as f64 && v as f64 <= y.d1)
+                {
+                    let py = y.at(v as f64);
+                    let _ = write!(
+                        out,
+                        r#"<line class="cap" x1="{:.1}" x2="{:.1}" y1="{py:.1}" y2="{py:.1}"/>"#,
+                        px - 2.5,
+                        px + 2.5
+                    );
                 }
             }
         }
@@ -149,6 +142,33 @@ pub(super) fn clock_chart(n: &NodeClock, run_length_ns: i64) -> String {
     }
     out.push_str(r#""/></svg>"#);
     out
+}
+
+/// A node's probe anchors.
+fn anchors(n: &NodeClock) -> impl Iterator<Item = &crate::model::EvidencePoint> {
+    n.evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::ProbeAnchor)
+}
+
+/// The 90th percentile of `key` over a node's collective bounds (`None`
+/// without any): the chart's range holds nine in ten of the slices'
+/// ticks on each side, so one loose slice does not flatten the rest.
+fn bounds_quantile(
+    n: &NodeClock,
+    key: impl Fn(&crate::model::EvidencePoint) -> i64,
+) -> Option<i64> {
+    let mut v: Vec<i64> = n
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::CollectiveBound)
+        .map(key)
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    let k = (v.len() - 1) * 9 / 10;
+    Some(*v.select_nth_unstable(k).1)
 }
 
 /// Axes with a few labelled ticks; `unit` values are data / `div`.
@@ -264,8 +284,13 @@ pub(super) fn bars(rows: &[(String, i64)], label: &str) -> String {
     out
 }
 
-/// The straggler heat strip: one row per node, one cell per step, darker
-/// the later the node arrived at the step's collectives.
+/// Narrowest heat-strip cell, px: longer runs put several steps in a cell.
+const MIN_CELL: f64 = 3.0;
+
+/// The straggler heat strip: one row per node, one cell per step (per
+/// group of consecutive steps on a long run, so no cell is narrower than
+/// [`MIN_CELL`]), darker the later the node arrived at the step's
+/// collectives (the latest of its group's steps).
 pub(super) fn heat_strip(nodes: &[NodeId], steps: &[StepRow]) -> String {
     let row_h = 18.0;
     let h = nodes.len() as f64 * row_h + 28.0;
@@ -278,7 +303,10 @@ pub(super) fn heat_strip(nodes: &[NodeId], steps: &[StepRow]) -> String {
         .max()
         .unwrap_or(1)
         .max(1) as f64;
-    let cell = (W - RIGHT - LEFT) / steps.len().max(1) as f64;
+    let width = W - RIGHT - LEFT;
+    let per_cell = steps.len().div_ceil((width / MIN_CELL) as usize).max(1);
+    let groups: Vec<&[StepRow]> = steps.chunks(per_cell).collect();
+    let cell = width / groups.len().max(1) as f64;
     for (r, node) in nodes.iter().enumerate() {
         let top = 4.0 + r as f64 * row_h;
         let _ = write!(
@@ -287,30 +315,44 @@ pub(super) fn heat_strip(nodes: &[NodeId], steps: &[StepRow]) -> String {
             LEFT - 4.0,
             top + 12.0
         );
-        for (c, s) in steps.iter().enumerate() {
-            let Some(Some(l)) = s.lateness_ns.get(r) else {
+        for (c, group) in groups.iter().enumerate() {
+            let Some(l) = group
+                .iter()
+                .filter_map(|s| s.lateness_ns.get(r).copied().flatten())
+                .max()
+            else {
                 continue;
             };
-            let a = (*l as f64 / max).clamp(0.0, 1.0);
+            let (first, last) = (group[0].step, group[group.len() - 1].step);
+            let steps_words = if first == last {
+                format!("step {first}")
+            } else {
+                format!("steps {first}–{last}, the latest")
+            };
+            let a = (l as f64 / max).clamp(0.0, 1.0);
             let _ = write!(
                 out,
-                r#"<rect x="{:.2}" y="{top:.1}" width="{:.2}" height="{:.1}" fill="rgb({},{},{})"><title>node {node}, step {}: {}</title></rect>"#,
+                r#"<rect x="{:.2}" y="{top:.1}" width="{:.2}" height="{:.1}" fill="rgb({},{},{})"><title>node {node}, {steps_words}: {}</title></rect>"#,
                 LEFT + c as f64 * cell,
-                cell.max(0.5),
+                cell,
                 row_h - 2.0,
                 255 - (a * 40.0) as u8,
                 (245.0 - a * 165.0) as u8,
                 (235.0 - a * 200.0) as u8,
-                s.step,
-                fmt_ns(*l)
+                fmt_ns(l)
             );
         }
     }
     let base = h - 8.0;
     if let (Some(first), Some(last)) = (steps.first(), steps.last()) {
+        let grouped = if per_cell > 1 {
+            format!(" · {per_cell} steps a cell")
+        } else {
+            String::new()
+        };
         let _ = write!(
             out,
-            r#"<text class="tick" x="{LEFT}" y="{base:.1}">step {}</text><text class="tick" x="{:.1}" y="{base:.1}" text-anchor="end">step {} · darkest: {} late</text>"#,
+            r#"<text class="tick" x="{LEFT}" y="{base:.1}">step {}</text><text class="tick" x="{:.1}" y="{base:.1}" text-anchor="end">step {}{grouped} · darkest: {} late</text>"#,
             first.step,
             W - RIGHT,
             last.step,
@@ -400,4 +442,42 @@ pub(super) fn activity_bars(rows: &[(NodeId, [i64; 3])]) -> String {
     );
     out.push_str("</svg>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps(n: i64) -> Vec<StepRow> {
+        (0..n)
+            .map(|step| StepRow {
+                step,
+                start_ns: step * 1_000,
+                length_ns: 1_000,
+                nodes: Vec::new(),
+                lateness_ns: vec![Some(0), Some(step)],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_thousand_steps_heat_strip_was_subpixel_cells() {
+        let svg = heat_strip(&[NodeId(0), NodeId(1)], &steps(1_000));
+        // 640 px for 1 000 steps: 5 steps a cell, 200 cells a node.
+        assert_eq!(svg.matches("<rect").count(), 2 * 200);
+        assert!(svg.contains("5 steps a cell"), "{svg}");
+        assert!(
+            svg.contains("node 1, steps 995–999, the latest: 999 ns"),
+            "{svg}"
+        );
+        assert!(svg.contains(r#"width="3.20""#), "{svg}");
+    }
+
+    #[test]
+    fn a_short_run_keeps_a_cell_per_step() {
+        let svg = heat_strip(&[NodeId(0), NodeId(1)], &steps(20));
+        assert_eq!(svg.matches("<rect").count(), 40);
+        assert!(!svg.contains("steps a cell"));
+        assert!(svg.contains("node 1, step 7: 7 ns"), "{svg}");
+    }
 }
