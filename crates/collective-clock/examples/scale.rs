@@ -9,7 +9,7 @@ use collective_check::NodeId;
 use collective_clock::{Estimator, Options, SyntheticRun, estimate};
 
 fn main() {
-    // `scale NODES INSTANCES` for another size.
+    // `scale NODES INSTANCES [WIDTH...]` for another size.
     let args: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -18,7 +18,12 @@ fn main() {
         *args.first().unwrap_or(&1024),
         *args.get(1).unwrap_or(&10_000),
     );
-    for width in [16, 64] {
+    let widths: Vec<usize> = if args.len() > 2 {
+        args[2..].to_vec()
+    } else {
+        vec![16, 64]
+    };
+    for width in widths {
         let run = SyntheticRun {
             nodes,
             instances,

@@ -188,24 +188,30 @@ const ADDED_PER_ROUND: usize = 512;
 const MAX_ROUNDS: usize = 64;
 
 impl Programme {
+    /// The programme over the pairs of the instances not `excluded`, or
+    /// why there is none: [`JointOutcome::TooLarge`] beyond
+    /// `max_variables` variables or [`MAX_ROWS`] pairs, sized before any
+    /// pair is listed (a run of 1 024 nodes in every instance has a
+    /// million pairs per instance).
     fn new(
         p: &Problem,
         models: &[Model],
         excluded: &[bool],
-        max_drift: f64,
-        min_drift_span_ns: f64,
+        (max_drift, min_drift_span_ns): (f64, f64),
+        max_variables: usize,
     ) -> Result<Self, JointOutcome> {
         let vars = Variables::new(p, models, min_drift_span_ns);
-        let pairs = pairs(p, excluded);
-        if vars.count == 0 || pairs.is_empty() {
+        let count = pair_count(p, excluded);
+        if vars.count == 0 || count == 0 {
             return Err(JointOutcome::Unbounded);
         }
-        if vars.count > MAX_VARIABLES || pairs.len() > MAX_ROWS {
+        if vars.count > max_variables || count > MAX_ROWS {
             return Err(JointOutcome::TooLarge {
                 variables: vars.count,
-                pairs: pairs.len(),
+                pairs: count,
             });
         }
+        let pairs = pairs(p, excluded);
         let (lo, hi) = pairs
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(i, _)| {
@@ -335,7 +341,8 @@ pub(crate) fn joint_centre(
     max_drift: f64,
     min_drift_span_ns: f64,
 ) -> JointOutcome {
-    let prog = match Programme::new(p, models, excluded, max_drift, min_drift_span_ns) {
+    let limits = (max_drift, min_drift_span_ns);
+    let prog = match Programme::new(p, models, excluded, limits, MAX_VARIABLES) {
         Ok(prog) => prog,
         Err(outcome) => return outcome,
     };
@@ -400,10 +407,8 @@ pub(crate) fn joint_ranges(
     max_drift: f64,
     min_drift_span_ns: f64,
 ) -> Option<Vec<Vec<Ranges>>> {
-    let prog = Programme::new(p, models, excluded, max_drift, min_drift_span_ns).ok()?;
-    if prog.vars.count > MAX_RANGE_VARIABLES {
-        return None;
-    }
+    let limits = (max_drift, min_drift_span_ns);
+    let prog = Programme::new(p, models, excluded, limits, MAX_RANGE_VARIABLES).ok()?;
     let mut set = prog.working_set();
     let ranges = models
         .iter()
@@ -452,6 +457,42 @@ impl Programme {
 
 /// Every constraint pair `(bounded end's member, bounding begin's member)`
 /// on different nodes, in instances not `excluded`.
+/// How many pairs [`pairs`] lists, counted without listing them: per
+/// instance, the members with an end times those with a begin, less the
+/// pairs within one node or between two held nodes.
+fn pair_count(p: &Problem, excluded: &[bool]) -> usize {
+    let mut total = 0;
+    let mut members: Vec<(u32, bool, bool)> = Vec::new();
+    for (k, w) in p.starts.windows(2).enumerate() {
+        if excluded[k] {
+            continue;
+        }
+        members.clear();
+        members.extend(
+            (w[0] as usize..w[1] as usize)
+                .map(|i| (p.node_of[i], p.end[i].is_finite(), p.begin[i].is_finite())),
+        );
+        members.sort_unstable_by_key(|m| m.0);
+        // Per node (a run of equal nodes): its members with an end, with
+        // a begin, and whether it is held.
+        let (mut ends, mut begins, mut held_ends, mut held_begins, mut same_node) = (0, 0, 0, 0, 0);
+        for run in members.chunk_by(|a, b| a.0 == b.0) {
+            let e = run.iter().filter(|m| m.1).count();
+            let b = run.iter().filter(|m| m.2).count();
+            ends += e;
+            begins += b;
+            if p.held[run[0].0 as usize] {
+                held_ends += e;
+                held_begins += b;
+            } else {
+                same_node += e * b;
+            }
+        }
+        total += ends * begins - same_node - held_ends * held_begins;
+    }
+    total
+}
+
 fn pairs(p: &Problem, excluded: &[bool]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for (k, w) in p.starts.windows(2).enumerate() {
@@ -469,4 +510,44 @@ fn pairs(p: &Problem, excluded: &[bool]) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::Evidence;
+    use clock_model::HostTime;
+    use collective_check::{MatchKey, NodeId};
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn pairs_are_counted_as_listed() {
+        let mut ev = Evidence::new();
+        let t = |ns: i64| HostTime::from_ns(1_790_000_000_000_000_000 + ns);
+        for k in 0..5_i64 {
+            let members: Vec<_> = (0..(2 + k as u32))
+                .map(|n| (NodeId(n), t(k * 1_000 + i64::from(n)), t(k * 1_000 + 500)))
+                .collect();
+            ev.push_all_to_all("all-reduce", MatchKey::RunId(k), &members);
+        }
+        ev.push_one_way(
+            "send",
+            MatchKey::RunId(9),
+            (NodeId(1), t(9_000)),
+            (NodeId(3), t(9_500)),
+        );
+        for held in [
+            BTreeSet::from([NodeId(0)]),
+            BTreeSet::from([NodeId(0), NodeId(2)]),
+        ] {
+            let p = Problem::new(&ev, &held).unwrap();
+            let instances = p.starts.len() - 1;
+            for excluded in [
+                vec![false; instances],
+                (0..instances).map(|k| k % 2 == 1).collect(),
+            ] {
+                assert_eq!(pair_count(&p, &excluded), pairs(&p, &excluded).len());
+            }
+        }
+    }
 }
