@@ -147,7 +147,7 @@ def align(args):
     for node, ref in zip(nodes, applied):
         try:
             report = ray.get(ref).strip()
-            print(f"node {node}: {report}" if report else f"node {node}: aligned")
+            print(report if report else f"node {node}: aligned")
         except ray.exceptions.RayTaskError as err:
             cause = root_cause(err)
             if cause not in failures:
