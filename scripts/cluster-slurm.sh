@@ -177,6 +177,7 @@ stop_daemons
 rm -rf "$state/ctld" "$state/spool" "$state/log"
 if [ $keep = 0 ]; then
     trap stop_daemons EXIT
+    trap 'exit 130' INT TERM
 fi
 start_daemons
 

@@ -74,37 +74,50 @@ array_spec() {
     fi
 }
 
+# The value of field $1 in one line of `scontrol -o show job` ($2); empty
+# when the line has none.
+field() {
+    sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"
+}
+
+# Whether Slurm still lists any of the jobs (comma-separated ids $1); fails
+# when squeue keeps failing for another reason than jobs it no longer knows.
+jobs_listed() {
+    local out try
+    for try in 1 2 3 4 5; do
+        if out=$(squeue -h -j "$1" -o %i 2>&1); then
+            [ -n "$out" ]
+            return
+        fi
+        case $out in *"Invalid job id"*) return 1 ;; esac
+        sleep 1
+    done
+    die "squeue keeps failing: $out"
+}
+
 # Wait until Slurm no longer lists the jobs, then fail unless every task
-# of every job completed.
+# of every job completed, naming each other task with the end of its log.
 wait_for() {
-    local poll=$1 jobs
+    local poll=$1 jobs job line failed=0
     shift
     jobs=$(IFS=,; echo "$*")
-    while [ -n "$(squeue -h -j "$jobs" -o %i 2>/dev/null)" ]; do
+    while jobs_listed "$jobs"; do
         sleep "$poll"
     done
-    local job line failed=0
     for job in "$@"; do
         while read -r line; do
             [ -n "$line" ] || continue
-            local id state code
-            id=$(grep -oE '^JobId=[0-9]+' <<<"$line" | cut -d= -f2)
-            local task
-            task=$(grep -oE ' ArrayTaskId=[^ ]+' <<<"$line" | cut -d= -f2 || true)
-            state=$(grep -oE ' JobState=[A-Z_]+' <<<"$line" | cut -d= -f2)
-            code=$(grep -oE ' ExitCode=[0-9:]+' <<<"$line" | cut -d= -f2)
-            if [ "$state" != COMPLETED ]; then
-                local reason
-                reason=$(grep -oE ' Reason=[^ ]+' <<<"$line" | cut -d= -f2)
-                echo "job $job${task:+ task $task} (id $id): $state, exit $code, reason $reason" >&2
-                local log
-                log=$(grep -oE ' StdOut=[^ ]+' <<<"$line" | cut -d= -f2 || true)
-                if [ "$state" != CANCELLED ] && [ -s "$log" ]; then
-                    tail -n 5 "$log" | sed 's/^/    /' >&2
-                fi
-                failed=1
+            local state task log
+            state=$(field JobState "$line")
+            [ "$state" != COMPLETED ] || continue
+            task=$(field ArrayTaskId "$line")
+            echo "job $job${task:+ task $task} (id $(field JobId "$line")): ${state:-UNKNOWN}, exit $(field ExitCode "$line"), reason $(field Reason "$line")" >&2
+            log=$(field StdOut "$line")
+            if [ "$state" != CANCELLED ] && [ -s "$log" ]; then
+                tail -n 5 "$log" | sed 's/^/    /' >&2
             fi
-        done < <(scontrol -o show job "$job" 2>/dev/null || echo "JobId=$job JobState=UNKNOWN ExitCode=?")
+            failed=1
+        done < <(scontrol -o show job "$job" 2>/dev/null || echo "JobId=$job JobState=UNKNOWN Reason=no_longer_known_to_slurmctld")
     done
     return $failed
 }
