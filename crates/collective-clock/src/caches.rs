@@ -58,6 +58,110 @@ impl Caches {
         }
     }
 
+    /// Bring `node`'s instances up to date after its model changed, the
+    /// node now among the `known`: those of at most [`WIDE_INSTANCE`]
+    /// members in full, the wider ones in their extremes only (the two
+    /// latest begins and earliest ends, by an O(1) update, or a rescan of
+    /// the instance when the node held one of them). The sorted ends of
+    /// the wider ones wait for the next [`Caches::refresh_wide`]: a node
+    /// in every instance of a run of a thousand nodes would otherwise
+    /// re-sort a thousand ends per instance and node.
+    ///
+    /// [`WIDE_INSTANCE`]: crate::solve::WIDE_INSTANCE
+    pub(crate) fn include_node(
+        &mut self,
+        p: &Problem,
+        models: &[Model],
+        known: &[bool],
+        node: usize,
+        wide: usize,
+    ) {
+        for &k in &p.instances_of[node] {
+            let k = k as usize;
+            if p.members(k).len() <= wide {
+                self.summarise(p, models, known, k);
+                continue;
+            }
+            for m in p.members(k).filter(|&m| p.node_of[m] as usize == node) {
+                self.update_extremes(p, models, known, k, m);
+            }
+        }
+    }
+
+    /// Instance `k`'s two latest begins and earliest ends after member
+    /// `m`'s times moved.
+    fn update_extremes(
+        &mut self,
+        p: &Problem,
+        models: &[Model],
+        known: &[bool],
+        k: usize,
+        m: usize,
+    ) {
+        let node = p.node_of[m] as usize;
+        if !known[node] {
+            return;
+        }
+        let model = &models[node];
+        let member = m as u32;
+        let (b, e) = (p.begin[m], p.end[m]);
+        if b.is_finite() {
+            let g = b + model.at(b);
+            let slots = &mut self.latest[k];
+            if slots[0].1 == member || slots[1].1 == member {
+                self.latest[k] = self.scan(p, models, known, k, |m| p.begin[m], |g, v| g > v);
+            } else if g > slots[0].0 {
+                *slots = [(g, member), slots[0]];
+            } else if g > slots[1].0 {
+                slots[1] = (g, member);
+            }
+        }
+        if e.is_finite() {
+            let g = e + model.at(e);
+            let slots = &mut self.earliest[k];
+            if slots[0].1 == member || slots[1].1 == member {
+                self.earliest[k] = self.scan(p, models, known, k, |m| p.end[m], |g, v| g < v);
+            } else if g < slots[0].0 {
+                *slots = [(g, member), slots[0]];
+            } else if g < slots[1].0 {
+                slots[1] = (g, member);
+            }
+        }
+    }
+
+    /// The two members of instance `k` (of `known` nodes) whose global
+    /// `time` comes first by `before`, with their global times.
+    fn scan(
+        &self,
+        p: &Problem,
+        models: &[Model],
+        known: &[bool],
+        k: usize,
+        time: impl Fn(usize) -> f64,
+        before: impl Fn(f64, f64) -> bool,
+    ) -> [Slot; 2] {
+        let empty = if before(0.0, 1.0) {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        };
+        let mut best = [(empty, NONE); 2];
+        for m in p.members(k) {
+            let node = p.node_of[m] as usize;
+            let t = time(m);
+            if !known[node] || !t.is_finite() {
+                continue;
+            }
+            let g = t + models[node].at(t);
+            if before(g, best[0].0) {
+                best = [(g, m as u32), best[0]];
+            } else if before(g, best[1].0) {
+                best[1] = (g, m as u32);
+            }
+        }
+        best
+    }
+
     /// Recompute the summaries of every instance with more than `min_members` members.
     pub(crate) fn refresh_wide(
         &mut self,

@@ -30,7 +30,7 @@ const CONVERGED_NS: f64 = 1.0;
 /// Instances with more members than this are summarised once per sweep, not
 /// after each member's node is refitted (that would cost the square of the
 /// width per instance and sweep).
-const WIDE_INSTANCE: usize = 16;
+pub(crate) const WIDE_INSTANCE: usize = 16;
 /// Sweeps of a stage before an oscillation is damped.
 const UNDAMPED_SWEEPS: usize = 100;
 /// The centre has settled when no segment moved by more than this
@@ -326,8 +326,10 @@ impl<'p> Solver<'p> {
                 }
             }
             self.caches
-                .refresh_node(self.p, &self.models, &self.known, node, usize::MAX);
+                .include_node(self.p, &self.models, &self.known, node, WIDE_INSTANCE);
         }
+        self.caches
+            .refresh_wide(self.p, &self.models, &self.known, WIDE_INSTANCE);
     }
 
     /// The inputs of `node`'s segment `seg` against the current estimate.
@@ -408,14 +410,15 @@ impl<'p> Solver<'p> {
             }
             self.known[node] = true;
             // Wide instances are refreshed once per sweep (below), except in
-            // the first, where each node must see the ones fitted before it.
-            let width = if self.sweeps == 1 {
-                usize::MAX
+            // the first, where each node must see the extremes of the ones
+            // fitted before it.
+            if self.sweeps == 1 {
+                self.caches
+                    .include_node(self.p, &self.models, &self.known, node, WIDE_INSTANCE);
             } else {
-                WIDE_INSTANCE
-            };
-            self.caches
-                .refresh_node(self.p, &self.models, &self.known, node, width);
+                self.caches
+                    .refresh_node(self.p, &self.models, &self.known, node, WIDE_INSTANCE);
+            }
         }
         self.caches
             .refresh_wide(self.p, &self.models, &self.known, WIDE_INSTANCE);
