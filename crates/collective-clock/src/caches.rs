@@ -41,23 +41,6 @@ impl Caches {
         }
     }
 
-    /// Recompute the summaries of `node`'s instances (after its model
-    /// changed) that have at most `max_members` members.
-    pub(crate) fn refresh_node(
-        &mut self,
-        p: &Problem,
-        models: &[Model],
-        known: &[bool],
-        node: usize,
-        max_members: usize,
-    ) {
-        for &k in &p.instances_of[node] {
-            if p.members(k as usize).len() <= max_members {
-                self.summarise(p, models, known, k as usize);
-            }
-        }
-    }
-
     /// Bring `node`'s instances up to date after its model changed, the
     /// node now among the `known`: those of at most [`WIDE_INSTANCE`]
     /// members in full, the wider ones in their extremes only (the two
@@ -76,13 +59,12 @@ impl Caches {
         node: usize,
         wide: usize,
     ) {
-        for &k in &p.instances_of[node] {
-            let k = k as usize;
+        for &m in &p.members_of[node] {
+            let m = m as usize;
+            let k = p.instance_of[m] as usize;
             if p.members(k).len() <= wide {
                 self.summarise(p, models, known, k);
-                continue;
-            }
-            for m in p.members(k).filter(|&m| p.node_of[m] as usize == node) {
+            } else {
                 self.update_extremes(p, models, known, k, m);
             }
         }
@@ -255,5 +237,72 @@ impl Caches {
             self.sorted_ends[base + r]
         };
         Some((at((count - 1) / 2) + at(count / 2)) / 2.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clock_model::HostTime;
+    use collective_check::{MatchKey, NodeId};
+
+    use super::*;
+    use crate::evidence::Evidence;
+    use crate::model::Segment;
+
+    /// A constant correction of `a` ns.
+    fn constant(a: f64) -> Model {
+        Model {
+            segments: vec![Segment {
+                first: 0,
+                end: 0,
+                lo: 0.0,
+                hi: 0.0,
+                a,
+                b: 0.0,
+            }],
+        }
+    }
+
+    #[test]
+    fn extremes_kept_one_node_at_a_time_equal_those_summarised_anew() {
+        // 40 nodes in each of 6 instances (wide), begins and ends scattered.
+        let mut ev = Evidence::new();
+        let t = |ns: i64| HostTime::from_ns(1_790_000_000_000_000_000 + ns);
+        for k in 0..6_i64 {
+            let members: Vec<_> = (0..40_i64)
+                .map(|n| {
+                    let jitter = (n * 7919 + k * 104_729) % 997;
+                    (
+                        NodeId(n as u32),
+                        t(k * 100_000 + jitter),
+                        t(k * 100_000 + 5_000 + (jitter * 3) % 811),
+                    )
+                })
+                .collect();
+            ev.push_all_to_all("all-reduce", MatchKey::RunId(k), &members);
+        }
+        let p = Problem::new(&ev, &BTreeSet::from([NodeId(0)])).unwrap();
+        let n = p.nodes.len();
+        let mut models: Vec<Model> = (0..n).map(|_| constant(0.0)).collect();
+        let mut known = vec![false; n];
+        known[p.reference] = true;
+        let mut kept = Caches::default();
+        kept.refresh(&p, &models, &known);
+        // Nodes join and move, one at a time, in two rounds: every move
+        // that takes a node into, out of or within the extremes.
+        for round in 0..2 {
+            for node in 0..n {
+                let shift = ((node * 31 + round * 17) % 23) as f64 * 40.0 - 440.0;
+                models[node] = constant(shift);
+                known[node] = true;
+                kept.include_node(&p, &models, &known, node, 16);
+                let mut anew = Caches::default();
+                anew.refresh(&p, &models, &known);
+                assert_eq!(kept.latest, anew.latest, "round {round}, node {node}");
+                assert_eq!(kept.earliest, anew.earliest, "round {round}, node {node}");
+            }
+        }
     }
 }

@@ -50,6 +50,8 @@ pub(crate) struct Problem {
     pub bounds: Vec<Vec<Bound>>,
     /// Per node: the instances it is in.
     pub instances_of: Vec<Vec<u32>>,
+    /// Per node: its members, in instance order.
+    pub members_of: Vec<Vec<u32>>,
     /// Every node, nearest to the reference first (breadth-first over shared
     /// instances), the reference first of all.
     pub order: Vec<usize>,
@@ -104,6 +106,7 @@ impl Problem {
             starts: vec![0],
             bounds: vec![Vec::new(); index.len()],
             instances_of: vec![Vec::new(); index.len()],
+            members_of: vec![Vec::new(); index.len()],
             order: Vec::new(),
         };
         for (k, inst) in evidence.instances().iter().enumerate() {
@@ -126,6 +129,7 @@ impl Problem {
                 p.last_end.push(last_end);
                 p.instance_of.push(k as u32);
                 p.instances_of[node as usize].push(k as u32);
+                p.members_of[node as usize].push(member);
                 if m.role.ends() {
                     p.bounds[node as usize].push(Bound {
                         x: end,
@@ -167,11 +171,17 @@ impl Problem {
         let mut order = vec![self.reference];
         order.extend((0..self.nodes.len()).filter(|&i| self.held[i] && i != self.reference));
         let mut seen = self.held.clone();
+        // Each instance's members are visited once: a run of a thousand
+        // nodes in every instance would visit each a thousand times.
+        let mut visited = vec![false; self.instances()];
         let mut next = 0;
         while next < order.len() {
             let i = order[next];
             next += 1;
             for &k in &self.instances_of[i] {
+                if std::mem::replace(&mut visited[k as usize], true) {
+                    continue;
+                }
                 for m in self.members(k as usize) {
                     let j = self.node_of[m] as usize;
                     if !seen[j] {

@@ -409,16 +409,11 @@ impl<'p> Solver<'p> {
                 self.models[node].segments[k] = new;
             }
             self.known[node] = true;
-            // Wide instances are refreshed once per sweep (below), except in
-            // the first, where each node must see the extremes of the ones
-            // fitted before it.
-            if self.sweeps == 1 {
-                self.caches
-                    .include_node(self.p, &self.models, &self.known, node, WIDE_INSTANCE);
-            } else {
-                self.caches
-                    .refresh_node(self.p, &self.models, &self.known, node, WIDE_INSTANCE);
-            }
+            // Every node sees the others' latest estimates: narrow instances
+            // summarised anew, wide ones in their extremes (their sorted
+            // ends once per sweep, below).
+            self.caches
+                .include_node(self.p, &self.models, &self.known, node, WIDE_INSTANCE);
         }
         self.caches
             .refresh_wide(self.p, &self.models, &self.known, WIDE_INSTANCE);
