@@ -76,6 +76,18 @@ pub enum Error {
         /// Its encoded size.
         size: u64,
     },
+    /// An [`XSpaceWriter`](crate::XSpaceWriter) call out of its nesting
+    /// (an event outside a line, a plane inside a plane, …): a bug in the
+    /// caller, refused before anything is written.
+    #[error("XSpaceWriter::{call} called inside {inside}, where it needs {needs}")]
+    WriterOutOfOrder {
+        /// The call.
+        call: &'static str,
+        /// What was open: "the space", "a plane" or "a line".
+        inside: &'static str,
+        /// Where the call belongs.
+        needs: &'static str,
+    },
 }
 
 /// The crate's result type.

@@ -32,10 +32,21 @@ enum State {
     Line,
 }
 
+impl State {
+    fn words(self) -> &'static str {
+        match self {
+            State::Space => "the space",
+            State::Plane => "a plane",
+            State::Line => "a line",
+        }
+    }
+}
+
 /// Streams an XSpace to a seekable writer. Calls must nest:
 /// `begin_plane` → (`begin_line` → `event`* → `end_line`)* → `end_plane`;
 /// whole planes can also be written with [`XSpaceWriter::plane`] or copied
-/// encoded with [`XSpaceWriter::plane_encoded`]. Calling out of order panics.
+/// encoded with [`XSpaceWriter::plane_encoded`]. A call out of order is
+/// [`Error::WriterOutOfOrder`], with nothing written.
 pub struct XSpaceWriter<W: Write + Seek> {
     out: W,
     pos: u64,
@@ -117,31 +128,34 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         Ok(())
     }
 
-    fn expect(&self, state: State, call: &str) {
-        assert!(
-            self.state == state,
-            "XSpaceWriter::{call} called while in {:?}, expected {state:?}",
-            self.state
-        );
+    fn expect(&self, state: State, call: &'static str) -> Result<()> {
+        if self.state == state {
+            return Ok(());
+        }
+        Err(Error::WriterOutOfOrder {
+            call,
+            inside: self.state.words(),
+            needs: state.words(),
+        })
     }
 
     /// Write a whole owned plane.
     pub fn plane(&mut self, plane: &XPlane) -> Result<()> {
-        self.expect(State::Space, "plane");
+        self.expect(State::Space, "plane")?;
         plane.encode(&mut self.scratch).expect("Vec grows");
         self.write_scratch_field(1)
     }
 
     /// Copy an already-encoded plane (for example [`crate::PlaneView::encoded`]).
     pub fn plane_encoded(&mut self, encoded: &[u8]) -> Result<()> {
-        self.expect(State::Space, "plane_encoded");
+        self.expect(State::Space, "plane_encoded")?;
         self.write_field_head(1, encoded.len())?;
         self.write(encoded)
     }
 
     /// Open a plane with its id and name.
     pub fn begin_plane(&mut self, id: i64, name: &str) -> Result<()> {
-        self.expect(State::Space, "begin_plane");
+        self.expect(State::Space, "begin_plane")?;
         self.open_field(1)?;
         self.state = State::Plane;
         let header = XPlane {
@@ -155,14 +169,14 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 
     /// Write a whole owned line into the open plane.
     pub fn line(&mut self, line: &XLine) -> Result<()> {
-        self.expect(State::Plane, "line");
+        self.expect(State::Plane, "line")?;
         line.encode(&mut self.scratch).expect("Vec grows");
         self.write_scratch_field(3)
     }
 
     /// Copy an already-encoded line (an `XLine` message body) into the open plane.
     pub fn line_encoded(&mut self, encoded: &[u8]) -> Result<()> {
-        self.expect(State::Plane, "line_encoded");
+        self.expect(State::Plane, "line_encoded")?;
         self.write_field_head(3, encoded.len())?;
         self.write(encoded)
     }
@@ -174,7 +188,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
     where
         W: BufferSink,
     {
-        self.expect(State::Plane, "line_buffer");
+        self.expect(State::Plane, "line_buffer")?;
         self.write_field_head(3, encoded.len())?;
         let n = encoded.len() as u64;
         self.out.write_buffer(encoded, pool)?;
@@ -184,7 +198,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 
     /// Open a line in the open plane; `header`'s events are ignored.
     pub fn begin_line(&mut self, header: &XLine) -> Result<()> {
-        self.expect(State::Plane, "begin_line");
+        self.expect(State::Plane, "begin_line")?;
         self.open_field(3)?;
         self.state = State::Line;
         let header = XLine {
@@ -202,7 +216,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 
     /// Append an event to the open line.
     pub fn event(&mut self, event: &XEvent) -> Result<()> {
-        self.expect(State::Line, "event");
+        self.expect(State::Line, "event")?;
         event.encode(&mut self.scratch).expect("Vec grows");
         self.write_scratch_field(4)
     }
@@ -217,7 +231,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         duration_ps: i64,
         extra_stats: &[XStat],
     ) -> Result<()> {
-        self.expect(State::Line, "event_retimed");
+        self.expect(State::Line, "event_retimed")?;
         encode_event_retimed(view, offset_ps, duration_ps, extra_stats, &mut self.scratch);
         self.write_scratch_field(4)
     }
@@ -225,13 +239,13 @@ impl<W: Write + Seek> XSpaceWriter<W> {
     /// Append already-encoded event fields (keys included, as from
     /// [`crate::LineView::events_encoded`]) to the open line.
     pub fn events_encoded(&mut self, encoded: &[u8]) -> Result<()> {
-        self.expect(State::Line, "events_encoded");
+        self.expect(State::Line, "events_encoded")?;
         self.write(encoded)
     }
 
     /// Close the open line.
     pub fn end_line(&mut self) -> Result<()> {
-        self.expect(State::Line, "end_line");
+        self.expect(State::Line, "end_line")?;
         self.state = State::Plane;
         self.close_field("XLine")
     }
@@ -244,7 +258,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         stat_metadata: &std::collections::BTreeMap<i64, crate::XStatMetadata>,
         stats: &[XStat],
     ) -> Result<()> {
-        self.expect(State::Plane, "end_plane");
+        self.expect(State::Plane, "end_plane")?;
         let tail = XPlane {
             event_metadata: event_metadata.clone(),
             stat_metadata: stat_metadata.clone(),
@@ -264,7 +278,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         errors: &[String],
         warnings: &[String],
     ) -> Result<W> {
-        self.expect(State::Space, "finish");
+        self.expect(State::Space, "finish")?;
         let tail = XSpace {
             planes: Vec::new(),
             errors: errors.to_vec(),

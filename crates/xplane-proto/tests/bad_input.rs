@@ -391,3 +391,51 @@ fn check_stats_checks_only_the_stats_of_one_event() {
     let err = second.check_stats().unwrap_err();
     assert_eq!((err.offset, err.kind), (at, WireErrorKind::BadWireType(7)));
 }
+
+/// A call out of the writer's nesting was a panic; it is an error that
+/// names the call, and the writer stays usable where it was.
+#[test]
+fn writer_calls_out_of_order_panicked() {
+    use std::io::Cursor;
+    use xplane_proto::{Error, XEvent, XLine, XSpaceWriter};
+
+    let mut w = XSpaceWriter::new(Cursor::new(Vec::new()));
+    let event = XEvent::default();
+    let err = w.event(&event).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::WriterOutOfOrder {
+                call: "event",
+                inside: "the space",
+                needs: "a line"
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "XSpaceWriter::event called inside the space, where it needs a line"
+    );
+    w.begin_plane(1, "/host:CPU").unwrap();
+    assert!(matches!(
+        w.begin_plane(2, "/host:CPU"),
+        Err(Error::WriterOutOfOrder {
+            call: "begin_plane",
+            inside: "a plane",
+            ..
+        })
+    ));
+    w.begin_line(&XLine::default()).unwrap();
+    w.event(&event).unwrap();
+    let none = std::collections::BTreeMap::new();
+    let no_stats = std::collections::BTreeMap::new();
+    assert!(matches!(
+        w.end_plane(&none, &no_stats, &[]),
+        Err(Error::WriterOutOfOrder { .. })
+    ));
+    w.end_line().unwrap();
+    w.end_plane(&none, &no_stats, &[]).unwrap();
+    let bytes = w.finish(&[], &[], &[]).unwrap().into_inner();
+    assert!(!bytes.is_empty());
+}
