@@ -172,11 +172,16 @@ def off(ours, theirs):
 
 
 def check_breakdown(run_dir, align_cli):
+    ours, our_idle = report_breakdown(run_dir, align_cli)
     with tempfile.TemporaryDirectory() as tmp:
         traces_only(run_dir, tmp)
-        hta_us, _ = hta_breakdown(tmp, rounding=True)
-        hta_ns, hta_idle = hta_breakdown(tmp, rounding=False)
-    ours, our_idle = report_breakdown(run_dir, align_cli)
+        try:
+            hta_us, _ = hta_breakdown(tmp, rounding=True)
+            hta_ns, hta_idle = hta_breakdown(tmp, rounding=False)
+        except Exception as e:  # HTA's own failure, reported as such
+            what = f"{type(e).__name__}: {e}"
+            mine = (f"{len(ours)} rank(s) with GPU streams" if ours else "no GPU streams")
+            sys.exit(f"HTA cannot break this run down ({what}); the report finds {mine}")
     bad = 0
     print(f"GPU time per rank, ms: report vs HTA (ns), off by; HTA µs for reference ({run_dir})")
     print(f"{'rank':>4} {'part':<12} {'report':>12} {'HTA':>12} {'off':>8} {'HTA µs':>12}")
