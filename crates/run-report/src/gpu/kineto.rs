@@ -2,6 +2,7 @@
 //! its launch by `correlation`, on the rank's own clock as recorded.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use kineto_trace::{Trace, gpu_activities, launches};
 
@@ -15,34 +16,44 @@ use crate::input::Span;
 /// is then left out too.
 pub(crate) fn read(trace: &Trace<'_>, steps: &[(i64, i64)]) -> kineto_trace::Result<NodeKernels> {
     let activities = gpu_activities(trace)?;
-    let launched: HashMap<u64, i64> = launches(trace)?
+    let launched: HashMap<i64, i64> = launches(trace)?
         .launches
         .into_iter()
-        .map(|(id, at)| (id, at.0))
+        .filter_map(|(id, at)| Some((i64::try_from(id).ok()?, at.0)))
         .collect();
     let distinct: BTreeSet<i64> = steps.iter().map(|s| s.0).collect();
     let last = steps.iter().max_by_key(|s| (s.1, s.0)).copied();
     let cut = last.filter(|_| distinct.len() >= 2);
     let mut kernels = Vec::with_capacity(activities.len());
+    let mut names: HashMap<String, Arc<str>> = HashMap::new();
     let mut left_out = 0;
     for a in activities {
-        let launch = a.correlation.and_then(|c| launched.get(&c).copied());
+        let correlation = a.correlation.and_then(|c| i64::try_from(c).ok());
+        let launch = correlation.and_then(|c| launched.get(&c).copied());
         if let Some((_, start)) = cut
             && launch.is_none_or(|l| l >= start)
         {
             left_out += 1;
             continue;
         }
+        let kind = KernelKind::of(&a.name);
+        let name = match names.get(a.name.as_str()) {
+            Some(n) => n.clone(),
+            None => names
+                .entry(a.name)
+                .or_insert_with_key(|n| n.as_str().into())
+                .clone(),
+        };
         kernels.push(Kernel {
             device: a.device,
             stream: a.stream,
-            kind: KernelKind::of(&a.name),
-            name: a.name,
+            kind,
+            name,
             span: Span {
                 start: a.start.0,
                 end: a.start.0.saturating_add(a.dur.0),
             },
-            launch,
+            correlation,
         });
     }
     let window = match cut {
@@ -53,6 +64,7 @@ pub(crate) fn read(trace: &Trace<'_>, steps: &[(i64, i64)]) -> kineto_trace::Res
         kernels,
         window,
         left_out,
+        launches: launched,
     })
 }
 
@@ -91,7 +103,8 @@ mod tests {
                 end: base + 14_000
             }
         );
-        assert_eq!(k.launch, Some(base + 10_000));
+        assert_eq!(k.correlation, Some(1));
+        assert_eq!(read.launches.get(&1), Some(&(base + 10_000)));
         // One step: everything counts, the memset without a launch too.
         let read = super::read(&trace, &[(1, base + 5_000)]).unwrap();
         assert_eq!(

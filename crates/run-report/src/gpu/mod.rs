@@ -12,6 +12,7 @@ mod stream;
 pub(crate) mod xspace;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use clock_model::NodeId;
 
@@ -30,12 +31,14 @@ pub const TOP_KERNELS: usize = 10;
 pub(crate) struct Kernel {
     pub device: i64,
     pub stream: i64,
-    pub name: String,
+    /// Its name, shared by the node's events of that name (readers
+    /// intern names: one allocation per name, not per event).
+    pub name: Arc<str>,
     pub kind: KernelKind,
     /// When it ran, ns.
     pub span: Span,
-    /// When the host launched it, ns on the same clock, when known.
-    pub launch: Option<i64>,
+    /// The id that pairs it with its launch, when it has one.
+    pub correlation: Option<i64>,
 }
 
 /// A node's GPU events as read, before any figure.
@@ -47,6 +50,9 @@ pub(crate) struct NodeKernels {
     pub window: GpuWindow,
     /// Events outside the window.
     pub left_out: usize,
+    /// When the host launched the work of each correlation id, ns on the
+    /// events' clock.
+    pub launches: HashMap<i64, i64>,
 }
 
 /// The GPU time of `node`; `None` when it ran no GPU event.
@@ -93,29 +99,45 @@ pub(crate) fn node_time(node: NodeId, read: &NodeKernels) -> Option<GpuNode> {
             .collect(),
         top_kernels,
         kernel_names_left_out,
-        streams: streams(kernels),
+        streams: streams(kernels, &read.launches),
     })
 }
 
 /// Per stream, by device and stream.
-fn streams(kernels: &[Kernel]) -> Vec<GpuStream> {
+fn streams(kernels: &[Kernel], launches: &HashMap<i64, i64>) -> Vec<GpuStream> {
     let mut by: BTreeMap<(i64, i64), Vec<&Kernel>> = BTreeMap::new();
     for k in kernels {
         by.entry((k.device, k.stream)).or_default().push(k);
     }
     by.into_iter()
-        .map(|((device, stream), ks)| stream::stream_time(device, stream, ks))
+        .map(|((device, stream), ks)| stream::stream_time(device, stream, ks, launches))
         .collect()
 }
 
 /// The [`TOP_KERNELS`] names with the largest summed duration (ties by
 /// name), and how many names are left out.
 fn top_kernels(kernels: &[Kernel]) -> (Vec<TopKernel>, usize) {
-    let mut by: HashMap<&str, TopKernel> = HashMap::new();
+    // Summed per shared name first (a pointer, no string hashed per
+    // event), then per name.
+    let mut by_ptr: HashMap<*const u8, (&Kernel, usize, i64, i64, i64)> = HashMap::new();
     for k in kernels {
         let d = k.span.end - k.span.start;
-        let t = by.entry(&k.name).or_insert_with(|| TopKernel {
-            name: k.name.clone(),
+        let t = by_ptr.entry(Arc::as_ptr(&k.name).cast::<u8>()).or_insert((
+            k,
+            0,
+            0,
+            i64::MAX,
+            i64::MIN,
+        ));
+        t.1 += 1;
+        t.2 += d;
+        t.3 = t.3.min(d);
+        t.4 = t.4.max(d);
+    }
+    let mut by_name: HashMap<&str, TopKernel> = HashMap::new();
+    for (k, count, sum, min, max) in by_ptr.into_values() {
+        let t = by_name.entry(&k.name).or_insert_with(|| TopKernel {
+            name: k.name.to_string(),
             kind: k.kind,
             count: 0,
             sum_ns: 0,
@@ -123,12 +145,12 @@ fn top_kernels(kernels: &[Kernel]) -> (Vec<TopKernel>, usize) {
             min_ns: i64::MAX,
             max_ns: i64::MIN,
         });
-        t.count += 1;
-        t.sum_ns += d;
-        t.min_ns = t.min_ns.min(d);
-        t.max_ns = t.max_ns.max(d);
+        t.count += count;
+        t.sum_ns += sum;
+        t.min_ns = t.min_ns.min(min);
+        t.max_ns = t.max_ns.max(max);
     }
-    let mut all: Vec<TopKernel> = by.into_values().collect();
+    let mut all: Vec<TopKernel> = by_name.into_values().collect();
     all.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
     let left_out = all.len().saturating_sub(TOP_KERNELS);
     all.truncate(TOP_KERNELS);
@@ -149,7 +171,7 @@ mod tests {
             name: name.into(),
             kind: KernelKind::of(name),
             span: Span { start, end },
-            launch: None,
+            correlation: None,
         }
     }
 
@@ -158,6 +180,7 @@ mod tests {
             kernels,
             window: GpuWindow::WholeTrace,
             left_out: 0,
+            launches: HashMap::new(),
         };
         node_time(NodeId(3), &read).expect("kernels")
     }

@@ -1,6 +1,8 @@
 //! One GPU stream's busy and idle time, its idle gaps told apart by cause
 //! as Holistic Trace Analysis 0.5 does (`get_idle_time_breakdown`).
 
+use std::collections::HashMap;
+
 use super::{GpuStream, IdleCauses, Kernel, KernelKind};
 use crate::gpu::intervals::total;
 use crate::input::{Span, union};
@@ -11,8 +13,14 @@ use crate::input::{Span, union};
 pub const KERNEL_WAIT_NS: i64 = 30_000;
 
 /// The figures of the stream `stream` of GPU `device`, whose events are
-/// `kernels` (at least one, any order).
-pub(crate) fn stream_time(device: i64, stream: i64, mut kernels: Vec<&Kernel>) -> GpuStream {
+/// `kernels` (at least one, any order) launched at `launches` (by
+/// correlation id).
+pub(crate) fn stream_time(
+    device: i64,
+    stream: i64,
+    mut kernels: Vec<&Kernel>,
+    launches: &HashMap<i64, i64>,
+) -> GpuStream {
     kernels.sort_by_key(|k| (k.span.start, k.span.end));
     let mut idle = IdleCauses::default();
     let (first, mut end) = match kernels.first() {
@@ -22,7 +30,8 @@ pub(crate) fn stream_time(device: i64, stream: i64, mut kernels: Vec<&Kernel>) -
     for k in kernels.iter().skip(1) {
         if k.span.start > end {
             let gap = k.span.start - end;
-            if k.launch.is_some_and(|launch| launch > end) {
+            let launch = k.correlation.and_then(|c| launches.get(&c));
+            if launch.is_some_and(|&launch| launch > end) {
                 idle.host_wait_ns += gap;
             } else if gap < KERNEL_WAIT_NS {
                 idle.kernel_wait_ns += gap;
@@ -54,15 +63,22 @@ pub(crate) fn stream_time(device: i64, stream: i64, mut kernels: Vec<&Kernel>) -
 mod tests {
     use super::*;
 
-    fn k(start: i64, end: i64, launch: Option<i64>) -> Kernel {
-        Kernel {
+    /// An event and its launch (keyed by the event's start).
+    fn k(start: i64, end: i64, launch: Option<i64>) -> (Kernel, Option<(i64, i64)>) {
+        let kernel = Kernel {
             device: 0,
             stream: 7,
             name: "k".into(),
             kind: KernelKind::Compute,
             span: Span { start, end },
-            launch,
-        }
+            correlation: Some(start),
+        };
+        (kernel, launch.map(|l| (start, l)))
+    }
+
+    fn time(ks: &[(Kernel, Option<(i64, i64)>)]) -> GpuStream {
+        let launches = ks.iter().filter_map(|k| k.1).collect();
+        stream_time(0, 7, ks.iter().map(|k| &k.0).collect(), &launches)
     }
 
     #[test]
@@ -78,7 +94,7 @@ mod tests {
             // No launch known and a short gap: kernel wait.
             k(45_060, 45_070, None),
         ];
-        let s = stream_time(0, 7, ks.iter().collect());
+        let s = time(&ks);
         assert_eq!(s.idle.host_wait_ns, 10);
         assert_eq!(s.idle.kernel_wait_ns, 5_000 + 10);
         assert_eq!(s.idle.other_ns, 40_000);
@@ -92,7 +108,7 @@ mod tests {
         // The second event starts inside the first and ends before it: the
         // gap to the third is measured from the first's end.
         let ks = [k(0, 100, None), k(10, 20, None), k(150, 160, Some(120))];
-        let s = stream_time(0, 7, ks.iter().collect());
+        let s = time(&ks);
         assert_eq!(s.busy_ns, 110);
         assert_eq!(s.idle.host_wait_ns, 50);
         assert_eq!(s.idle.total_ns(), 50);
@@ -104,11 +120,11 @@ mod tests {
         fn idle_causes_add_up_to_span_minus_busy(
             raw in proptest::collection::vec((0i64..100_000, 0i64..5_000, -50_000i64..50_000), 1..40),
         ) {
-            let ks: Vec<Kernel> = raw
+            let ks: Vec<_> = raw
                 .iter()
                 .map(|&(a, d, l)| k(a, a + d, (l > -40_000).then_some(a + l)))
                 .collect();
-            let s = stream_time(0, 7, ks.iter().collect());
+            let s = time(&ks);
             proptest::prop_assert_eq!(s.idle.total_ns(), s.span_ns - s.busy_ns);
             proptest::prop_assert!(s.compute_ns <= s.busy_ns && s.busy_ns <= s.span_ns);
         }

@@ -3,6 +3,7 @@
 //! the `correlation_id` stat, every time as the aligner maps it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use alignment_core::NodeAligner;
 use xplane_proto::{CORRELATION_ID_STAT, HOST_PLANE, LineView, PlaneView, SpaceView, WireError};
@@ -48,17 +49,11 @@ pub(crate) fn read(
             _ => {}
         }
     }
-    let kernels = kernels
-        .into_iter()
-        .map(|(mut k, id): (Kernel, Option<i64>)| {
-            k.launch = id.and_then(|id| launches.get(&id).copied());
-            k
-        })
-        .collect();
     Ok(NodeKernels {
         kernels,
         window: GpuWindow::WholeTrace,
         left_out: 0,
+        launches,
     })
 }
 
@@ -105,16 +100,19 @@ fn read_launches(
 fn read_device(
     plane: &PlaneView<'_>,
     device: i64,
-    correlation: Option<i64>,
+    correlation_stat: Option<i64>,
     aligner: &NodeAligner<'_>,
     session_ns: i128,
-    out: &mut Vec<(Kernel, Option<i64>)>,
+    out: &mut Vec<Kernel>,
 ) -> Result<(), WireError> {
-    let mut names: HashMap<i64, &str> = HashMap::new();
+    let mut names: Vec<(i64, Arc<str>, KernelKind)> = Vec::new();
     for entry in plane.event_metadata() {
         let entry = entry?;
-        names.insert(entry.key, entry.value.name);
+        let name = entry.value.name;
+        names.push((entry.key, name.into(), KernelKind::of(name)));
     }
+    names.sort_unstable_by_key(|n| n.0);
+    let unnamed: Arc<str> = "".into();
     for line in plane.lines() {
         let line = line?;
         if !line.name.starts_with(STREAM_LINE_PREFIX) {
@@ -125,23 +123,25 @@ fn read_device(
             let event = event?;
             let start = base + i128::from(event.offset_ps());
             let end = start + i128::from(event.duration_ps.max(0));
-            let name = names.get(&event.metadata_id).copied().unwrap_or_default();
-            let id = match correlation {
+            let (name, kind) = match names.binary_search_by_key(&event.metadata_id, |n| n.0) {
+                Ok(at) => (&names[at].1, names[at].2),
+                Err(_) => (&unnamed, KernelKind::of("")),
+            };
+            let correlation = match correlation_stat {
                 Some(c) => int_stat(&event, c)?,
                 None => None,
             };
-            let kernel = Kernel {
+            out.push(Kernel {
                 device,
                 stream: line.id,
-                name: name.to_owned(),
-                kind: KernelKind::of(name),
+                name: name.clone(),
+                kind,
                 span: Span {
                     start: mapped_ns(aligner, plane, &line, start),
                     end: mapped_ns(aligner, plane, &line, end),
                 },
-                launch: None,
-            };
-            out.push((kernel, id));
+                correlation,
+            });
         }
     }
     Ok(())
