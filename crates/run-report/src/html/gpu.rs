@@ -66,23 +66,33 @@ fn pct(part: i64, whole: i64) -> String {
 }
 
 fn node_table(out: &mut String, nodes: &[GpuNode]) {
-    out.push_str(
-        "<table><tr><th>node</th><th>GPU events</th><th>GPU span</th><th>idle</th>\
-         <th>compute</th><th>non-compute</th><th>comm. overlapped by compute</th></tr>",
-    );
-    for n in nodes {
-        let counted = match n.window {
-            GpuWindow::WholeTrace => n.kernels.to_string(),
-            GpuWindow::BeforeLastProfilerStep { step } => format!(
-                "{} <span class=\"note\">({} launched from step {step} on left out)</span>",
-                n.kernels, n.left_out
-            ),
-        };
+    let cut: Vec<String> = nodes
+        .iter()
+        .filter_map(|n| match n.window {
+            GpuWindow::BeforeLastProfilerStep { step } => Some(format!("node {}: {step}", n.node)),
+            GpuWindow::WholeTrace => None,
+        })
+        .collect();
+    if !cut.is_empty() {
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{counted}</td><td>{}</td><td>{} ({})</td><td>{} ({})</td>\
+            "<p class=\"note\">Work launched from the last profiler step on is left out \
+             (last step {}).</p>",
+            cut.join(", ")
+        );
+    }
+    out.push_str(
+        "<table><tr><th>node</th><th>GPU events</th><th>left out</th><th>GPU span</th>\
+         <th>idle</th><th>compute</th><th>non-compute</th><th>comm. overlapped</th></tr>",
+    );
+    for n in nodes {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{} ({})</td>\
              <td>{} ({})</td><td>{}</td></tr>",
             n.node,
+            n.kernels,
+            n.left_out,
             fmt_ns(n.gpu_span_ns),
             fmt_ns(n.gpu_idle_ns),
             pct(n.gpu_idle_ns, n.gpu_span_ns),
@@ -91,12 +101,14 @@ fn node_table(out: &mut String, nodes: &[GpuNode]) {
             fmt_ns(n.gpu_non_compute_ns),
             pct(n.gpu_non_compute_ns, n.gpu_span_ns),
             n.comm_comp_overlap_pct
-                .map_or("no communication kernel".to_owned(), |p| format!(
-                    "{p:.1} %"
-                )),
+                .map_or("–".to_owned(), |p| format!("{p:.1} %")),
         );
     }
-    out.push_str("</table>\n");
+    out.push_str(
+        "</table>\n<p class=\"note\">Comm. overlapped: the share of the communication \
+         kernels' time during which a computation kernel runs too (– without communication \
+         kernels).</p>",
+    );
 }
 
 fn stream_table(out: &mut String, nodes: &[GpuNode]) {
