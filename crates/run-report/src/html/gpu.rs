@@ -62,7 +62,7 @@ fn pct(part: i64, whole: i64) -> String {
     if whole <= 0 {
         return "–".to_owned();
     }
-    format!("{:.2} %", part as f64 / whole as f64 * 100.0)
+    format!("{:.2}&nbsp;%", part as f64 / whole as f64 * 100.0)
 }
 
 fn node_table(out: &mut String, nodes: &[GpuNode]) {
