@@ -9,7 +9,9 @@
 //! - [`Trace::events`] reads (and validates) the events one at a time as
 //!   [`Event`]s that borrow from the file: [`Phase`], name, pid/tid ([`Id`]), `ts`/`dur` as
 //!   exact integer nanoseconds ([`Stamp`], [`Micros`]; never through `f64`),
-//!   `args` and the raw text.
+//!   `args` and the raw text. [`gpu_activities`] lists the work that ran
+//!   on GPU streams ([`GpuActivity`]), [`launches`] pairs it with its
+//!   runtime calls.
 //! - [`retime`] / [`retime_file`] write a trace back with every time moved by
 //!   a [`TimeMap`], everything else byte for byte, plus a `"traceAlign"`
 //!   record; [`merge`] / [`merge_to_file`] write several ranks as one trace
@@ -51,6 +53,7 @@
 mod error;
 mod event;
 mod flows;
+mod gpu;
 mod launch;
 mod merge;
 mod output;
@@ -67,6 +70,7 @@ mod xspace;
 pub use error::{Error, Result};
 pub use event::{Event, Events, GPU_CATEGORIES, Id, JsonStr, Phase, Stamp};
 pub use flows::{COLLECTIVE_FLOW_CAT, CrossRankFlow};
+pub use gpu::{GpuActivity, gpu_activities};
 pub use launch::{Launches, launches};
 pub use merge::{MergeInput, MergeStats, MergedProcess, merge, merge_to_file};
 pub use output::{AtomicOutput, compression_for};

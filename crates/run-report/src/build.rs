@@ -67,6 +67,13 @@ impl Report {
             },
             collectives: summarise(&instances, &node_ids),
             steps: crate::steps::steps(&run, &instances, &ops, t0),
+            gpu: crate::gpu::GpuTime {
+                nodes: run
+                    .nodes
+                    .iter()
+                    .filter_map(|n| crate::gpu::node_time(n.node, &n.gpu))
+                    .collect(),
+            },
             nodes: node_ids,
         }
     }

@@ -54,6 +54,8 @@ pub(crate) struct NodeData {
     pub busy: Vec<Span>,
     /// First and last aligned time of the node's events.
     pub extent: Option<Span>,
+    /// Its GPU work.
+    pub gpu: crate::gpu::NodeKernels,
 }
 
 /// The whole run as read.

@@ -1,6 +1,6 @@
 //! A PyTorch (Kineto) run: every rank's correction estimated from the
 //! collectives (as `merge` does), then each rank's file read once more for
-//! its collectives, `ProfilerStep#N` markers and busy time.
+//! its collectives, `ProfilerStep#N` markers, busy time and GPU work.
 
 use std::path::PathBuf;
 
@@ -85,7 +85,14 @@ fn read_rank(
     )
     .map_err(|source| ReportError::Collectives { node, source })?;
     let correction = Correction::Map(map);
-    let (markers, busy, extent) = walk(&trace, &correction).map_err(kineto)?;
+    let walked = walk(&trace, &correction).map_err(kineto)?;
+    let gpu = crate::gpu::kineto::read(&trace, &walked.host_steps).map_err(kineto)?;
+    let Walked {
+        markers,
+        busy,
+        extent,
+        ..
+    } = walked;
     let data = NodeData {
         node,
         correction,
@@ -94,16 +101,27 @@ fn read_rank(
         markers,
         busy,
         extent,
+        gpu,
     };
     Ok((data, ex))
 }
 
-type Walked = (Vec<Marker>, Vec<Span>, Option<Span>);
+/// What one walk over a rank's events found.
+struct Walked {
+    /// Step markers on the global clock, sorted by start.
+    markers: Vec<Marker>,
+    /// Union of the work, on the global clock.
+    busy: Vec<Span>,
+    /// First and last time of the events, on the global clock.
+    extent: Option<Span>,
+    /// Each step marker's (step, start as recorded), file order.
+    host_steps: Vec<(i64, i64)>,
+}
 
 /// Step markers, busy spans and extent of a rank, on the global clock.
 fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walked> {
     let base = trace.base();
-    let (mut markers, mut busy) = (Vec::new(), Vec::new());
+    let (mut markers, mut busy, mut host_steps) = (Vec::new(), Vec::new(), Vec::new());
     let mut extent: Option<Span> = None;
     for event in trace.events() {
         let event = event?;
@@ -131,6 +149,7 @@ fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walk
         if let Some(step) = name.strip_prefix(PROFILER_STEP_PREFIX) {
             if let Ok(step) = step.trim().parse::<i64>() {
                 markers.push(Marker { step, span });
+                host_steps.push((step, host.start));
             }
             continue;
         }
@@ -142,7 +161,12 @@ fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walk
         }
     }
     markers.sort_by_key(|m: &Marker| (m.span.start, m.step));
-    Ok((markers, union(busy), extent))
+    Ok(Walked {
+        markers,
+        busy: union(busy),
+        extent,
+        host_steps,
+    })
 }
 
 #[cfg(test)]
@@ -162,10 +186,16 @@ mod tests {
           ]}"#;
         let file = TraceFile::from_bytes(text.to_vec(), "rank0.json", Compression::None);
         let trace = file.parse().unwrap();
-        let (markers, busy, extent) = walk(&trace, &Correction::Map(OffsetMap::Identity)).unwrap();
+        let Walked {
+            markers,
+            busy,
+            extent,
+            host_steps,
+        } = walk(&trace, &Correction::Map(OffsetMap::Identity)).unwrap();
         let t0 = 1_790_000_000_000_000_000 + 100_000;
         assert_eq!(markers.len(), 1);
         assert_eq!(markers[0].step, 7);
+        assert_eq!(host_steps, [(7, t0)]);
         assert_eq!(
             markers[0].span,
             Span {

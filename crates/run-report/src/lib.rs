@@ -8,7 +8,11 @@
 //!   its uncertainty, its evidence), happens-before [`Violations`] before
 //!   and after, the [`Collectives`] across nodes (skews per kind, waiting,
 //!   [`StragglerRank`]s) and the [`Steps`] (per step and node compute,
-//!   communication and idle; the slowest steps and who made them slow).
+//!   communication and idle; the slowest steps and who made them slow)
+//!   and the [`GpuTime`] (per node and GPU stream: idle, compute and
+//!   non-compute time, idle by cause, kernels by kind, the top kernels and
+//!   the communication/computation overlap, under the definitions of
+//!   Holistic Trace Analysis 0.5).
 //! - [`render_html`] writes the report as one HTML page with inline SVG
 //!   and plain tables: no script, no fetch, opens from disk.
 //!   [`write_html`] writes it atomically, never over an input.
@@ -35,6 +39,7 @@ mod build;
 mod clock;
 mod collectives;
 mod error;
+mod gpu;
 mod html;
 mod input;
 mod kineto;
@@ -46,6 +51,10 @@ mod xspace;
 pub use build::ReportOptions;
 pub use clock::{BOUND_SLICES, CLOCK_SAMPLES, MAX_EVIDENCE};
 pub use error::{ReportError, Result};
+pub use gpu::{
+    GpuNode, GpuStream, GpuTime, GpuWindow, IdleCauses, KERNEL_WAIT_NS, KernelKind, KindTime,
+    TOP_KERNELS, TopKernel,
+};
 pub use html::{render_html, write_html};
 pub use kineto::PROFILER_STEP_PREFIX;
 pub use model::{

@@ -35,6 +35,8 @@ pub struct Report {
     pub collectives: Collectives,
     /// Training steps.
     pub steps: Steps,
+    /// GPU time per node and stream (empty without GPU streams).
+    pub gpu: crate::gpu::GpuTime,
 }
 
 impl Report {

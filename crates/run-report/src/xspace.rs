@@ -1,6 +1,6 @@
 //! An XSpace run: every node's trace read once more with its clocks, for
 //! its collectives (as recorded and aligned, as `merge` reads them), its
-//! step markers and its busy time.
+//! step markers, its busy time and its GPU work.
 
 use alignment_core::{NodeAligner, NodeClocks, NodeInput};
 use collective_check::{Extraction, NodeId, NodeSource, Retime};
@@ -119,6 +119,8 @@ fn read_node(
     .map_err(|source| ReportError::Collectives { node, source })?;
     let walk = walk(&view, &aligner, session_start_ns)
         .map_err(|e| ReportError::Trace(bytes.wire_error(e)))?;
+    let gpu = crate::gpu::xspace::read(&view, &aligner, session_start_ns)
+        .map_err(|e| ReportError::Trace(bytes.wire_error(e)))?;
     let data = NodeData {
         node,
         correction: Correction::Clocks(Box::new(clocks)),
@@ -127,6 +129,7 @@ fn read_node(
         marker_name: walk.marker_name,
         busy: walk.busy,
         extent: walk.extent,
+        gpu,
     };
     Ok((data, before, after))
 }
@@ -205,7 +208,7 @@ fn walk(
     Ok(out)
 }
 
-fn stat_id(plane: &PlaneView<'_>, name: &str) -> Result<Option<i64>, WireError> {
+pub(crate) fn stat_id(plane: &PlaneView<'_>, name: &str) -> Result<Option<i64>, WireError> {
     for entry in plane.stat_metadata() {
         let entry = entry?;
         if entry.value.name == name {
@@ -291,7 +294,10 @@ fn walk_line(
 }
 
 /// The integer value of the stat `id` of an event, if it has one.
-fn int_stat(event: &xplane_proto::EventView<'_>, id: i64) -> Result<Option<i64>, WireError> {
+pub(crate) fn int_stat(
+    event: &xplane_proto::EventView<'_>,
+    id: i64,
+) -> Result<Option<i64>, WireError> {
     for stat in event.stats() {
         let stat = stat?;
         if stat.metadata_id == id {

@@ -1,6 +1,7 @@
 //! The report as one self-contained HTML page: inline SVG charts, each
 //! followed by the same figures as a plain table; no script, no fetch.
 
+mod gpu;
 mod svg;
 
 use std::fmt::Write;
@@ -44,6 +45,7 @@ pub fn render_html(report: &Report) -> String {
         collectives(&mut out, report);
     }
     steps(&mut out, report);
+    gpu::section(&mut out, report);
     out.push_str("</body></html>\n");
     out
 }
@@ -305,7 +307,10 @@ fn steps(out: &mut String, r: &Report) {
         .iter()
         .map(|a| (a.node, [a.compute_ns, a.communication_ns, a.idle_ns]))
         .collect();
-    out.push_str(&svg::activity_bars(&totals));
+    out.push_str(&svg::activity_bars(
+        &totals,
+        ["compute", "communication", "idle"],
+    ));
     out.push_str(
         "<table><tr><th>node</th><th>compute</th><th>communication</th><th>idle</th></tr>",
     );
@@ -436,6 +441,7 @@ mod tests {
                 slowest: Vec::new(),
                 totals: Vec::new(),
             },
+            gpu: crate::gpu::GpuTime::default(),
         }
     }
 

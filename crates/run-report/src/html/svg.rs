@@ -399,12 +399,15 @@ pub(super) fn step_lengths(steps: &[StepRow], slow: &[i64]) -> String {
     out
 }
 
-/// Per node, one bar split into compute, communication and idle.
-pub(super) fn activity_bars(rows: &[(NodeId, [i64; 3])]) -> String {
+/// Per node, one bar split into three parts named `parts` (drawn as
+/// compute, communication and idle).
+pub(super) fn activity_bars(rows: &[(NodeId, [i64; 3])], parts: [&str; 3]) -> String {
     let row_h = 22.0;
     let h = rows.len() as f64 * row_h + 30.0;
     let mut out = String::new();
-    open(&mut out, h, "compute, communication and idle per node");
+    let label = format!("{}, {} and {} per node", parts[0], parts[1], parts[2]);
+    open(&mut out, h, &label);
+    let [p0, p1, p2] = parts.map(escape);
     let width = W - RIGHT - LEFT;
     for (k, (node, parts)) in rows.iter().enumerate() {
         let top = 4.0 + k as f64 * row_h;
@@ -416,11 +419,12 @@ pub(super) fn activity_bars(rows: &[(NodeId, [i64; 3])]) -> String {
             top + 13.0
         );
         let mut at = LEFT;
-        for (class, v) in ["compute", "comm", "idle"].iter().zip(parts) {
+        let classes = ["compute", "comm", "idle"];
+        for ((class, name), v) in classes.iter().zip([&p0, &p1, &p2]).zip(parts) {
             let w = *v as f64 / total * width;
             let _ = write!(
                 out,
-                r#"<rect class="{class}" x="{at:.1}" y="{top:.1}" width="{w:.1}" height="16"><title>{class}: {} ({:.1} %)</title></rect>"#,
+                r#"<rect class="{class}" x="{at:.1}" y="{top:.1}" width="{w:.1}" height="16"><title>{name}: {} ({:.1} %)</title></rect>"#,
                 fmt_ns(*v),
                 *v as f64 / total * 100.0
             );
@@ -430,7 +434,7 @@ pub(super) fn activity_bars(rows: &[(NodeId, [i64; 3])]) -> String {
     let base = h - 8.0;
     let _ = write!(
         out,
-        r#"<rect class="compute" x="{LEFT}" y="{:.1}" width="10" height="10"/><text class="tick" x="{:.1}" y="{base:.1}">compute</text><rect class="comm" x="{:.1}" y="{:.1}" width="10" height="10"/><text class="tick" x="{:.1}" y="{base:.1}">communication</text><rect class="idle" x="{:.1}" y="{:.1}" width="10" height="10"/><text class="tick" x="{:.1}" y="{base:.1}">idle</text>"#,
+        r#"<rect class="compute" x="{LEFT}" y="{:.1}" width="10" height="10"/><text class="tick" x="{:.1}" y="{base:.1}">{p0}</text><rect class="comm" x="{:.1}" y="{:.1}" width="10" height="10"/><text class="tick" x="{:.1}" y="{base:.1}">{p1}</text><rect class="idle" x="{:.1}" y="{:.1}" width="10" height="10"/><text class="tick" x="{:.1}" y="{base:.1}">{p2}</text>"#,
         base - 9.0,
         LEFT + 14.0,
         LEFT + 90.0,
