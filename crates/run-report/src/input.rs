@@ -56,6 +56,8 @@ pub(crate) struct NodeData {
     pub extent: Option<Span>,
     /// Its GPU work.
     pub gpu: crate::gpu::NodeKernels,
+    /// Its annotations: the user's scopes that idle time is attributed to.
+    pub annotations: crate::idle::Annotations,
 }
 
 /// The whole run as read.

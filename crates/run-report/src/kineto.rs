@@ -15,6 +15,10 @@ use crate::input::{Correction, Marker, NodeData, RunData, Span, check, union};
 /// The name prefix of Kineto's step markers.
 pub const PROFILER_STEP_PREFIX: &str = "ProfilerStep#";
 
+/// The category of `record_function` scopes, which idle time is
+/// attributed to.
+const ANNOTATION_CATEGORY: &str = "user_annotation";
+
 /// Categories counted as work.
 const WORK_CATEGORIES: [&str; 4] = ["cpu_op", "kernel", "gpu_memcpy", "gpu_memset"];
 
@@ -91,6 +95,7 @@ fn read_rank(
         markers,
         busy,
         extent,
+        annotations,
         ..
     } = walked;
     let data = NodeData {
@@ -102,6 +107,7 @@ fn read_rank(
         busy,
         extent,
         gpu,
+        annotations,
     };
     Ok((data, ex))
 }
@@ -116,12 +122,15 @@ struct Walked {
     extent: Option<Span>,
     /// Each step marker's (step, start as recorded), file order.
     host_steps: Vec<(i64, i64)>,
+    /// `user_annotation` events other than the step markers.
+    annotations: crate::idle::Annotations,
 }
 
 /// Step markers, busy spans and extent of a rank, on the global clock.
 fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walked> {
     let base = trace.base();
     let (mut markers, mut busy, mut host_steps) = (Vec::new(), Vec::new(), Vec::new());
+    let mut annotations = crate::idle::Annotations::default();
     let mut extent: Option<Span> = None;
     for event in trace.events() {
         let event = event?;
@@ -158,6 +167,8 @@ fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walk
             .is_some_and(|c| WORK_CATEGORIES.iter().any(|w| c.is(w)));
         if work {
             busy.push(span);
+        } else if event.cat.is_some_and(|c| c.is(ANNOTATION_CATEGORY)) {
+            annotations.push(&name, span);
         }
     }
     markers.sort_by_key(|m: &Marker| (m.span.start, m.step));
@@ -166,6 +177,7 @@ fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walk
         busy: union(busy),
         extent,
         host_steps,
+        annotations,
     })
 }
 
@@ -191,6 +203,7 @@ mod tests {
             busy,
             extent,
             host_steps,
+            ..
         } = walk(&trace, &Correction::Map(OffsetMap::Identity)).unwrap();
         let t0 = 1_790_000_000_000_000_000 + 100_000;
         assert_eq!(markers.len(), 1);

@@ -41,6 +41,7 @@ mod collectives;
 mod error;
 mod gpu;
 mod html;
+mod idle;
 mod input;
 mod kineto;
 mod model;
@@ -56,11 +57,12 @@ pub use gpu::{
     TOP_KERNELS, TopKernel,
 };
 pub use html::{render_html, write_html};
+pub use idle::IDLE_ANNOTATIONS;
 pub use kineto::PROFILER_STEP_PREFIX;
 pub use model::{
-    Activity, ClockPicture, ClockSample, Collectives, EvidenceKind, EvidencePoint, InputFormat,
-    KindSkew, NodeClock, NodeWait, Quantiles, Report, SlowStep, StepRow, StepSource, Steps,
-    StragglerRank, Violations,
+    Activity, ClockPicture, ClockSample, Collectives, EvidenceKind, EvidencePoint, IdleAnnotation,
+    InputFormat, KindSkew, NodeClock, NodeIdle, NodeWait, Quantiles, Report, SlowStep, StepRow,
+    StepSource, Steps, StragglerRank, Violations,
 };
 pub use steps::SLOWEST_STEPS;
 pub use xspace::STEP_NUM_STAT;

@@ -247,6 +247,38 @@ pub struct Steps {
     pub slowest: Vec<SlowStep>,
     /// Compute, communication and idle over all steps, per node.
     pub totals: Vec<Activity>,
+    /// Per node, its idle time in the steps by the annotation covering it.
+    pub idle: Vec<NodeIdle>,
+}
+
+/// A node's idle time in its steps (neither busy nor in a collective), by
+/// the innermost annotation covering each instant: the user's own scopes
+/// on the thread that marks the steps (XSpace: the events of the step
+/// marker's line, e.g. `data_wait`; Kineto: `user_annotation` events other
+/// than `ProfilerStep#N`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeIdle {
+    /// The node.
+    pub node: NodeId,
+    /// Its idle time in its own step windows, ns (the sum of its
+    /// `Activity::idle_ns` where its windows do not overlap).
+    pub idle_ns: i64,
+    /// The annotations holding most of it, most first (at most
+    /// [`IDLE_ANNOTATIONS`](crate::IDLE_ANNOTATIONS)).
+    pub annotations: Vec<IdleAnnotation>,
+    /// Idle under the annotations not listed, ns.
+    pub other_annotations_ns: i64,
+    /// Idle under no annotation, ns.
+    pub unannotated_ns: i64,
+}
+
+/// Idle time under one annotation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdleAnnotation {
+    /// The annotation's name.
+    pub name: String,
+    /// Idle time it is the innermost annotation of, ns.
+    pub ns: i64,
 }
 
 /// One step.

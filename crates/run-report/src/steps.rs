@@ -63,11 +63,26 @@ pub(crate) fn steps(run: &RunData, instances: &[NodeInstance], ops: &[&str], t0:
             }
         })
         .collect();
+    let idle = run
+        .nodes
+        .iter()
+        .zip(&comm)
+        .map(|(n, (_, all))| {
+            let own = union(
+                windows
+                    .values()
+                    .filter_map(|w| w.get(&n.node).copied())
+                    .collect(),
+            );
+            crate::idle::node_idle(n.node, &own, all, &n.annotations)
+        })
+        .collect();
     Steps {
         source,
         slowest: slowest(&steps, &node_ids),
         totals: totals(&steps, &node_ids),
         steps,
+        idle,
     }
 }
 

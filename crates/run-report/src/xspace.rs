@@ -130,6 +130,7 @@ fn read_node(
         busy: walk.busy,
         extent: walk.extent,
         gpu,
+        annotations: walk.annotations,
     };
     Ok((data, before, after))
 }
@@ -161,6 +162,8 @@ struct Walk {
     marker_name: Option<String>,
     busy: Vec<Span>,
     extent: Option<Span>,
+    /// The other events of the lines with step markers.
+    annotations: crate::idle::Annotations,
 }
 
 /// One line's spans, merged on the line's own clock and then mapped.
@@ -243,6 +246,9 @@ fn walk_line(
     };
     let mut raw: Vec<(i128, i128)> = Vec::new();
     let mut has_markers = false;
+    // Events of a host line are its annotations if the line marks steps.
+    let annotated_from = out.annotations.len();
+    let mut names: std::collections::HashMap<i64, Option<&str>> = Default::default();
     for event in line.events() {
         let event = event?;
         let start = base_ps + i128::from(event.offset_ps());
@@ -263,10 +269,30 @@ fn walk_line(
             });
             continue;
         }
+        if step_stat.is_some() {
+            let name = match names.get(&event.metadata_id) {
+                Some(&name) => name,
+                None => {
+                    let name = event_name(plane, event.metadata_id)?;
+                    names.insert(event.metadata_id, name);
+                    name
+                }
+            };
+            if let Some(name) = name {
+                let span = Span {
+                    start: map(start),
+                    end: map(end),
+                };
+                out.annotations.push(name, span);
+            }
+        }
         match raw.last_mut() {
             Some(last) if start >= last.0 && start <= last.1 => last.1 = last.1.max(end),
             _ => raw.push((start, end)),
         }
+    }
+    if !has_markers {
+        out.annotations.truncate(annotated_from);
     }
     let spans: Vec<Span> = raw
         .into_iter()

@@ -106,3 +106,48 @@ fn json_round_trip_is_lossless() {
     let back: Report = serde_json::from_str(&report.to_json()).unwrap();
     assert_eq!(back, report);
 }
+
+/// The idle time of a real run was attributed to nothing: on the 4-rank
+/// CUDA recording most of each rank's idle time is under its
+/// `record_function("data_wait")` scope, and every idle ns goes to one
+/// annotation or to none.
+#[test]
+fn idle_time_was_not_attributed_to_the_annotations_covering_it() {
+    let run = RunFiles::discover(fixture("real-gpu-machine/kineto-cuda-4r-skew")).unwrap();
+    let report = Report::build(&run, &ReportOptions::default()).unwrap();
+    assert_eq!(report.steps.idle.len(), 4);
+    for (idle, totals) in report.steps.idle.iter().zip(&report.steps.totals) {
+        assert_eq!(idle.node, totals.node);
+        assert_eq!(idle.idle_ns, totals.idle_ns, "node {}", idle.node);
+        let listed: i64 = idle.annotations.iter().map(|a| a.ns).sum();
+        assert_eq!(
+            listed + idle.other_annotations_ns + idle.unannotated_ns,
+            idle.idle_ns,
+            "node {}",
+            idle.node
+        );
+        let top = &idle.annotations[0];
+        assert_eq!(top.name, "data_wait", "node {}", idle.node);
+        assert!(
+            top.ns * 2 > idle.idle_ns,
+            "node {}: {top:?} of {}",
+            idle.node,
+            idle.idle_ns
+        );
+    }
+    let html = render_html(&report);
+    assert!(html.contains("Idle time under annotations"));
+    assert!(html.contains("<code>data_wait</code>"));
+}
+
+/// A run whose step thread has no annotation over its idle time says so
+/// in one line rather than with an empty table.
+#[test]
+fn a_run_without_annotated_idle_says_so() {
+    let run = RunFiles::discover(fixture("kineto-gloo/n4_gloo_skew_200steps")).unwrap();
+    let report = Report::build(&run, &ReportOptions::default()).unwrap();
+    assert!(report.steps.idle.iter().all(|n| n.annotations.is_empty()));
+    let html = render_html(&report);
+    assert!(html.contains("Idle time under annotations: none"));
+    assert!(!html.contains("<h3>Idle time under annotations</h3>"));
+}

@@ -324,9 +324,9 @@ fn steps(out: &mut String, r: &Report) {
             fmt_ns(a.idle_ns)
         );
     }
-    out.push_str(
-        "</table>\n<h3>Slowest steps</h3><table><tr><th>step</th><th>length</th><th>× median</th>",
-    );
+    out.push_str("</table>\n");
+    idle_table(out, &s.idle);
+    out.push_str("<h3>Slowest steps</h3><table><tr><th>step</th><th>length</th><th>× median</th>");
     if !one {
         out.push_str("<th>slowed by</th><th>late by</th>");
     }
@@ -351,6 +351,57 @@ fn steps(out: &mut String, r: &Report) {
     }
     out.push_str("</table>\n");
     step_table(out, r);
+}
+
+/// Where the idle time went: per node, the annotations covering most of
+/// it; nothing when no node has an annotated idle instant.
+fn idle_table(out: &mut String, idle: &[crate::model::NodeIdle]) {
+    if idle.iter().all(|n| n.annotations.is_empty()) {
+        out.push_str(
+            "<p class=\"note\">Idle time under annotations: none (no annotation on the thread \
+             that marks the steps covers an idle instant).</p>",
+        );
+        return;
+    }
+    out.push_str(
+        "<h3>Idle time under annotations</h3><p class=\"note\">Each idle instant goes to the \
+         innermost annotation covering it: the user's own scopes on the thread that marks the \
+         steps (XSpace: the other events of the step marker's line, such as \
+         <code>data_wait</code>; PyTorch: <code>record_function</code> ranges).</p>\
+         <table><tr><th>node</th><th>idle</th><th>under</th><th>share</th></tr>",
+    );
+    let pct = |ns: i64, of: i64| {
+        if of > 0 {
+            format!("{:.1} %", 100.0 * ns as f64 / of as f64)
+        } else {
+            "–".to_owned()
+        }
+    };
+    for n in idle {
+        let mut rows: Vec<(String, i64)> = n
+            .annotations
+            .iter()
+            .map(|a| (format!("<code>{}</code>", escape(&a.name)), a.ns))
+            .collect();
+        if n.other_annotations_ns > 0 {
+            rows.push(("other annotations".to_owned(), n.other_annotations_ns));
+        }
+        rows.push(("no annotation".to_owned(), n.unannotated_ns));
+        for (k, (name, ns)) in rows.iter().enumerate() {
+            let (node, total) = if k == 0 {
+                (n.node.to_string(), fmt_ns(n.idle_ns))
+            } else {
+                (String::new(), String::new())
+            };
+            let _ = write!(
+                out,
+                "<tr><td>{node}</td><td>{total}</td><td>{name}</td><td>{} ({})</td></tr>",
+                fmt_ns(*ns),
+                pct(*ns, n.idle_ns)
+            );
+        }
+    }
+    out.push_str("</table>\n");
 }
 
 fn step_table(out: &mut String, r: &Report) {
@@ -440,6 +491,7 @@ mod tests {
                 steps: Vec::new(),
                 slowest: Vec::new(),
                 totals: Vec::new(),
+                idle: Vec::new(),
             },
             gpu: crate::gpu::GpuTime::default(),
         }
