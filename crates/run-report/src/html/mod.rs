@@ -17,7 +17,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-bott
 h3{font-size:14px;margin:14px 0 4px}p.note{color:#555;margin:4px 0}
 table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}
 th,td{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}th{background:#f6f6f6}
-td:first-child,th:first-child{text-align:left}
+td:first-child,th:first-child,td.name,th.name{text-align:left}
 .ok{color:#1a7f37}.bad{color:#b42318}
 svg{display:block;margin:4px 0}.axis{stroke:#999}.tick{font-size:10px;fill:#555}
 .corr{fill:none;stroke:#1f4e99;stroke-width:1.5}.band{fill:#9fb8e0;opacity:.5}
@@ -368,7 +368,7 @@ fn idle_table(out: &mut String, idle: &[crate::model::NodeIdle]) {
          innermost annotation covering it: the user's own scopes on the thread that marks the \
          steps (XSpace: the other events of the step marker's line, such as \
          <code>data_wait</code>; PyTorch: <code>record_function</code> ranges).</p>\
-         <table><tr><th>node</th><th>idle</th><th>under</th><th>share</th></tr>",
+         <table><tr><th>node</th><th>idle</th><th class=\"name\">under</th><th>share</th></tr>",
     );
     let pct = |ns: i64, of: i64| {
         if of > 0 {
@@ -395,7 +395,7 @@ fn idle_table(out: &mut String, idle: &[crate::model::NodeIdle]) {
             };
             let _ = write!(
                 out,
-                "<tr><td>{node}</td><td>{total}</td><td>{name}</td><td>{} ({})</td></tr>",
+                "<tr><td>{node}</td><td>{total}</td><td class=\"name\">{name}</td><td>{} ({})</td></tr>",
                 fmt_ns(*ns),
                 pct(*ns, n.idle_ns)
             );
