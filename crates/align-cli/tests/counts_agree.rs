@@ -95,7 +95,8 @@ fn counts_disagreed_between_commands_on_a_jax_run() {
     assert_same(&counts, 1200, 900, 0);
 }
 
-/// Per non-reference node, the offset at the run's start in `report`.
+/// Per non-reference node of `report` (a `collectives --json` or an
+/// `EstimateReport`), the offset at the run's start.
 fn run_start_offsets(report: &Value) -> Vec<(u64, i64)> {
     report["nodes"]
         .as_array()
@@ -133,18 +134,7 @@ fn offsets_disagreed_between_collectives_and_align() {
             "--out-dir",
             out_dir.to_str().unwrap(),
         ]);
-        let from_collectives: Vec<_> = collectives["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|n| n["reference"] == false)
-            .map(|n| {
-                (
-                    n["node"].as_u64().unwrap(),
-                    n["offset_at_run_start_ns"].as_i64().unwrap(),
-                )
-            })
-            .collect();
+        let from_collectives = run_start_offsets(&collectives);
         assert_eq!(from_collectives.len(), 3, "{}", run.display());
         assert_eq!(
             run_start_offsets(&collectives["report"]),
