@@ -671,9 +671,24 @@ impl<'a> NodeAligner<'a> {
         .map(|c| (out, c, seen, found))
     }
 
-    fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
+    /// The error of line `index` of `plane`, with the file and place.
+    fn line_error(
+        &self,
+        plane: &PlaneView<'_>,
+        index: usize,
+        line: &LineView<'_>,
+        e: LineError,
+    ) -> AlignError {
         match e {
             LineError::Wire(e) => AlignError::wire(&self.path, &self.view, e),
+            LineError::NegativeDuration { event, duration_ps } => AlignError::NegativeDuration {
+                path: self.path.clone(),
+                plane: plane.name.to_owned(),
+                line: index,
+                line_name: line.name.to_owned(),
+                event: event as u64,
+                duration_ps,
+            },
             LineError::Overflow { event, offset_ps } => AlignError::Overflow {
                 path: self.path.clone(),
                 plane: plane.name.to_owned(),
@@ -944,7 +959,7 @@ impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
         let plane = &self.planes[k];
         let (line, clock) = &plane.lines[j];
         let (encoded, line_counts, seen, found) =
-            aligned.map_err(|e| self.aligner.line_error(&plane.view, line, e))?;
+            aligned.map_err(|e| self.aligner.line_error(&plane.view, j, line, e))?;
         if !found.is_empty() {
             self.found.append(found);
         }

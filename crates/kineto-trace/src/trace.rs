@@ -210,9 +210,18 @@ impl<'a> Trace<'a> {
         serde_json::from_slice(self.member("host_name")?).ok()
     }
 
-    /// The rank: `distributedInfo.rank`, else a `rank<N>` in the file name.
+    /// The rank: `distributedInfo.rank`, else a `rank<N>` in the file name;
+    /// both, disagreeing, are [`Error::RankContradictsName`] (every reader
+    /// of the rank refuses the file alike).
     pub fn rank(&self) -> Result<Option<Rank>> {
         if let Some(rank) = self.distributed_info()?.and_then(|d| d.rank) {
+            if let Some(named) = rank_from_file_name(self.path).filter(|&n| n != rank) {
+                return Err(Error::RankContradictsName {
+                    path: self.path.to_path_buf(),
+                    rank,
+                    named,
+                });
+            }
             return Ok(Some(Rank {
                 rank,
                 source: RankSource::DistributedInfo,

@@ -137,8 +137,10 @@ pub fn session_start(path: &Path) -> anyhow::Result<i128> {
 fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     let out_dir = &args.out_dir.clone().unwrap_or_else(|| default_out_dir(dir));
     let mut run = trace_align::RunFiles::discover(dir)?;
+    // The alignment's own walk checks every event as it reads it.
     let format = run.check(trace_align::TraceRules {
         allow_empty: args.policy.allow_empty,
+        walked: true,
     })?;
     if format == trace_align::TraceFormat::Kineto {
         if args.layout == Layout::Xprof {
