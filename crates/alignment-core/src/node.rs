@@ -111,13 +111,26 @@ impl<'a> AlignNode<'a> {
     /// Align the trace file `input.trace` into `out`, atomically: on any
     /// error nothing is written.
     pub fn to_file(&self, out: &Path) -> Result<NodeDiagnostics> {
+        let (diagnostics, tmp) = self.to_staged(out)?;
+        tmp.persist(out).map_err(|e| xplane_proto::Error::Io {
+            path: out.to_path_buf(),
+            source: e.into_io(),
+        })?;
+        Ok(diagnostics)
+    }
+
+    /// [`AlignNode::to_file`] up to the rename: the complete aligned trace
+    /// in a temporary beside `out`, for the caller to put in place with
+    /// the outputs that belong with it ([`safe_temp::persist_together`]);
+    /// dropped, it is removed.
+    pub fn to_staged(&self, out: &Path) -> Result<(NodeDiagnostics, safe_temp::TempFile)> {
         let bytes = FileBytes::open(&self.input.trace)?;
         let mut aligner = self.aligner(bytes.view())?;
         let mut file = XSpaceFile::create(out)?;
         aligner.write(file.writer())?;
         let (hostnames, errors, warnings) = aligner.space_strings()?;
-        file.commit(&hostnames, &errors, &warnings)?;
-        Ok(aligner.into_diagnostics())
+        let tmp = file.finish(&hostnames, &errors, &warnings)?;
+        Ok((aligner.into_diagnostics(), tmp))
     }
 
     /// Align `space`, held in memory; `input.trace` only names it in

@@ -329,13 +329,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if let Some(base) = base {
         node_alignment = node_alignment.session_start_ns(base);
     }
+    // The trace and its statistics appear together, or neither.
     let aligned = node_alignment
-        .to_file(&output)
+        .to_staged(&output)
         .with_context(|| format!("aligning node {node}"))
-        .and_then(|diagnostics| {
-            xplane_proto::write_atomically(&stats, |f| {
+        .and_then(|(diagnostics, trace)| {
+            let staged = xplane_proto::write_temp(&stats, |f| {
                 std::io::Write::write_all(f, diagnostics.to_json().as_bytes())
             })?;
+            safe_temp::persist_together(vec![(trace, output.clone()), (staged, stats.clone())])?;
             Ok(diagnostics)
         });
     if let (Err(_), Some(dir)) = (&aligned, &made) {
