@@ -199,12 +199,29 @@ fn broken_space() -> XSpace {
     }
 }
 
+/// `inspect` listed a negative duration as a problem and exited 0, while
+/// every other command refuses the file: it still lists every problem,
+/// then exits 2 with the other commands' message (file, plane, line,
+/// event). The problems no other command refuses stay not fatal.
 #[test]
-fn problems_are_listed_not_fatal() {
+fn regression_problems_are_listed_and_a_negative_duration_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.xplane.pb");
     write_xspace(&path, &broken_space()).unwrap();
-    let json = json_of(&[&path]);
+    let refused = format!(
+        "error: {}: plane \"/device:GPU:0\", line 0 (\"Stream #1\"), event 2: negative duration -40 ps",
+        path.display()
+    );
+    let out = cli()
+        .args(["inspect", "--json"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(refused.clone()))
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let plane = &json["files"][0]["planes"][0];
     assert!(json["files"][0]["session_start_ns"].is_null());
     let problems: Vec<(String, u64)> = plane["problems"]
@@ -236,7 +253,8 @@ fn problems_are_listed_not_fatal() {
         .arg("inspect")
         .arg(&path)
         .assert()
-        .success()
+        .code(2)
+        .stderr(predicate::str::starts_with(refused))
         .stdout(predicate::str::contains("3 events, 6 problems"))
         .stdout(predicate::str::contains(
             "problem: dangling_event_metadata x1, first at line 0 (id -3) event 1: metadata_id 9",
@@ -248,6 +266,16 @@ fn problems_are_listed_not_fatal() {
             "problem: dangling_ref_value x1, first at line 0 (id -3) event 2: ref_value 77",
         ))
         .stdout(predicate::str::contains("session start: none"));
+    // Without the negative duration: five problems, listed, exit 0.
+    let mut space = broken_space();
+    space.planes[0].lines[0].events[2].duration_ps = 40;
+    write_xspace(&path, &space).unwrap();
+    cli()
+        .arg("inspect")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("3 events, 5 problems"));
 }
 
 fn fails_with(path: &Path, messages: &[&str]) {

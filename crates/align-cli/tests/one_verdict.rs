@@ -273,3 +273,35 @@ fn regression_an_offsets_header_start_of_zero_is_refused() {
         assert!(left.is_empty(), "{args:?} left {left:?}");
     }
 }
+
+/// A PyTorch trace whose `distributedInfo.rank` (1) contradicts its file
+/// name (`rank3`) was read as rank 1 by `validate` and `export` and as
+/// rank 3 by `merge`, `align` and `report` ("node 3: the estimate from the
+/// collectives holds no correction for it"): every command now refuses it
+/// with one message.
+#[test]
+fn regression_a_kineto_rank_that_contradicts_its_file_name_is_refused_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = copy_run(dir.path(), true);
+    std::fs::rename(
+        run.join("rank1.pt.trace.json.gz"),
+        run.join("rank3.pt.trace.json.gz"),
+    )
+    .unwrap();
+    let what = "distributedInfo.rank is 1, the file name says rank 3";
+    refused_by_all(&run, "rank3.pt.trace.json.gz", what);
+    let out = dir.path().join("out");
+    let lines: Vec<String> = commands(&run, &out)
+        .into_iter()
+        .map(|args| {
+            let assert = cli().args(&args).assert().code(2);
+            let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+            stderr
+                .lines()
+                .find(|l| l.contains(what))
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(lines.iter().all(|l| *l == lines[0]), "{lines:#?}");
+}

@@ -279,6 +279,25 @@ pub enum AlignError {
         /// The trace.
         path: PathBuf,
     },
+    /// An event with a negative duration (refused as it is read: an event
+    /// cannot end before it starts).
+    #[error(
+        "{path}: plane {plane:?}, line {line} ({line_name:?}), event {event}: negative duration {duration_ps} ps"
+    )]
+    NegativeDuration {
+        /// The trace.
+        path: PathBuf,
+        /// The plane's name.
+        plane: String,
+        /// The line's index in the plane.
+        line: usize,
+        /// The line's name.
+        line_name: String,
+        /// The event's index in the line.
+        event: u64,
+        /// Its duration, ps.
+        duration_ps: i64,
+    },
     /// An aligned time that does not fit the output's int64 fields.
     #[error(
         "{path}: plane '{plane}', line '{line}' (id {line_id}), event {event}: aligned time {value_ps} ps from the line start does not fit int64"

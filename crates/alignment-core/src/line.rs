@@ -88,6 +88,11 @@ pub(crate) enum LineError {
         field: LineField,
         value: i128,
     },
+    /// An event with a negative duration.
+    NegativeDuration {
+        event: usize,
+        duration_ps: i64,
+    },
     /// An event's correction (ns) does not fit the int64 correction stat.
     Correction {
         event: usize,
@@ -391,6 +396,12 @@ pub(crate) fn align_line<'a>(
     for (i, event) in line.checked_events().enumerate() {
         let checked = event?;
         let event = &checked.event;
+        if event.duration_ps < 0 {
+            return Err(LineError::NegativeDuration {
+                event: i,
+                duration_ps: event.duration_ps,
+            });
+        }
         if matches!(event.data, Some(EventData::NumOccurrences(_))) {
             tap(&checked, (0, 0));
             encode_event_retimed_field(4, event, 0, event.duration_ps, &[], out);

@@ -111,13 +111,26 @@ impl<'a> AlignNode<'a> {
     /// Align the trace file `input.trace` into `out`, atomically: on any
     /// error nothing is written.
     pub fn to_file(&self, out: &Path) -> Result<NodeDiagnostics> {
+        let (diagnostics, tmp) = self.to_staged(out)?;
+        tmp.persist(out).map_err(|e| xplane_proto::Error::Io {
+            path: out.to_path_buf(),
+            source: e.into_io(),
+        })?;
+        Ok(diagnostics)
+    }
+
+    /// [`AlignNode::to_file`] up to the rename: the complete aligned trace
+    /// in a temporary beside `out`, for the caller to put in place with
+    /// the outputs that belong with it ([`safe_temp::persist_together`]);
+    /// dropped, it is removed.
+    pub fn to_staged(&self, out: &Path) -> Result<(NodeDiagnostics, safe_temp::TempFile)> {
         let bytes = FileBytes::open(&self.input.trace)?;
         let mut aligner = self.aligner(bytes.view())?;
         let mut file = XSpaceFile::create(out)?;
         aligner.write(file.writer())?;
         let (hostnames, errors, warnings) = aligner.space_strings()?;
-        file.commit(&hostnames, &errors, &warnings)?;
-        Ok(aligner.into_diagnostics())
+        let tmp = file.finish(&hostnames, &errors, &warnings)?;
+        Ok((aligner.into_diagnostics(), tmp))
     }
 
     /// Align `space`, held in memory; `input.trace` only names it in
@@ -671,9 +684,24 @@ impl<'a> NodeAligner<'a> {
         .map(|c| (out, c, seen, found))
     }
 
-    fn line_error(&self, plane: &PlaneView<'_>, line: &LineView<'_>, e: LineError) -> AlignError {
+    /// The error of line `index` of `plane`, with the file and place.
+    fn line_error(
+        &self,
+        plane: &PlaneView<'_>,
+        index: usize,
+        line: &LineView<'_>,
+        e: LineError,
+    ) -> AlignError {
         match e {
             LineError::Wire(e) => AlignError::wire(&self.path, &self.view, e),
+            LineError::NegativeDuration { event, duration_ps } => AlignError::NegativeDuration {
+                path: self.path.clone(),
+                plane: plane.name.to_owned(),
+                line: index,
+                line_name: line.name.to_owned(),
+                event: event as u64,
+                duration_ps,
+            },
             LineError::Overflow { event, offset_ps } => AlignError::Overflow {
                 path: self.path.clone(),
                 plane: plane.name.to_owned(),
@@ -944,7 +972,7 @@ impl<'a, W: BufferSink + Send, T: EventTap<'a>> PlaneWriter<'_, '_, 'a, W, T> {
         let plane = &self.planes[k];
         let (line, clock) = &plane.lines[j];
         let (encoded, line_counts, seen, found) =
-            aligned.map_err(|e| self.aligner.line_error(&plane.view, line, e))?;
+            aligned.map_err(|e| self.aligner.line_error(&plane.view, j, line, e))?;
         if !found.is_empty() {
             self.found.append(found);
         }

@@ -182,23 +182,36 @@ fn empty_tracer_lines_without_snapshots_keep_their_start() {
     assert_eq!(callbacks.timestamp_ns, S_W - T0);
 }
 
-/// Events stored with a negative duration: the guard raises each end to
-/// its start, and counts it. (Without the guard the output would carry
-/// the negative durations.)
+/// Events stored with a negative duration were written with their ends
+/// raised to their starts (and counted as clamped), while every command
+/// refused the same trace: the aligning walk refuses them as it reads
+/// them, naming the file, plane, line and event, and writes nothing.
 #[test]
-fn the_guard_raises_ends_stored_before_their_starts() {
+fn regression_a_negative_duration_is_refused_by_the_aligning_walk() {
     let mut space = node1_trace(&true_pairs());
     let line = line_mut(&mut space, "/host:CPU", "python");
     line.events[1].duration_ps = -3_000;
     line.events[2].duration_ps = -1;
     let case = Case::new(&space, &offsets_text(&THETA_NS.to_string()));
-    let diag = case.run(&AlignOptions::default()).unwrap();
-    assert_eq!(diag.events_clamped, 2);
-    let out = read_xspace(case.path("out.xplane.pb")).unwrap();
-    let python = &times(&out, "/host:CPU")[0];
-    assert_eq!(python.0, "python");
-    let durations: Vec<i128> = python.1.iter().map(|(s, e)| e - s).collect();
-    assert_eq!(durations, [1_000_000, 0, 0, 1_000_000]);
+    let err = run_err(&case, &AlignOptions::default());
+    assert!(
+        matches!(
+            &err,
+            AlignError::NegativeDuration {
+                event: 1,
+                duration_ps: -3_000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains(
+            "plane \"/host:CPU\", line 0 (\"python\"), event 1: negative duration -3000 ps"
+        ),
+        "{text}"
+    );
 }
 
 fn run_err(case: &Case, options: &AlignOptions) -> AlignError {

@@ -73,7 +73,7 @@ pub enum Error {
         value: f64,
     },
     /// The fitted correction of a node is not a valid clock map.
-    #[error("node {node}: the fitted correction is not a valid clock map: {source}")]
+    #[error("node {node}: the fitted correction is not a valid clock map")]
     Map {
         /// The node.
         node: NodeId,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be opened, read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -16,7 +16,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A gzip file is cut short or corrupt.
-    #[error("{path}: gzip stream broken after {offset} decompressed bytes: {source}")]
+    #[error("{path}: gzip stream broken after {offset} decompressed bytes")]
     Gzip {
         /// The file.
         path: PathBuf,
@@ -85,7 +85,7 @@ pub enum Error {
         field: &'static str,
     },
     /// `distributedInfo` does not have the expected shape.
-    #[error("{path}: byte {offset}: \"distributedInfo\" is malformed: {source}")]
+    #[error("{path}: byte {offset}: \"distributedInfo\" is malformed")]
     DistributedInfo {
         /// The file.
         path: PathBuf,
@@ -93,6 +93,19 @@ pub enum Error {
         offset: usize,
         /// What serde found.
         source: serde_json::Error,
+    },
+    /// `distributedInfo.rank` and the `rank<N>` in the file name disagree:
+    /// which rank the file is cannot be told.
+    #[error(
+        "{path}: distributedInfo.rank is {rank}, the file name says rank {named}; rename the file or correct its distributedInfo"
+    )]
+    RankContradictsName {
+        /// The file.
+        path: PathBuf,
+        /// `distributedInfo.rank`.
+        rank: u32,
+        /// The rank in the file name.
+        named: u32,
     },
     /// An event object names one key twice (which value a reader takes is
     /// not defined, so neither is taken).

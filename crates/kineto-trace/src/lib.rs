@@ -75,7 +75,7 @@ pub use launch::{Launches, launches};
 pub use merge::{MergeInput, MergeStats, MergedProcess, merge, merge_to_file};
 pub use output::{AtomicOutput, compression_for};
 pub use rank::{Rank, RankSource, rank_from_file_name};
-pub use retime::{RetimeStats, TimeMap, identity, retime, retime_file};
+pub use retime::{RetimeStats, TimeMap, identity, retime, retime_file, retime_staged};
 pub use source::{Compression, TraceFile, is_json_trace};
 pub use stat::json_stat_value;
 pub use time::{DurNs, EpochNs, Micros, TimeBase, TsNs};

@@ -55,6 +55,18 @@ impl AtomicOutput {
 
     /// Finish (flush, end the gzip stream) and rename onto the target.
     pub fn persist(self) -> Result<()> {
+        let path = self.path.clone();
+        let tmp = self.finish()?;
+        tmp.persist(&path).map_err(|e| Error::Io {
+            path,
+            source: e.into_io(),
+        })
+    }
+
+    /// Finish (flush, end the gzip stream, sync) without renaming: the
+    /// complete temporary beside the target, for
+    /// [`safe_temp::persist_together`] with the outputs that belong with it.
+    pub fn finish(self) -> Result<TempFile> {
         let io = |source| Error::Io {
             path: self.path.clone(),
             source,
@@ -65,8 +77,7 @@ impl AtomicOutput {
         };
         let tmp = w.into_inner().map_err(|e| io(e.into_error()))?;
         tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(&self.path).map_err(|e| io(e.into_io()))?;
-        Ok(())
+        Ok(tmp)
     }
 }
 

@@ -179,11 +179,27 @@ pub fn retime_file(
     map: &impl TimeMap,
     correction: &impl Serialize,
 ) -> Result<RetimeStats> {
+    let (stats, tmp) = retime_staged(input, out_path, map, correction)?;
+    tmp.persist(out_path).map_err(|e| crate::Error::Io {
+        path: out_path.to_path_buf(),
+        source: e.into_io(),
+    })?;
+    Ok(stats)
+}
+
+/// [`retime_file`] up to the rename: the complete retimed trace in a
+/// temporary beside `out_path`, for [`safe_temp::persist_together`] with
+/// the other ranks' (dropped, it is removed).
+pub fn retime_staged(
+    input: &TraceFile,
+    out_path: &Path,
+    map: &impl TimeMap,
+    correction: &impl Serialize,
+) -> Result<(RetimeStats, safe_temp::TempFile)> {
     let trace = input.parse()?;
     let mut out = AtomicOutput::create(out_path, input.compression())?;
     let stats = retime(&trace, map, correction, &mut out).map_err(|e| out.name_error(e))?;
-    out.persist()?;
-    Ok(stats)
+    Ok((stats, out.finish()?))
 }
 
 /// The identity map (for checks and copies).

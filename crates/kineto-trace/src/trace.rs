@@ -210,9 +210,18 @@ impl<'a> Trace<'a> {
         serde_json::from_slice(self.member("host_name")?).ok()
     }
 
-    /// The rank: `distributedInfo.rank`, else a `rank<N>` in the file name.
+    /// The rank: `distributedInfo.rank`, else a `rank<N>` in the file name;
+    /// both, disagreeing, are [`Error::RankContradictsName`] (every reader
+    /// of the rank refuses the file alike).
     pub fn rank(&self) -> Result<Option<Rank>> {
         if let Some(rank) = self.distributed_info()?.and_then(|d| d.rank) {
+            if let Some(named) = rank_from_file_name(self.path).filter(|&n| n != rank) {
+                return Err(Error::RankContradictsName {
+                    path: self.path.to_path_buf(),
+                    rank,
+                    named,
+                });
+            }
             return Ok(Some(Rank {
                 rank,
                 source: RankSource::DistributedInfo,
@@ -256,7 +265,7 @@ mod tests {
     #[test]
     fn keys_in_any_order_with_their_text() {
         let s = r#" {"a": 1 , "traceEvents": [ {"ph": "i", "ts": 5} ],
-            "baseTimeNanoseconds": 1790857026000000000, "distributedInfo": {"rank": 2}} "#;
+            "baseTimeNanoseconds": 1790857026000000000, "distributedInfo": {"rank": 3}} "#;
         let t = parse(s).unwrap();
         let keys: Vec<&str> = t.members().iter().map(|m| m.key.as_str()).collect();
         assert_eq!(
@@ -268,11 +277,31 @@ mod tests {
         assert_eq!(
             t.rank().unwrap().unwrap(),
             Rank {
-                rank: 2,
+                rank: 3,
                 source: RankSource::DistributedInfo
             }
         );
         assert_eq!(t.events().count(), 1);
+    }
+
+    /// A file named `rank3` whose `distributedInfo.rank` is 2 was read as
+    /// rank 2 by some commands and rank 3 by others: refused.
+    #[test]
+    fn regression_a_rank_that_contradicts_the_file_name_is_refused() {
+        let t = parse(r#"{"traceEvents": [], "distributedInfo": {"rank": 2}}"#).unwrap();
+        let err = t.rank().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::RankContradictsName {
+                    rank: 2,
+                    named: 3,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("x/rank3.json: "), "{err}");
     }
 
     /// A name with bytes that are not UTF-8 once passed `align`, which

@@ -14,7 +14,7 @@ pub enum Error {
     #[error(transparent)]
     Read(#[from] xplane_proto::Error),
     /// Extracting collectives (for the flows between nodes) failed.
-    #[error("finding collectives for the flows: {0}")]
+    #[error("finding collectives for the flows")]
     Collectives(#[from] collective_check::Error),
     /// The collectives given with the inputs (`Options::collectives`)
     /// name participants that no event of the inputs is.
@@ -130,10 +130,10 @@ pub enum Error {
         path: PathBuf,
     },
     /// Writing the output stream failed.
-    #[error("writing the output: {0}")]
+    #[error("writing the output")]
     Output(#[source] std::io::Error),
     /// Writing the output file failed.
-    #[error("writing {path}: {source}")]
+    #[error("writing {path}")]
     Write {
         /// The output file.
         path: PathBuf,

@@ -134,11 +134,28 @@ pub fn export_file_with(
     options: &Options,
 ) -> Result<Summary> {
     let path = path.as_ref();
+    let (summary, tmp) = export_staged(inputs, path, options)?;
+    tmp.persist(path).map_err(|e| Error::Write {
+        path: path.to_path_buf(),
+        source: e.into_io(),
+    })?;
+    Ok(summary)
+}
+
+/// [`export_file_with`] up to the rename: the complete, synced export in
+/// a temporary beside `path`, for the caller to put in place with the
+/// outputs that belong with it ([`safe_temp::persist_together`]);
+/// dropped, it is removed.
+pub fn export_staged(
+    inputs: &[Input<'_>],
+    path: &Path,
+    options: &Options,
+) -> Result<(Summary, safe_temp::TempFile)> {
     let format = Format::from_path(path).ok_or_else(|| Error::UnknownFormat {
         path: path.to_path_buf(),
     })?;
     let mut outcome: Option<Result<Summary>> = None;
-    let written = xplane_proto::write_atomically(path, |file: &mut File| {
+    let written = xplane_proto::write_temp(path, |file: &mut File| {
         let result = write_format(
             inputs,
             format,
@@ -158,13 +175,13 @@ pub fn export_file_with(
         }
     });
     match (written, outcome) {
-        (Ok(()), Some(Ok(summary))) => Ok(summary),
+        (Ok(tmp), Some(Ok(summary))) => Ok((summary, tmp)),
         (_, Some(Err(e))) => Err(e),
         (Err(xplane_proto::Error::Io { source, .. }), _) => Err(Error::Write {
             path: path.to_path_buf(),
             source,
         }),
         (Err(e), _) => Err(Error::Read(e)),
-        (Ok(()), None) => unreachable!("the closure sets the outcome on success"),
+        (Ok(_), None) => unreachable!("the closure sets the outcome on success"),
     }
 }

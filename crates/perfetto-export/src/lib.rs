@@ -99,7 +99,7 @@ pub use chrome::{ChromeWriter, write_us};
 pub use collective_check::NodeId;
 pub use counter::NodeCounter;
 pub use error::{Error, Result};
-pub use file::{Format, Options, export_file, export_file_with, write_format};
+pub use file::{Format, Options, export_file, export_file_with, export_staged, write_format};
 pub use flows::{CollectiveFlows, ViolationMark, collective_flow_id, correlation_flow_id};
 pub use layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
 pub use perfetto::{Packets, PerfettoWriter};

@@ -14,7 +14,7 @@ pub enum ReportError {
     #[error(transparent)]
     Trace(xplane_proto::Error),
     /// A node's clocks could not be built.
-    #[error("node {node}: {source}")]
+    #[error("node {node}")]
     Align {
         /// The node.
         node: NodeId,
@@ -22,7 +22,7 @@ pub enum ReportError {
         source: Box<alignment_core::AlignError>,
     },
     /// A node's collectives could not be read.
-    #[error("node {node}: reading its collectives: {source}")]
+    #[error("node {node}: reading its collectives")]
     Collectives {
         /// The node.
         node: NodeId,
@@ -30,7 +30,7 @@ pub enum ReportError {
         source: collective_check::Error,
     },
     /// A PyTorch profiler trace could not be read.
-    #[error("rank {rank}: {source}")]
+    #[error("rank {rank}")]
     Kineto {
         /// The rank.
         rank: NodeId,
@@ -50,12 +50,12 @@ pub enum ReportError {
         path: PathBuf,
     },
     /// The report could not be written.
-    #[error("writing {}: {source}", path.display())]
+    #[error("writing {}", path.display())]
     Write {
         /// The output.
         path: PathBuf,
         /// Why.
-        source: xplane_proto::Error,
+        source: std::io::Error,
     },
 }
 

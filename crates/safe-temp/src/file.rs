@@ -77,6 +77,14 @@ impl TempFile {
         self.inner().reopen()
     }
 
+    /// The temporary itself, for [`crate::persist_together`] (still
+    /// listed: the caller forgets it under the lock).
+    pub(crate) fn into_inner(mut self) -> NamedTempFile {
+        self.inner
+            .take()
+            .expect("present until dropped or persisted")
+    }
+
     /// Rename the (complete) temporary over `target`; on failure the
     /// temporary is removed and `target` left as it was.
     pub fn persist(mut self, target: &Path) -> Result<()> {

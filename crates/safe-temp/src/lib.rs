@@ -7,7 +7,9 @@
 //! sure that no such temporary is left behind:
 //!
 //! - [`TempFile`] and [`TempDir`] are removed when dropped (an error, a
-//!   panic); a [`TempFile`] becomes its target with [`TempFile::persist`].
+//!   panic); a [`TempFile`] becomes its target with [`TempFile::persist`],
+//!   and outputs that belong together become theirs all or none with
+//!   [`persist_together`].
 //! - Each live temporary is listed; [`remove_all_and_exit`] removes them
 //!   all, for a signal handler to call before the process ends.
 //! - Each name carries the machine and the process id
@@ -45,6 +47,7 @@ mod file;
 mod name;
 mod registry;
 mod stale;
+mod together;
 
 pub use dir::TempDir;
 pub use error::{Error, Result};
@@ -52,3 +55,4 @@ pub use file::TempFile;
 pub use name::{TempName, this_host};
 pub use registry::{live_count, remove_all_and_exit};
 pub use stale::sweep_stale;
+pub use together::persist_together;

@@ -5,14 +5,14 @@ use std::sync::{Mutex, MutexGuard};
 
 /// What a live temporary is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
 }
 
 static LIVE: Mutex<Vec<(PathBuf, Kind)>> = Mutex::new(Vec::new());
 
-fn live() -> MutexGuard<'static, Vec<(PathBuf, Kind)>> {
+pub(crate) fn live() -> MutexGuard<'static, Vec<(PathBuf, Kind)>> {
     // A panic while holding the lock leaves a usable list.
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -46,7 +46,12 @@ fn create_listed<T>(
 }
 
 pub(crate) fn forget(path: &Path) {
-    let mut live = live();
+    forget_in(&mut live(), path);
+}
+
+/// [`forget`] with the list already locked.
+#[allow(clippy::ptr_arg)] // removes an entry
+pub(crate) fn forget_in(live: &mut Vec<(PathBuf, Kind)>, path: &Path) {
     if let Some(i) = live.iter().rposition(|(p, _)| p == path) {
         live.swap_remove(i);
     }

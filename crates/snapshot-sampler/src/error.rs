@@ -63,7 +63,7 @@ pub enum SamplerError {
     #[error("the sampling thread panicked")]
     Panicked,
     /// Writing or reading a snapshots file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,

@@ -18,6 +18,12 @@ pub struct TraceRules {
     /// Accept a trace that holds no events (by default
     /// [`RunError::EmptyTrace`]).
     pub allow_empty: bool,
+    /// The command reads every event of each XSpace trace in its own walk
+    /// (`align`, `merge`), which checks the bytes and refuses a negative
+    /// duration as it meets them, with the messages of the full check:
+    /// only the cheap checks run here, and a trace is read once. False:
+    /// the full check runs here (`report`, `validate`, `export`).
+    pub walked: bool,
 }
 
 /// Check a command's traces, one per node (or one merged trace), and tell
@@ -31,12 +37,15 @@ pub struct TraceRules {
 /// - a trace without events, unless `rules.allow_empty`
 ///   ([`RunError::EmptyTrace`]; for XSpace, events other than the clock
 ///   snapshot pairs of `/host:snapshots`);
-/// - malformed XSpace bytes anywhere (the checker's message, whichever
-///   command reads them), or an XSpace event with a negative duration
-///   ([`RunError::NegativeDuration`]); a Kineto trace that is not UTF-8 text, or whose
+/// - unless `rules.walked`, malformed XSpace bytes anywhere (the checker's
+///   message, whichever command reads them), or an XSpace event with a
+///   negative duration ([`RunError::NegativeDuration`]); with
+///   `rules.walked` the command's own walk refuses them, with the same
+///   messages; a Kineto trace that is not UTF-8 text, or whose
 ///   first event is malformed or has a negative `dur` (every reader of a
 ///   Kineto trace's events refuses the later ones as it meets them, with
-///   the same error).
+///   the same error), or whose `distributedInfo.rank` contradicts the
+///   rank in its file name (`kineto_trace::Error::RankContradictsName`).
 pub fn check_traces<P: AsRef<Path>>(paths: &[P], rules: TraceRules) -> Result<TraceFormat> {
     let paths: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();
     refuse_same_file(&paths)?;
@@ -60,6 +69,7 @@ pub fn check_traces<P: AsRef<Path>>(paths: &[P], rules: TraceRules) -> Result<Tr
         .par_iter()
         .with_max_len(1)
         .map(|&path| match format {
+            TraceFormat::XSpace if rules.walked => xspace_has_an_event(path),
             TraceFormat::XSpace => xspace_holds_events(path),
             TraceFormat::Kineto => kineto_holds_events(path),
         })
@@ -116,12 +126,41 @@ fn kineto_holds_events(path: &Path) -> Result<bool> {
     let kineto = |source| RunError::Kineto { source };
     let file = kineto_trace::TraceFile::open(path).map_err(kineto)?;
     let trace = file.parse().map_err(kineto)?;
+    // A rank whose file name says another is refused here, before any
+    // command reads it as either.
+    trace.rank().map_err(kineto)?;
     trace
         .events()
         .next()
         .transpose()
         .map(|e| e.is_some())
         .map_err(kineto)
+}
+
+/// Whether an XSpace trace holds an event other than the snapshot pairs,
+/// read up to the first such event (the lines' events are not read; an
+/// empty trace, whose lines hold none, is read to its end), after the
+/// top level is checked. Malformed bytes met on the way get the checker's
+/// message.
+fn xspace_has_an_event(path: &Path) -> Result<bool> {
+    let bytes = FileBytes::open(path).map_err(RunError::Trace)?;
+    let wire = |source| RunError::Trace(bytes.locate(source));
+    let view = bytes.view();
+    // A reader skips unknown top-level fields: refused here, as the
+    // checker refuses them (the walk reads the planes only).
+    view.check_top_level().map_err(wire)?;
+    for plane in view.planes() {
+        let plane = plane.map_err(wire)?;
+        if plane.name == SNAPSHOT_PLANE {
+            continue;
+        }
+        for line in plane.lines() {
+            if line.map_err(wire)?.events().next().is_some() {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Whether an XSpace trace holds an event other than the snapshot pairs,
@@ -207,7 +246,10 @@ mod tests {
             write_xspace(&path, &space).unwrap();
             assert_eq!(holds_events(&path).unwrap(), expected, "{space:?}");
         }
-        let rules = TraceRules { allow_empty: true };
+        let rules = TraceRules {
+            allow_empty: true,
+            ..TraceRules::default()
+        };
         assert!(check_traces(&[&path], rules).is_ok());
         // No plane at all: zero bytes, which gzip of nothing is refused as.
         write_xspace(&path, &XSpace::default()).unwrap();

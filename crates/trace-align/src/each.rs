@@ -89,15 +89,16 @@ impl Plan {
             return Err(self.no_reference());
         }
         let t_ref = output_session_start(&prepared);
-        for dir in outputs.iter().filter_map(|o| o.parent()) {
-            std::fs::create_dir_all(dir).map_err(RunError::io(dir))?;
-        }
+        let folders = NewFolders::create(outputs.iter().filter_map(|o| o.parent()))?;
         let mut nodes = Vec::with_capacity(prepared.len());
         let mut all = collectives.map(|_| NodeCollectives::default());
         let buffers = xplane_proto::BufferPool::new();
+        // Every node's trace is staged, and all are put in place at the
+        // end: a failure (or a signal) leaves none of them.
+        let mut staged = Vec::with_capacity(prepared.len());
         for (node, output) in prepared.iter().zip(outputs) {
             let bytes = open(&node.input.trace)?;
-            let mut file = XSpaceFile::create(&output).map_err(write_err(&output))?;
+            let mut file = XSpaceFile::create(&output).map_err(RunError::write(&output))?;
             let walked = node.align_into(
                 &bytes,
                 &self.options,
@@ -111,8 +112,10 @@ impl Plan {
                 },
             )?;
             let (hostnames, errors, warnings) = space_strings(&bytes.view(), &node.input.trace)?;
-            file.commit(&hostnames, &errors, &warnings)
-                .map_err(write_err(&output))?;
+            let tmp = file
+                .finish(&hostnames, &errors, &warnings)
+                .map_err(RunError::write(&output))?;
+            staged.push((tmp, output.clone()));
             if let (Some(all), Some(c)) = (all.as_mut(), walked.collectives) {
                 all.before.append(c.before);
                 all.after.append(c.after);
@@ -122,6 +125,8 @@ impl Plan {
                 diagnostics: walked.diagnostics,
             });
         }
+        persist_all(staged)?;
+        folders.keep();
         let (before, after) = match (all, collectives) {
             (Some(c), Some(options)) => (
                 Some(collective_check::check(&c.before, options)),
@@ -173,6 +178,59 @@ impl Plan {
                 Ok(output)
             })
             .collect()
+    }
+}
+
+/// Put every staged output in place, all or none
+/// ([`safe_temp::persist_together`]).
+pub(crate) fn persist_all(staged: Vec<(safe_temp::TempFile, PathBuf)>) -> Result<()> {
+    safe_temp::persist_together(staged).map_err(|e| match e {
+        safe_temp::Error::Persist { target, source } => RunError::Write {
+            path: target,
+            source,
+        },
+        e => RunError::Write {
+            path: PathBuf::new(),
+            source: e.into_io(),
+        },
+    })
+}
+
+/// The output folders a command created, removed again (when empty)
+/// unless [`NewFolders::keep`]: a failed run leaves nothing new.
+pub(crate) struct NewFolders(Vec<PathBuf>);
+
+impl NewFolders {
+    /// Create `dirs` and the folders above them that do not exist.
+    pub(crate) fn create<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<NewFolders> {
+        let mut made = NewFolders(Vec::new());
+        for dir in dirs {
+            let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+            for d in missing.into_iter().rev() {
+                if d.as_os_str().is_empty() {
+                    continue;
+                }
+                std::fs::create_dir(d).map_err(|source| RunError::CreateDir {
+                    path: d.to_path_buf(),
+                    source,
+                })?;
+                made.0.push(d.to_path_buf());
+            }
+        }
+        Ok(made)
+    }
+
+    /// Keep the folders: the outputs are in them.
+    pub(crate) fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for NewFolders {
+    fn drop(&mut self) {
+        for dir in self.0.iter().rev() {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 
@@ -255,13 +313,6 @@ fn space_strings(
         collect(view.errors())?,
         collect(view.warnings())?,
     ))
-}
-
-fn write_err(path: &Path) -> impl FnOnce(xplane_proto::Error) -> RunError + '_ {
-    move |source| RunError::Write {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 /// The session start (epoch ns, global clock) that every output of a run

@@ -18,6 +18,15 @@ pub enum RunError {
         #[source]
         source: std::io::Error,
     },
+    /// An output folder could not be created.
+    #[error("creating {path}")]
+    CreateDir {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A node has two traces in the run folder.
     #[error("node {node} has two traces: {first} and {second}")]
     TwoTraces {
@@ -304,7 +313,7 @@ pub enum RunError {
         path: PathBuf,
         /// Why.
         #[source]
-        source: xplane_proto::Error,
+        source: std::io::Error,
     },
 }
 
@@ -312,8 +321,37 @@ pub enum RunError {
 pub type Result<T, E = RunError> = std::result::Result<T, E>;
 
 impl RunError {
+    /// [`RunError::Align`] of `node`; an event with a negative duration,
+    /// which an aligning walk refuses as it reads it, is
+    /// [`RunError::NegativeDuration`], as [`crate::check_traces`] names it.
     pub(crate) fn align(node: NodeId) -> impl FnOnce(alignment_core::AlignError) -> Self {
-        move |source| RunError::Align { node, source }
+        move |source| match source {
+            alignment_core::AlignError::NegativeDuration {
+                path,
+                plane,
+                line,
+                line_name,
+                event,
+                duration_ps,
+            } => RunError::NegativeDuration {
+                path,
+                plane,
+                line,
+                line_name,
+                event,
+                duration_ps,
+            },
+            source => RunError::Align { node, source },
+        }
+    }
+
+    /// [`RunError::Write`] of `path` from a writer's error: the I/O
+    /// error under it (the writer's error names the path again).
+    pub(crate) fn write(path: &std::path::Path) -> impl FnOnce(xplane_proto::Error) -> Self + '_ {
+        move |e| RunError::Write {
+            path: path.to_path_buf(),
+            source: e.into_io(),
+        }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {

@@ -85,11 +85,18 @@ pub fn align_kineto(
         .collect::<Result<_>>()?;
     let launch_lags = kineto_launch_lags(traces)?;
     let (estimate, before) = kineto_clocks(traces, reference, estimator)?;
-    std::fs::create_dir_all(out_dir).map_err(RunError::io(out_dir))?;
+    let folder = crate::each::NewFolders::create([out_dir])?;
     let mut ranks = Vec::with_capacity(traces.len());
+    // Every rank is staged and all are put in place at the end: a
+    // failure (or a signal) leaves none of them.
+    let mut staged = Vec::with_capacity(traces.len());
     for ((rank, input), output) in traces.iter().zip(outputs) {
-        ranks.push(write_rank(*rank, input, output, reference, &estimate)?);
+        let (aligned, tmp) = write_rank(*rank, input, output, reference, &estimate)?;
+        staged.push((tmp, aligned.output.clone()));
+        ranks.push(aligned);
     }
+    crate::each::persist_all(staged)?;
+    folder.keep();
     let after = aligned_collectives(before.clone(), &estimate)?;
     let options = check_options();
     Ok(KinetoOutcome {
@@ -287,13 +294,14 @@ pub fn aligned_collectives(mut before: Extraction, clocks: &KinetoClocks) -> Res
     Ok(before)
 }
 
+/// Retime one rank into a complete temporary beside its output.
 fn write_rank(
     rank: NodeId,
     input: &Path,
     output: PathBuf,
     reference: NodeId,
     clocks: &KinetoClocks,
-) -> Result<AlignedRank> {
+) -> Result<(AlignedRank, safe_temp::TempFile)> {
     let node = rank;
     let time_map = RankClock::of(clocks, rank)?;
     let record = Record {
@@ -303,13 +311,14 @@ fn write_rank(
         correction: clocks.report().and_then(|r| r.node(node)),
     };
     let file = TraceFile::open(input).map_err(|source| RunError::Kineto { source })?;
-    let stats = kineto_trace::retime_file(&file, &output, &time_map, &record)
+    let (stats, tmp) = kineto_trace::retime_staged(&file, &output, &time_map, &record)
         .map_err(|source| RunError::Kineto { source })?;
-    Ok(AlignedRank {
+    let aligned = AlignedRank {
         rank,
         input: input.to_path_buf(),
         output,
         ts_changed: stats.ts_changed,
         events: stats.events,
-    })
+    };
+    Ok((aligned, tmp))
 }

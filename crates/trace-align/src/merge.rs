@@ -171,12 +171,12 @@ impl Plan {
         let t_ref = output_session_start(nodes.iter().map(|n| &n.node));
         let stop = nodes.iter().filter_map(|n| n.stop_ns).max();
 
-        let mut file = XSpaceFile::create(output).map_err(write_err(output))?;
+        let mut file = XSpaceFile::create(output).map_err(RunError::write(output))?;
         let mut layout = nodes[0].layout.clone();
         layout.task_env = nodes[0].task_env.clone();
         file.writer()
             .plane(&trace_merge::merged_task_environment(&layout, t_ref, stop))
-            .map_err(write_err(output))?;
+            .map_err(RunError::write(output))?;
         let mut report = MergeReport::new(output, reference, t_ref, stop, scheme);
         let mut diagnostics = Vec::with_capacity(nodes.len());
         let mut collectives = settings.validate.then(NodeCollectives::default);
@@ -259,21 +259,24 @@ impl Plan {
         // The checks run while the trace's last bytes reach the file.
         let (put, (before, after)) = rayon::join(
             || {
-                file.commit(&report.hostnames, &[], &report.warnings)
-                    .map_err(write_err(&output))?;
+                let trace = file
+                    .finish(&report.hostnames, &[], &report.warnings)
+                    .map_err(RunError::write(&output))?;
                 let named = settings.summary_output.as_ref().map(|o| MergeReport {
                     output: o.clone(),
                     ..report.clone()
                 });
-                trace_merge::write_summary(
+                let staged = trace_merge::stage_summary(
                     &summary,
                     &Summary {
                         merge: named.as_ref().unwrap_or(&report),
                         alignment: &diagnostics,
                     },
-                    &output,
                 )
-                .map_err(RunError::Merge)
+                .map_err(RunError::Merge)?;
+                // Both appear, or neither (an error, a signal).
+                trace_merge::persist_with_summary((trace, &output), (staged, &summary))
+                    .map_err(RunError::Merge)
             },
             || match &collectives {
                 Some(c) => {
@@ -541,12 +544,5 @@ fn name_merged_nodes(after: &mut collective_check::Extraction, report: &MergeRep
             info.hostname.clone_from(&node.hostname);
             info.files = vec![report.output.display().to_string()];
         }
-    }
-}
-
-fn write_err(path: &Path) -> impl FnOnce(xplane_proto::Error) -> RunError + '_ {
-    move |source| RunError::Write {
-        path: path.to_path_buf(),
-        source,
     }
 }

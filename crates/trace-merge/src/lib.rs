@@ -73,7 +73,10 @@ mod survey;
 pub use clock_model::NodeId;
 pub use copy::renumbered_rows;
 pub use error::MergeError;
-pub use merge::{SUMMARY_SUFFIX, merge, merged_task_environment, summary_beside, write_summary};
+pub use merge::{
+    SUMMARY_SUFFIX, merge, merged_task_environment, persist_with_summary, stage_summary,
+    summary_beside,
+};
 pub use naming::{
     BadOrdinal, IdScheme, Placement, PlaneKind, VIEWER_LAST_DEVICE_PID, classify, hidden_name,
     host_node_name, place, viewer_draws,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clock_model::NodeId;
 use xplane_proto::{
     FileBytes, HOSTNAME_STAT, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PROFILE_START_TIME,
-    PROFILE_STOP_TIME, TASK_ENV_PLANE, XPlane, XSpaceFile, XStat, write_atomically, x_stat,
+    PROFILE_STOP_TIME, TASK_ENV_PLANE, XPlane, XSpaceFile, XStat, write_temp, x_stat,
 };
 
 use crate::copy::{PlaneJob, copy_plane};
@@ -70,30 +70,52 @@ pub fn merge(
         .summary_path
         .clone()
         .unwrap_or_else(|| summary_beside(output));
-    file.commit(&report.hostnames, &[], &report.warnings)
+    let trace = file
+        .finish(&report.hostnames, &[], &report.warnings)
         .map_err(MergeError::Io)?;
-    write_summary(&summary, &report, output)?;
+    let staged = stage_summary(&summary, &report)?;
+    persist_with_summary((trace, output), (staged, &summary))?;
     Ok(report)
 }
 
-/// Write `summary` (any serialisable report) as JSON at `path`, atomically;
-/// on failure the merged trace at `output` is removed too, so a merge
-/// leaves both files or neither.
-pub fn write_summary(
+/// Write `summary` (any serialisable report) as JSON into a complete
+/// temporary beside `path`, to be put in place with the trace it
+/// describes ([`persist_with_summary`]).
+pub fn stage_summary(
     path: &Path,
     summary: &impl serde::Serialize,
-    output: &Path,
-) -> Result<(), MergeError> {
+) -> Result<safe_temp::TempFile, MergeError> {
     let json = serde_json::to_vec_pretty(summary).expect("the report serialises");
-    let written = write_atomically(path, |f| std::io::Write::write_all(f, &json));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(output);
-        return Err(MergeError::Summary {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
-        });
-    }
-    Ok(())
+    write_temp(path, |f| std::io::Write::write_all(f, &json)).map_err(|e| MergeError::Summary {
+        path: path.to_path_buf(),
+        source: e.into_io(),
+    })
+}
+
+/// Put a complete trace and its summary (temporaries, each with its
+/// target) in place together ([`safe_temp::persist_together`]): both
+/// appear, or, on an error or a signal, neither.
+pub fn persist_with_summary(
+    trace: (safe_temp::TempFile, &Path),
+    summary: (safe_temp::TempFile, &Path),
+) -> Result<(), MergeError> {
+    let (output, summary_path) = (trace.1, summary.1);
+    safe_temp::persist_together(vec![
+        (trace.0, output.to_path_buf()),
+        (summary.0, summary_path.to_path_buf()),
+    ])
+    .map_err(|e| match e {
+        safe_temp::Error::Persist { target, source } if target == summary_path => {
+            MergeError::Summary {
+                path: target,
+                source,
+            }
+        }
+        e => MergeError::Io(xplane_proto::Error::Io {
+            path: output.to_path_buf(),
+            source: e.into_io(),
+        }),
+    })
 }
 
 /// The summary beside `output`: its whole name followed by

@@ -90,5 +90,17 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The I/O error of a failed write, for a caller whose own error names
+    /// the path (an [`Error::Io`] names it again); any other error as an
+    /// I/O error with its message.
+    pub fn into_io(self) -> std::io::Error {
+        match self {
+            Error::Io { source, .. } | Error::Stream(source) => source,
+            e => std::io::Error::other(e),
+        }
+    }
+}
+
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -269,10 +269,22 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
+    let tmp = write_temp(path, write)?;
+    persist(tmp, path)
+}
+
+/// [`write_atomically`] up to the rename: the complete, synced temporary
+/// beside `path`, for the caller to put in place with outputs that
+/// belong with it ([`safe_temp::persist_together`]); dropped, it is
+/// removed.
+pub fn write_temp(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<safe_temp::TempFile> {
     let mut tmp = temp_beside(path)?;
     let result = write(tmp.as_file_mut()).and_then(|()| tmp.as_file().sync_all());
     result.map_err(io_err(path))?;
-    persist(tmp, path)
+    Ok(tmp)
 }
 
 /// A temporary file in `path`'s folder, named after it and this process

@@ -95,7 +95,7 @@ pub use background::BackgroundFile;
 pub use error::{Error, Result};
 pub use file::{
     FileBytes, MAX_FILE_BYTES, encode_xspace, malformed_error, read_xspace, write_atomically,
-    write_xspace,
+    write_temp, write_xspace,
 };
 pub use generated::{
     SamplerRecord, SnapshotPair, SnapshotPairs, XEvent, XEventMetadata, XLine, XPlane, XSpace,

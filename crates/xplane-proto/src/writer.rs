@@ -15,7 +15,7 @@ use prost::Message as _;
 use prost::encoding::{WireType, encode_key, encode_varint};
 
 use crate::background::BackgroundFile;
-use crate::file::{MAX_FILE_BYTES, write_atomically};
+use crate::file::MAX_FILE_BYTES;
 use crate::generated::{XEvent, XLine, XPlane, XSpace, XStat, x_event};
 use crate::pool::BufferPool;
 use crate::sink::BufferSink;
@@ -346,6 +346,21 @@ impl XSpaceFile {
         errors: &[String],
         warnings: &[String],
     ) -> Result<()> {
+        let path = self.path.clone();
+        let tmp = self.finish(hostnames, errors, warnings)?;
+        crate::file::persist(tmp, &path)
+    }
+
+    /// Finish the XSpace (gzip-compressed when the path ends in `.gz`)
+    /// and sync it, without moving it into place: the complete temporary
+    /// beside the path, for [`safe_temp::persist_together`] with the
+    /// outputs that belong with it.
+    pub fn finish(
+        self,
+        hostnames: &[String],
+        errors: &[String],
+        warnings: &[String],
+    ) -> Result<safe_temp::TempFile> {
         let XSpaceFile { path, tmp, writer } = self;
         let io = |source| Error::Io {
             path: path.clone(),
@@ -360,16 +375,15 @@ impl XSpaceFile {
         let gz = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-        if gz {
-            write_atomically(&path, |out| {
-                let mut input = tmp.reopen()?;
-                let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-                std::io::copy(&mut input, &mut enc)?;
-                enc.finish()?.flush()
-            })
-        } else {
-            crate::file::persist(tmp, &path)
+        if !gz {
+            return Ok(tmp);
         }
+        crate::file::write_temp(&path, |out| {
+            let mut input = tmp.reopen()?;
+            let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            std::io::copy(&mut input, &mut enc)?;
+            enc.finish()?.flush()
+        })
     }
 }
 

@@ -137,8 +137,10 @@ pub fn session_start(path: &Path) -> anyhow::Result<i128> {
 fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     let out_dir = &args.out_dir.clone().unwrap_or_else(|| default_out_dir(dir));
     let mut run = trace_align::RunFiles::discover(dir)?;
+    // The alignment's own walk checks every event as it reads it.
     let format = run.check(trace_align::TraceRules {
         allow_empty: args.policy.allow_empty,
+        walked: true,
     })?;
     if format == trace_align::TraceFormat::Kineto {
         if args.layout == Layout::Xprof {
@@ -324,13 +326,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if let Some(base) = base {
         node_alignment = node_alignment.session_start_ns(base);
     }
+    // The trace and its statistics appear together, or neither.
     let aligned = node_alignment
-        .to_file(&output)
+        .to_staged(&output)
         .with_context(|| format!("aligning node {node}"))
-        .and_then(|diagnostics| {
-            xplane_proto::write_atomically(&stats, |f| {
+        .and_then(|(diagnostics, trace)| {
+            let staged = xplane_proto::write_temp(&stats, |f| {
                 std::io::Write::write_all(f, diagnostics.to_json().as_bytes())
             })?;
+            safe_temp::persist_together(vec![(trace, output.clone()), (staged, stats.clone())])?;
             Ok(diagnostics)
         });
     if let (Err(_), Some(dir)) = (&aligned, &made) {

@@ -301,8 +301,10 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     super::check_output(&trace_merge::summary_beside(&args.output), &inputs, &[])?;
     // Before any clock is estimated, so that an empty node is named
     // rather than found missing from the collectives.
+    // The merge's own walk checks every event as it reads it.
     let format = run.check(trace_align::TraceRules {
         allow_empty: args.policy.allow_empty,
+        walked: true,
     })?;
     if format == trace_align::TraceFormat::Kineto {
         return merge_kineto(&args, &run, global);
@@ -326,8 +328,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
                 .unwrap_or(Path::new("."));
             let tmp_dir = safe_temp::TempDir::in_dir(parent, "merged")?;
             let tmp = tmp_dir.path().join("merged.xplane.pb");
+            // The summary is written in the temporary folder too, and put
+            // in place with the export: both appear, or neither.
             let settings = MergeSettings {
-                summary_path: Some(trace_merge::summary_beside(&args.output)),
                 summary_output: Some(args.output.clone()),
                 ..settings
             };
@@ -343,9 +346,16 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             // The flows and violation marks from the merge's own check of
             // its output (the same report it prints), not a second read.
             options.collectives = outcome.after.clone();
-            perfetto_export::export_file_with(&[input], &args.output, &options)
+            let (_, exported) = perfetto_export::export_staged(&[input], &args.output, &options)
                 .with_context(|| format!("exporting {}", args.output.display()))?;
+            let summary = trace_merge::summary_beside(&args.output);
+            let json = std::fs::read(&outcome.summary)
+                .with_context(|| format!("reading {}", outcome.summary.display()))?;
+            let staged =
+                xplane_proto::write_temp(&summary, |f| std::io::Write::write_all(f, &json))?;
+            trace_merge::persist_with_summary((exported, &args.output), (staged, &summary))?;
             outcome.output = args.output.clone();
+            outcome.summary = summary;
             (plan, outcome)
         }
         None => plan_and_merge(&run, &args, &args.output, &settings, show)?,

@@ -54,6 +54,9 @@ pub fn check_traces<P: AsRef<std::path::Path>>(
 ) -> anyhow::Result<trace_align::TraceFormat> {
     Ok(trace_align::check_traces(
         traces,
-        trace_align::TraceRules { allow_empty },
+        trace_align::TraceRules {
+            allow_empty,
+            walked: false,
+        },
     )?)
 }

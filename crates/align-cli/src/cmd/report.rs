@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use run_report::{Report, ReportOptions};
 
 use super::clock::ClockArgs;
@@ -42,6 +41,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     }
     run.check(trace_align::TraceRules {
         allow_empty: args.policy.allow_empty,
+        walked: false,
     })?;
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let options = ReportOptions {
@@ -50,8 +50,8 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     };
     let report = Report::build(&run, &options)?;
     if let Some(out) = &output {
-        run_report::write_html(&report, out, &inputs)
-            .with_context(|| format!("writing the report {}", out.display()))?;
+        // The error names the page ("writing PATH").
+        run_report::write_html(&report, out, &inputs)?;
     }
     if args.json {
         outln!("{}", report.to_json())?;

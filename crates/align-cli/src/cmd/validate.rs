@@ -199,6 +199,7 @@ fn write_to(
         }
         out.flush()
     })
-    .map_err(|e| failure.take().unwrap_or_else(|| e.into()))
+    // The writer's I/O error, not its own (which names the path again).
+    .map_err(|e| failure.take().unwrap_or_else(|| e.into_io().into()))
     .with_context(|| format!("writing {}", path.display()))
 }

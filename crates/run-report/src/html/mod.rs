@@ -61,9 +61,9 @@ pub fn write_html(report: &Report, path: &Path, inputs: &[&Path]) -> Result<()> 
     }
     let html = render_html(report);
     xplane_proto::write_atomically(path, |f| std::io::Write::write_all(f, html.as_bytes())).map_err(
-        |source| ReportError::Write {
+        |e| ReportError::Write {
             path: path.to_path_buf(),
-            source,
+            source: e.into_io(),
         },
     )
 }

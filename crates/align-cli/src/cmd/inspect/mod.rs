@@ -27,12 +27,38 @@ pub struct Args {
 
 /// Inspect every file in order; the first unreadable file stops the run
 /// with an error naming it (after the files before it were printed).
+/// Every file read is printed whole, problems included; then a file with
+/// a problem that every other command refuses (a negative duration) is
+/// that command's error, the same verdict (exit status 2) and message.
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    for path in print_all(&args, global)? {
+        let rules = trace_align::TraceRules {
+            allow_empty: true,
+            walked: false,
+        };
+        trace_align::check_traces(&[path], rules)?;
+    }
+    Ok(())
+}
+
+/// The problems `inspect` lists that every other command refuses.
+const REFUSED: [&str; 1] = ["negative_duration"];
+
+/// Print every file's report; the files with a problem of [`REFUSED`].
+fn print_all<'a>(args: &'a Args, global: &Global) -> anyhow::Result<Vec<&'a PathBuf>> {
     let mut out = BufWriter::new(io::stdout().lock());
     let mut reports = Vec::new();
+    let mut refused = Vec::new();
     for path in &args.files {
         let report =
             scan_file(path).with_context(|| format!("cannot inspect {}", path.display()))?;
+        if report
+            .planes
+            .iter()
+            .any(|p| p.problems.iter().any(|x| REFUSED.contains(&x.kind)))
+        {
+            refused.push(path);
+        }
         if args.json {
             reports.push(report);
         } else {
@@ -52,7 +78,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         writeln!(out).map_err(StdoutError)?;
     }
     out.flush().map_err(StdoutError)?;
-    Ok(())
+    Ok(refused)
 }
 
 fn write_span(out: &mut impl Write, label: &str, span: &Option<Span>) -> io::Result<()> {
