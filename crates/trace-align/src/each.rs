@@ -94,23 +94,8 @@ impl Plan {
         let mut all = collectives.map(|_| NodeCollectives::default());
         let buffers = xplane_proto::BufferPool::new();
         for (node, output) in prepared.iter().zip(outputs) {
-            let bytes = open(&node.input.trace)?;
-            let mut file = XSpaceFile::create(&output).map_err(write_err(&output))?;
-            let walked = node.align_into(
-                &bytes,
-                &self.options,
-                t_ref,
-                file.writer(),
-                |p| PlaneOutput::same(p.id, p.name),
-                WalkCaptures {
-                    validation: collectives,
-                    host_clock: None,
-                    buffers: &buffers,
-                },
-            )?;
-            let (hostnames, errors, warnings) = space_strings(&bytes.view(), &node.input.trace)?;
-            file.commit(&hostnames, &errors, &warnings)
-                .map_err(write_err(&output))?;
+            let walked =
+                node.write_aligned(&self.options, t_ref, &output, collectives, &buffers)?;
             if let (Some(all), Some(c)) = (all.as_mut(), walked.collectives) {
                 all.before.append(c.before);
                 all.after.append(c.after);
@@ -170,6 +155,41 @@ impl Plan {
                 Ok(output)
             })
             .collect()
+    }
+}
+
+impl PreparedNode<'_> {
+    /// Write this node's aligned trace to `output`: every plane, line,
+    /// event and stat of its input in the same order, only times changed,
+    /// counted from the session start `t_ref`; with `collectives`, its
+    /// collectives before and after are captured from the same walk. The
+    /// file appears only when complete.
+    pub(crate) fn write_aligned(
+        &self,
+        options: &alignment_core::AlignOptions,
+        t_ref: i128,
+        output: &Path,
+        collectives: Option<&collective_check::Options>,
+        buffers: &xplane_proto::BufferPool,
+    ) -> Result<crate::node::Walked> {
+        let bytes = open(&self.input.trace)?;
+        let mut file = XSpaceFile::create(output).map_err(write_err(output))?;
+        let walked = self.align_into(
+            &bytes,
+            options,
+            t_ref,
+            file.writer(),
+            |p| PlaneOutput::same(p.id, p.name),
+            WalkCaptures {
+                validation: collectives,
+                host_clock: None,
+                buffers,
+            },
+        )?;
+        let (hostnames, errors, warnings) = space_strings(&bytes.view(), &self.input.trace)?;
+        file.commit(&hostnames, &errors, &warnings)
+            .map_err(write_err(output))?;
+        Ok(walked)
     }
 }
 
