@@ -306,6 +306,15 @@ pub enum RunError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A report could not be written as JSON.
+    #[error("writing {what} as JSON")]
+    Json {
+        /// What.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A node asked for that has no trace in the run.
     #[error(
         "node {node} has no trace in the run (its nodes are {})",

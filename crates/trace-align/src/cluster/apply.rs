@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use alignment_core::{NodeDiagnostics, NodeInput, OffsetsFile};
+use alignment_core::{NodeDiagnostics, NodeInput};
 use clock_model::{NodeId, OffsetMap};
 
 use super::clocks_file::{NodeEntry, RunClocks, StoredCorrection};
@@ -104,15 +104,23 @@ impl ClocksFile {
             snapshots,
             ..Default::default()
         };
-        let (map, offsets) = self.parts(entry)?;
+        let (offsets, map, identity);
         let correction = match &entry.correction {
-            StoredCorrection::Probes { .. } => Correction::Probes(need(&offsets, entry)?),
-            StoredCorrection::Estimated { .. } => Correction::Estimated {
-                map: map
-                    .as_ref()
-                    .ok_or(RunError::NotEstimated { node: entry.node })?,
-                identity: offsets.as_ref(),
-            },
+            StoredCorrection::Probes { offsets: stored } => {
+                offsets = stored.to_offsets()?;
+                Correction::Probes(&offsets)
+            }
+            StoredCorrection::Estimated {
+                map: stored,
+                identity: checked,
+            } => {
+                map = stored.to_map(&self.path, entry.node)?;
+                identity = checked.as_ref().map(|o| o.to_offsets()).transpose()?;
+                Correction::Estimated {
+                    map: &map,
+                    identity: identity.as_ref(),
+                }
+            }
             StoredCorrection::Identity => Correction::Identity,
         };
         let bytes = crate::node::open(trace)?;
@@ -139,8 +147,13 @@ impl ClocksFile {
 
     /// A Kineto rank, as [`align_kineto`](crate::align_kineto) writes it.
     fn apply_kineto(&self, trace: &Path, entry: &NodeEntry, output: &Path) -> Result<AppliedNode> {
-        let (map, _) = self.parts(entry)?;
-        let map = map.unwrap_or(OffsetMap::Identity);
+        let map = match &entry.correction {
+            StoredCorrection::Estimated { map, .. } => map.to_map(&self.path, entry.node)?,
+            StoredCorrection::Identity => OffsetMap::Identity,
+            StoredCorrection::Probes { .. } => {
+                return Err(RunError::NotEstimated { node: entry.node });
+            }
+        };
         let record = crate::kineto::Record {
             tool: "trace-align",
             clock_source: self.clocks.clock_source,
@@ -159,24 +172,4 @@ impl ClocksFile {
             rank: Some(rank),
         })
     }
-
-    /// The correction map and the probe offsets of `entry`, built and
-    /// checked.
-    fn parts(&self, entry: &NodeEntry) -> Result<(Option<OffsetMap>, Option<OffsetsFile>)> {
-        Ok(match &entry.correction {
-            StoredCorrection::Probes { offsets } => (None, Some(offsets.to_offsets()?)),
-            StoredCorrection::Estimated { map, identity } => (
-                Some(map.to_map(&self.path, entry.node)?),
-                identity.as_ref().map(|o| o.to_offsets()).transpose()?,
-            ),
-            StoredCorrection::Identity => (None, None),
-        })
-    }
-}
-
-/// The offsets a probe correction needs.
-fn need<'o>(offsets: &'o Option<OffsetsFile>, entry: &NodeEntry) -> Result<&'o OffsetsFile> {
-    offsets
-        .as_ref()
-        .ok_or(RunError::NotEstimated { node: entry.node })
 }

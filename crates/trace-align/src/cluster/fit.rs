@@ -310,18 +310,16 @@ fn snapshot_pieces(s: &NodeSummary, options: &AlignOptions) -> Result<Option<Sna
 
 /// `value` as JSON.
 fn json(value: &impl serde::Serialize) -> Result<serde_json::Value> {
-    serde_json::to_value(value).map_err(|e| RunError::Unreadable {
-        path: PathBuf::new(),
-        what: "clock report",
-        source: Box::new(e),
+    serde_json::to_value(value).map_err(|source| RunError::Json {
+        what: "the clock choice",
+        source,
     })
 }
 
 /// `value` as its compact JSON text, kept verbatim.
 fn raw(value: &impl serde::Serialize) -> Result<Box<RawValue>> {
-    serde_json::value::to_raw_value(value).map_err(|e| RunError::Unreadable {
-        path: PathBuf::new(),
-        what: "clock report",
-        source: Box::new(e),
+    serde_json::value::to_raw_value(value).map_err(|source| RunError::Json {
+        what: "the estimate's report",
+        source,
     })
 }
