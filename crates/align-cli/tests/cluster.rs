@@ -308,6 +308,17 @@ fn bad_inputs_are_refused_naming_the_file() {
         predicate::str::contains("v9.summary: a summary of format")
             .and(predicate::str::contains("version 9")),
     );
+    // The repair reads every trace through its final correction.
+    cli()
+        .arg("fit")
+        .args(&summaries)
+        .args(["--repair", "-o"])
+        .arg(dir.path().join("again.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the repair of the collectives needs every trace",
+        ));
     // Summaries read with other policies than the fit's.
     cli()
         .arg("fit")
