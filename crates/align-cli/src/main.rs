@@ -72,6 +72,12 @@ enum Command {
     Score(cmd::score::Args),
     /// Estimate every node's clock from its collectives; compare with the probe offsets.
     Collectives(cmd::collectives::Args),
+    /// Write one node's clock evidence (a summary) where its trace lives, for `fit`.
+    Summarize(cmd::cluster::SummarizeArgs),
+    /// Estimate every node's clocks from the nodes' summaries into a clocks file.
+    Fit(cmd::cluster::FitArgs),
+    /// Align one node's trace with its clocks from a clocks file (as `align --run-dir` does).
+    Apply(cmd::cluster::ApplyArgs),
     /// Check collectives for happens-before violations (exit 1 above --max-violations).
     Validate(cmd::validate::Args),
     /// Write the cross-node report of a run: one HTML page with pictures, or JSON.
@@ -99,6 +105,9 @@ impl Command {
             #[cfg(feature = "synth")]
             Command::Score(args) => cmd::score::run(args, global),
             Command::Collectives(args) => cmd::collectives::run(args, global),
+            Command::Summarize(args) => cmd::cluster::summarize(args, global),
+            Command::Fit(args) => cmd::cluster::fit(args, global),
+            Command::Apply(args) => cmd::cluster::apply(args, global),
             Command::Validate(args) => cmd::validate::run(args, global),
             Command::Export(args) => cmd::export::run(args, global),
             Command::Report(args) => cmd::report::run(args, global),

@@ -110,77 +110,39 @@ impl OffsetsFile {
                 nodes = Some(by_id);
                 continue;
             };
-            let row: Row = serde_json::from_str(&text).map_err(|source| AlignError::Json {
-                path: path_buf(),
-                line: line_no,
-                expected: "an offsets row",
-                source,
-            })?;
-            if !known.contains_key(&row.node_id) {
-                return Err(AlignError::RowForUnlistedNode {
-                    path: path_buf(),
-                    line: line_no,
-                    node: row.node_id,
-                });
-            }
-            if !row.offset_ns.is_finite() || !row.drift_ppm.is_finite() {
-                return Err(AlignError::NonFiniteOffset {
-                    path: path_buf(),
-                    line: line_no,
-                    node: row.node_id,
-                });
-            }
-            if let Some(previous) = last_round.filter(|&last| row.round_id < last) {
-                return Err(AlignError::RoundsOutOfOrder {
-                    path: path_buf(),
-                    line: line_no,
-                    round: row.round_id,
-                    previous,
-                });
-            }
-            last_round = Some(row.round_id);
-            let window = match (row.window_start_ns, row.window_end_ns, row.midpoint_sys_ns) {
-                (Some(start), Some(end), _) => {
-                    if end < start {
-                        return Err(AlignError::WindowBackwards {
-                            path: path_buf(),
-                            line: line_no,
-                            start_ns: start,
-                            end_ns: end,
-                        });
-                    }
-                    clock_model::RowWindow::Window {
-                        start_ns: start,
-                        end_ns: end,
-                    }
-                }
-                (None, None, Some(midpoint)) => clock_model::RowWindow::LegacyMidpoint {
-                    midpoint_sys_ns: midpoint,
-                },
-                _ => {
-                    return Err(AlignError::RowWithoutWindow {
-                        path: path_buf(),
-                        line: line_no,
-                    });
-                }
-            };
             rows.push((
                 line_no,
-                clock_model::OffsetRow {
-                    round_id: row.round_id,
-                    node_id: row.node_id,
-                    window,
-                    offset_ns: row.offset_ns,
-                    drift_ppm: row.drift_ppm,
-                    reachable: row.reachable,
-                    converged: row.converged,
-                },
+                parse_row(path, line_no, &text, known, &mut last_round)?,
             ));
         }
         let nodes = nodes.ok_or_else(|| AlignError::NoMetaHeader {
             path: path_buf(),
             line: 1,
         })?;
+        Ok(OffsetsFile {
+            path: path.to_path_buf(),
+            nodes,
+            rows,
+        })
+    }
+
+    /// The offsets of a file at `path` given in parts: the header's nodes,
+    /// and some of its rows as `(line number, text)` in file order, each
+    /// checked as [`OffsetsFile::parse`] checks it (the rows one node's
+    /// summary of a run carries, joined again).
+    pub fn from_lines<'t>(
+        path: &Path,
+        nodes: BTreeMap<NodeId, NodeStart>,
+        rows: impl IntoIterator<Item = (usize, &'t str)>,
+    ) -> Result<Self> {
+        let mut last_round = None;
+        let rows = rows
+            .into_iter()
+            .map(|(line_no, text)| {
+                let row = parse_row(path, line_no, text, &nodes, &mut last_round)?;
+                Ok((line_no, row))
+            })
+            .collect::<Result<_>>()?;
         Ok(OffsetsFile {
             path: path.to_path_buf(),
             nodes,
@@ -195,6 +157,81 @@ impl OffsetsFile {
             .map(|(_, r)| r)
             .filter(move |r| r.node_id == node)
     }
+}
+
+/// One row of an offsets file, line `line_no`, checked: its node is one of
+/// `known`, its offset and drift are finite, its round is not before
+/// `last_round` (updated), its window is well formed.
+fn parse_row(
+    path: &Path,
+    line_no: usize,
+    text: &str,
+    known: &BTreeMap<NodeId, NodeStart>,
+    last_round: &mut Option<u64>,
+) -> Result<clock_model::OffsetRow> {
+    let row: Row = serde_json::from_str(text).map_err(|source| AlignError::Json {
+        path: path.to_path_buf(),
+        line: line_no,
+        expected: "an offsets row",
+        source,
+    })?;
+    if !known.contains_key(&row.node_id) {
+        return Err(AlignError::RowForUnlistedNode {
+            path: path.to_path_buf(),
+            line: line_no,
+            node: row.node_id,
+        });
+    }
+    if !row.offset_ns.is_finite() || !row.drift_ppm.is_finite() {
+        return Err(AlignError::NonFiniteOffset {
+            path: path.to_path_buf(),
+            line: line_no,
+            node: row.node_id,
+        });
+    }
+    if let Some(previous) = last_round.filter(|&last| row.round_id < last) {
+        return Err(AlignError::RoundsOutOfOrder {
+            path: path.to_path_buf(),
+            line: line_no,
+            round: row.round_id,
+            previous,
+        });
+    }
+    *last_round = Some(row.round_id);
+    let window = match (row.window_start_ns, row.window_end_ns, row.midpoint_sys_ns) {
+        (Some(start), Some(end), _) => {
+            if end < start {
+                return Err(AlignError::WindowBackwards {
+                    path: path.to_path_buf(),
+                    line: line_no,
+                    start_ns: start,
+                    end_ns: end,
+                });
+            }
+            clock_model::RowWindow::Window {
+                start_ns: start,
+                end_ns: end,
+            }
+        }
+        (None, None, Some(midpoint)) => clock_model::RowWindow::LegacyMidpoint {
+            midpoint_sys_ns: midpoint,
+        },
+        _ => {
+            return Err(AlignError::RowWithoutWindow {
+                path: path.to_path_buf(),
+                line: line_no,
+            });
+        }
+    };
+    Ok(clock_model::OffsetRow {
+        round_id: row.round_id,
+        node_id: row.node_id,
+        window,
+        offset_ns: row.offset_ns,
+        drift_ppm: row.drift_ppm,
+        reachable: row.reachable,
+        converged: row.converged,
+    })
 }
 
 #[cfg(test)]
@@ -239,6 +276,29 @@ mod tests {
         assert_eq!(rows[1].offset_ns, 1.23457e6);
         assert!(rows[1].reachable && rows[1].converged, "defaults");
         assert_eq!(f.rows[1].0, 3, "line numbers are kept");
+    }
+
+    #[test]
+    fn rows_given_by_line_parse_as_in_the_file() {
+        let rows = [
+            r#"{"round_id":1,"window_start_ns":100,"window_end_ns":200,"node_id":1,"offset_ns":1234567.891,"drift_ppm":0.5}"#,
+            r#"{"round_id":2,"window_start_ns":300,"window_end_ns":400,"node_id":1,"offset_ns":-7.25}"#,
+        ];
+        let whole = parse(&rows).unwrap();
+        let parts = OffsetsFile::from_lines(
+            Path::new("round_offsets.jsonl"),
+            whole.nodes.clone(),
+            [(2, rows[0]), (3, rows[1])],
+        )
+        .unwrap();
+        assert_eq!(parts.rows, whole.rows);
+        let err = OffsetsFile::from_lines(
+            Path::new("round_offsets.jsonl"),
+            whole.nodes.clone(),
+            [(3, rows[1]), (2, rows[0])],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("round_offsets.jsonl:2"), "{err}");
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! The policies of one alignment run.
 
 use clock_model::NodeId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use clock_model::{Extrapolation, OffsetModel, SnapshotModel};
 
 /// Where aligned device-plane events are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceTimeline {
     /// On the global clock, like every other event (default).
@@ -19,7 +19,7 @@ pub enum DeviceTimeline {
 }
 
 /// Which host-plane lines are on the tracer clock (GPU runtime callbacks).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TracerLines {
     /// A line whose absolute start `T_sess + timestamp_ns` equals `S_w`
@@ -79,7 +79,8 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 /// The policies of an alignment run. `Default` gives the documented defaults.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AlignOptions {
     /// The node whose host clock is the global timeline (default 0).
     pub reference_node: NodeId,

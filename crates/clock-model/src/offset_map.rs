@@ -16,7 +16,7 @@ use crate::time::{DurationPs, Global, GlobalTime, Host, HostTime};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(
     feature = "serde",
-    derive(serde::Serialize),
+    derive(serde::Serialize, serde::Deserialize),
     serde(rename_all = "snake_case")
 )]
 pub enum OffsetModel {

@@ -17,10 +17,10 @@
 //!
 //! Matching is ASCII case-insensitive.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The kind of a collective operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum CollectiveKind {

@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::classify::CollectiveKind;
 use crate::gloo_groups::GlooUnresolved;
@@ -20,7 +20,7 @@ use crate::units::NodeId;
 
 /// How one NCCL/RCCL collective instance is named on every rank: the key
 /// the matcher pairs its events by.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CommsKey {
     /// `Comms Id`: a hash of group, sequence number, point-to-point flag and
@@ -52,7 +52,7 @@ impl fmt::Display for CommsKey {
 }
 
 /// One NCCL/RCCL event's collective args, as one rank recorded them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommsRecord {
     /// The rank.
     pub node: NodeId,
@@ -81,7 +81,7 @@ pub struct CommsRecord {
 }
 
 /// Where a list of a process group's ranks was read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RanksOrigin {
     /// `distributedInfo.pg_config`.
@@ -91,7 +91,7 @@ pub enum RanksOrigin {
 }
 
 /// One statement of a process group's global ranks, by one rank's file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupRanks {
     /// The rank whose file says it.
     pub node: NodeId,
@@ -105,7 +105,7 @@ pub struct GroupRanks {
 
 /// The Kineto-specific part of an [`Extraction`](crate::Extraction): every
 /// NCCL/RCCL event's args and every statement of a group's ranks.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KinetoRecords {
     /// One per NCCL/RCCL event kept as an occurrence.
     pub comms: Vec<CommsRecord>,

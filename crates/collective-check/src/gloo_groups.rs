@@ -33,7 +33,7 @@ use crate::units::NodeId;
 pub(crate) type Thread = (String, String);
 
 /// A rank whose gloo worker threads could not be given their groups.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct GlooUnresolved {
     /// The rank.
     pub node: NodeId,

@@ -30,7 +30,19 @@ use crate::permute::{PeerLink, PermuteLinks, PermutePeers};
 pub const HLO_PROTO_STAT: &str = "Hlo Proto";
 
 /// Which replica group of its op an occurrence belongs to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum ReplicaGroup {
     /// One group holds every device of the op's module (a 1-D mesh, an op
     /// over every axis), or the occurrence is not matched by `run_id`.

@@ -78,6 +78,7 @@ mod permute;
 mod report;
 mod scan;
 mod sequence;
+mod stored;
 mod units;
 
 pub use check::check;

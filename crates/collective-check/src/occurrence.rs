@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::classify::CollectiveKind;
 use crate::comms::KinetoRecords;
@@ -12,13 +12,26 @@ use crate::permute::PermutePeers;
 use crate::units::{NodeId, Participant, TimePs};
 
 /// An interned string (op or module name) of an [`Extraction`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct Sym(u32);
+
+impl Sym {
+    /// The symbol of string `index`, if it fits.
+    pub(crate) fn at(index: usize) -> Option<Sym> {
+        u32::try_from(index).ok().map(Sym)
+    }
+
+    /// Its index in the string table.
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// One participant's event of one collective.
 ///
 /// Invariant: `begin <= end` (checked by [`Extraction::push`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Occurrence {
     /// Who ran it.
     pub participant: Participant,
@@ -48,7 +61,7 @@ pub struct Occurrence {
 }
 
 /// What the reader saw, beyond the occurrences themselves.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExtractStats {
     /// Events looked at, on every plane scanned.
     pub events_scanned: u64,
@@ -97,7 +110,7 @@ impl ExtractStats {
 }
 
 /// What is known about a node.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeInfo {
     /// The `hostname` plane stat, if any.
     pub hostname: Option<String>,
@@ -125,6 +138,30 @@ impl Extraction {
     /// An empty extraction.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An extraction of checked parts (see `stored.rs`).
+    pub(crate) fn from_parts(
+        occurrences: Vec<Occurrence>,
+        names: Vec<String>,
+        ids: HashMap<String, Sym>,
+        stats: ExtractStats,
+        nodes: BTreeMap<NodeId, NodeInfo>,
+        kineto: KinetoRecords,
+    ) -> Self {
+        Extraction {
+            occurrences,
+            names,
+            ids,
+            stats,
+            nodes,
+            kineto,
+        }
+    }
+
+    /// The string table, by [`Sym`] index.
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     /// The occurrences, in the order they were read.

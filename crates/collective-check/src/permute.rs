@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 use crate::occurrence::Occurrence;
 
 /// One side of a collective-permute device's transfers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PeerLink {
     /// No pair names the device on this side (it sends, or receives,
     /// nothing).
@@ -28,7 +28,7 @@ pub enum PeerLink {
 }
 
 /// Whom one device of a collective-permute sends to and receives from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PermuteLinks {
     /// The device's global id (the occurrence's `device_ordinal`).
     pub device: i64,
@@ -40,7 +40,9 @@ pub struct PermuteLinks {
 
 /// What the trace's HLO says about a collective-permute occurrence's
 /// transfers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum PermutePeers {
     /// Not looked up: not a collective-permute, or one without a `run_id`
     /// (read from a trace without XLA's stats).

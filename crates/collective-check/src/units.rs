@@ -1,10 +1,10 @@
 //! Time units and participant identity.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An absolute time in epoch picoseconds (`(T_sess + line.timestamp_ns) *
 /// 1000 + offset_ps`). Epoch picoseconds (~1.8e21) do not fit an `i64`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct TimePs(pub i128);
 
@@ -37,7 +37,7 @@ pub use clock_model::NodeId;
 /// merge's `original_plane_name` stat when present), or XLA's
 /// `device_ordinal` event stat on host planes. Several devices of one node
 /// are separate participants (pitfall 15: never one queue per node).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Participant {
     /// The node.
     pub node: NodeId,

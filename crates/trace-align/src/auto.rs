@@ -53,6 +53,7 @@ pub(crate) fn start(
     offsets: OffsetsFile,
     options: &AlignOptions,
     policy: &ClockPolicy,
+    host: crate::clocks::HostCollectives<'_>,
 ) -> Result<Step> {
     let (cross_check, estimator) = (policy.cross_check, policy.estimator);
     let reference = options.reference_node;
@@ -62,7 +63,7 @@ pub(crate) fn start(
         false => nodes_without_anchors(&offsets, nodes),
     };
     if without.contains(&reference) {
-        return all_from_collectives(nodes, options, reference, estimator).map(Step::Chosen);
+        return all_from_collectives(nodes, options, reference, estimator, host).map(Step::Chosen);
     }
     if without.is_empty() && cross_check == CrossCheck::Off {
         return Ok(Step::Chosen(probes_only(nodes, offsets, options)));
@@ -202,8 +203,9 @@ fn all_from_collectives(
     options: &AlignOptions,
     reference: NodeId,
     estimator: Estimator,
+    host: crate::clocks::HostCollectives<'_>,
 ) -> Result<Chosen> {
-    let estimate = crate::clocks::from_collectives(nodes, options, estimator)?;
+    let estimate = crate::clocks::from_collectives(nodes, options, estimator, host)?;
     let node_clocks = nodes
         .iter()
         .map(|n| NodeClock {

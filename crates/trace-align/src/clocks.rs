@@ -14,7 +14,7 @@ use crate::error::{Result, RunError};
 use crate::node::{AlignedTimes, open};
 
 /// Which evidence to align a run with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockSource {
     /// The probe offsets when the run has them, else the collectives.
@@ -141,74 +141,174 @@ impl ClockEvidence {
         view: &xplane_proto::SpaceView<'_>,
         options: &AlignOptions,
     ) -> Result<(NodeClocks, i128)> {
-        let node = input.node_id;
-        let clocks = match self {
-            ClockEvidence::Probes(offsets) => NodeClocks::for_trace(input, view, offsets, options),
-            ClockEvidence::Collectives(estimate) => {
-                let offset = estimated(estimate, node)?;
-                NodeClocks::with_offset(input, view, offset, options)
-            }
+        self.correction(input.node_id)?.clocks(input, view, options)
+    }
+
+    /// Node `node`'s correction in this evidence.
+    pub(crate) fn correction(&self, node: NodeId) -> Result<Correction<'_>> {
+        Ok(match self {
+            ClockEvidence::Probes(offsets) => Correction::Probes(offsets),
+            ClockEvidence::Collectives(estimate) => Correction::Estimated {
+                map: estimated(estimate, node)?,
+                identity: None,
+            },
             ClockEvidence::Both {
                 offsets,
                 estimate,
                 from_collectives,
-            } if from_collectives.contains(&node) => {
+            } if from_collectives.contains(&node) => Correction::Estimated {
+                map: estimated(estimate, node)?,
+                identity: Some(offsets),
+            },
+            ClockEvidence::Both { offsets, .. } => Correction::Probes(offsets),
+            ClockEvidence::Identity => Correction::Identity,
+        })
+    }
+}
+
+/// One node's correction onto the global clock, as a plan's evidence (or
+/// a clocks file) gives it.
+#[derive(Clone, Copy)]
+pub(crate) enum Correction<'e> {
+    /// From its probe offsets.
+    Probes(&'e OffsetsFile),
+    /// Estimated from the collectives; with `identity`, the trace is still
+    /// checked to be the node's by those probe offsets.
+    Estimated {
+        /// `O_i : H_i → G`.
+        map: &'e OffsetMap,
+        /// The probe offsets the trace's identity is checked against.
+        identity: Option<&'e OffsetsFile>,
+    },
+    /// None: the one node of a run keeps its clock.
+    Identity,
+}
+
+impl Correction<'_> {
+    /// The node's clocks from its trace `view` under this correction, and
+    /// the trace's session start.
+    pub(crate) fn clocks(
+        &self,
+        input: &NodeInput,
+        view: &xplane_proto::SpaceView<'_>,
+        options: &AlignOptions,
+    ) -> Result<(NodeClocks, i128)> {
+        let clocks = match *self {
+            Correction::Probes(offsets) => NodeClocks::for_trace(input, view, offsets, options),
+            Correction::Estimated { map, identity } => {
                 // A node aligned from its collectives (its probes
                 // contradicted them) is still checked to be itself.
-                let offset = estimated(estimate, node)?;
-                NodeClocks::check_identity(input, view, offsets)
-                    .and_then(|()| NodeClocks::with_offset(input, view, offset, options))
+                let checked = match identity {
+                    Some(offsets) => NodeClocks::check_identity(input, view, offsets),
+                    None => Ok(()),
+                };
+                checked.and_then(|()| NodeClocks::with_offset(input, view, map.clone(), options))
             }
-            ClockEvidence::Both { offsets, .. } => {
-                NodeClocks::for_trace(input, view, offsets, options)
-            }
-            ClockEvidence::Identity => {
+            Correction::Identity => {
                 NodeClocks::with_offset(input, view, OffsetMap::Identity, options)
             }
         };
-        clocks.map_err(RunError::align(node))
+        clocks.map_err(RunError::align(input.node_id))
+    }
+
+    /// Host time `host_ns` (epoch ns) of node `node` on the global clock
+    /// (epoch ns, rounded down), as its clocks map it: what a run's output
+    /// session start is computed from.
+    pub(crate) fn host_ns_to_global_ns(
+        &self,
+        node: NodeId,
+        host_ns: i128,
+        options: &AlignOptions,
+    ) -> Result<i128> {
+        match *self {
+            Correction::Probes(offsets) => {
+                let clocks = NodeClocks::build(node, offsets, None, None, None, options)
+                    .map_err(RunError::align(node))?;
+                Ok(clocks.host_ns_to_global_ns(host_ns))
+            }
+            Correction::Estimated { map, .. } => Ok(map
+                .map(clock_model::HostTime::from_ps(host_ns * 1000))
+                .time
+                .as_ns_floor()),
+            Correction::Identity => Ok(host_ns),
+        }
     }
 }
 
 /// `node`'s map in `estimate`.
-fn estimated(estimate: &Estimate, node: NodeId) -> Result<OffsetMap> {
+fn estimated(estimate: &Estimate, node: NodeId) -> Result<&OffsetMap> {
     estimate
         .maps
         .get(&node)
-        .cloned()
         .ok_or(RunError::NotEstimated { node })
 }
 
 /// Estimate every node's correction from the collectives of its trace:
 /// each node's collectives are read on its own host clock (device times
-/// through its snapshot map), matched across nodes, and fitted; a fit
-/// beyond the plausibility bound is an error
+/// through its snapshot map) from `host`, matched across nodes, and
+/// fitted; a fit beyond the plausibility bound is an error
 /// ([`RunError::ImplausibleCorrection`]).
 pub(crate) fn from_collectives(
     nodes: &[NodeInput],
     options: &AlignOptions,
     estimator: Estimator,
+    host: HostCollectives<'_>,
 ) -> Result<Estimate> {
-    let evidence = host_evidence(nodes, options)?;
+    let evidence = host.evidence(nodes, options)?;
     crate::plausible::estimate_plausible(&evidence, options.reference_node, estimator)
+}
+
+/// Where a plan reads every node's collectives on its own host clock: the
+/// traces, or the nodes' summaries (which hold what the same read gave
+/// where each trace lives).
+#[derive(Clone, Copy)]
+pub(crate) enum HostCollectives<'s> {
+    /// Read from the traces now ([`host_read`]).
+    Traces,
+    /// Taken from the summaries, by node id.
+    Summaries(&'s std::collections::BTreeMap<NodeId, crate::cluster::NodeSummary>),
+}
+
+impl HostCollectives<'_> {
+    /// The collectives of `nodes`, each on its own host clock, matched.
+    pub(crate) fn evidence(&self, nodes: &[NodeInput], options: &AlignOptions) -> Result<Evidence> {
+        Ok(Evidence::from_extraction(
+            &self.extraction(nodes, options)?,
+            PlaneChoice::Auto,
+        ))
+    }
+
+    /// The collectives of `nodes`, each on its own host clock, in node
+    /// order.
+    pub(crate) fn extraction(
+        &self,
+        nodes: &[NodeInput],
+        options: &AlignOptions,
+    ) -> Result<Extraction> {
+        match self {
+            HostCollectives::Traces => host_extraction(nodes, options),
+            HostCollectives::Summaries(summaries) => Ok(joined(nodes.iter().map(|n| {
+                summaries
+                    .get(&n.node_id)
+                    .map(|s| s.collectives.clone())
+                    .unwrap_or_default()
+            }))),
+        }
+    }
 }
 
 /// The collectives of `nodes`, each on its own host clock, matched.
 pub(crate) fn host_evidence(nodes: &[NodeInput], options: &AlignOptions) -> Result<Evidence> {
-    Ok(Evidence::from_extraction(
-        &host_extraction(nodes, options)?,
-        PlaneChoice::Auto,
-    ))
+    HostCollectives::Traces.evidence(nodes, options)
 }
 
 /// The collectives of `nodes`, each on its own host clock, in node order
 /// (read with [`host_check_options`]).
 pub(crate) fn host_extraction(nodes: &[NodeInput], options: &AlignOptions) -> Result<Extraction> {
-    let check = host_check_options();
     let per_node = nodes
         .par_iter()
         .with_max_len(1) // one task per node
-        .map(|input| host_collectives(input, options, &check))
+        .map(|input| host_read(input, options).map(|read| read.collectives))
         .collect::<Result<Vec<_>>>()?;
     Ok(joined(per_node))
 }
@@ -239,17 +339,30 @@ fn joined(per_node: impl IntoIterator<Item = Extraction>) -> Extraction {
     all
 }
 
-/// One node's collectives on its host clock.
-fn host_collectives(
-    input: &NodeInput,
-    options: &AlignOptions,
-    check: &collective_check::Options,
-) -> Result<Extraction> {
+/// What one read of a node's trace gives its summary: its collectives on
+/// its own host clock, and the snapshot pairs its clock map is built from.
+pub(crate) struct HostRead {
+    /// The collectives, read with [`host_check_options`].
+    pub collectives: Extraction,
+    /// The snapshot pairs (the given file's, or the trace's own plane).
+    pub snapshots: Option<alignment_core::Snapshots>,
+}
+
+/// One node's collectives on its host clock (the evidence of the clock
+/// estimate, and what its summary stores), with its snapshot pairs.
+pub(crate) fn host_read(input: &NodeInput, options: &AlignOptions) -> Result<HostRead> {
     let bytes = open(&input.trace)?;
     let (clocks, session_start_ns) =
         NodeClocks::with_offset(input, &bytes.view(), OffsetMap::Identity, options)
             .map_err(RunError::align(input.node_id))?;
-    retimed_collectives(input, &bytes, clocks, session_start_ns, options, check)
+    let snapshots = clocks.snapshots.clone();
+    let check = host_check_options();
+    let collectives =
+        retimed_collectives(input, &bytes, clocks, session_start_ns, options, &check)?;
+    Ok(HostRead {
+        collectives,
+        snapshots,
+    })
 }
 
 /// One node's collectives, each time mapped as the aligner with `clocks`

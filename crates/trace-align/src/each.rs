@@ -97,24 +97,8 @@ impl Plan {
         // end: a failure (or a signal) leaves none of them.
         let mut staged = Vec::with_capacity(prepared.len());
         for (node, output) in prepared.iter().zip(outputs) {
-            let bytes = open(&node.input.trace)?;
-            let mut file = XSpaceFile::create(&output).map_err(RunError::write(&output))?;
-            let walked = node.align_into(
-                &bytes,
-                &self.options,
-                t_ref,
-                file.writer(),
-                |p| PlaneOutput::same(p.id, p.name),
-                WalkCaptures {
-                    validation: collectives,
-                    host_clock: None,
-                    buffers: &buffers,
-                },
-            )?;
-            let (hostnames, errors, warnings) = space_strings(&bytes.view(), &node.input.trace)?;
-            let tmp = file
-                .finish(&hostnames, &errors, &warnings)
-                .map_err(RunError::write(&output))?;
+            let (walked, tmp) =
+                node.stage_aligned(&self.options, t_ref, &output, collectives, &buffers)?;
             staged.push((tmp, output.clone()));
             if let (Some(all), Some(c)) = (all.as_mut(), walked.collectives) {
                 all.before.append(c.before);
@@ -231,6 +215,58 @@ impl Drop for NewFolders {
         for dir in self.0.iter().rev() {
             let _ = std::fs::remove_dir(dir);
         }
+    }
+}
+
+impl PreparedNode<'_> {
+    /// Write this node's aligned trace to `output`: every plane, line,
+    /// event and stat of its input in the same order, only times changed,
+    /// counted from the session start `t_ref`; with `collectives`, its
+    /// collectives before and after are captured from the same walk. The
+    /// file appears only when complete.
+    pub(crate) fn write_aligned(
+        &self,
+        options: &alignment_core::AlignOptions,
+        t_ref: i128,
+        output: &Path,
+        collectives: Option<&collective_check::Options>,
+        buffers: &xplane_proto::BufferPool,
+    ) -> Result<crate::node::Walked> {
+        let (walked, tmp) = self.stage_aligned(options, t_ref, output, collectives, buffers)?;
+        persist_all(vec![(tmp, output.to_path_buf())])?;
+        Ok(walked)
+    }
+
+    /// [`PreparedNode::write_aligned`], the trace left complete in a
+    /// temporary beside `output` for the caller to put in place (with the
+    /// run's other outputs).
+    pub(crate) fn stage_aligned(
+        &self,
+        options: &alignment_core::AlignOptions,
+        t_ref: i128,
+        output: &Path,
+        collectives: Option<&collective_check::Options>,
+        buffers: &xplane_proto::BufferPool,
+    ) -> Result<(crate::node::Walked, safe_temp::TempFile)> {
+        let bytes = open(&self.input.trace)?;
+        let mut file = XSpaceFile::create(output).map_err(RunError::write(output))?;
+        let walked = self.align_into(
+            &bytes,
+            options,
+            t_ref,
+            file.writer(),
+            |p| PlaneOutput::same(p.id, p.name),
+            WalkCaptures {
+                validation: collectives,
+                host_clock: None,
+                buffers,
+            },
+        )?;
+        let (hostnames, errors, warnings) = space_strings(&bytes.view(), &self.input.trace)?;
+        let tmp = file
+            .finish(&hostnames, &errors, &warnings)
+            .map_err(RunError::write(output))?;
+        Ok((walked, tmp))
     }
 }
 

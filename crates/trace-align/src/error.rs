@@ -303,6 +303,128 @@ pub enum RunError {
         /// The trace.
         path: PathBuf,
     },
+    /// A summary or clocks file could not be read: truncated, corrupt, or
+    /// not one at all.
+    #[error("{path}: not a readable {what} (truncated or corrupt?)")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What it should be: `summary`, `clocks file`.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A report could not be written as JSON.
+    #[error("writing {what} as JSON")]
+    Json {
+        /// What.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A node asked for that has no trace in the run.
+    #[error(
+        "node {node} has no trace in the run (its nodes are {})",
+        NodeList(have)
+    )]
+    NodeWithoutTrace {
+        /// The node.
+        node: NodeId,
+        /// The nodes the run has.
+        have: Vec<NodeId>,
+    },
+    /// A summary or clocks file of another format or version than this
+    /// build reads.
+    #[error(
+        "{path}: a {what} of format {found:?} version {version}; this build reads {expected:?} version {expected_version}"
+    )]
+    FormatVersion {
+        /// The file.
+        path: PathBuf,
+        /// What it should be.
+        what: &'static str,
+        /// The format it names.
+        found: String,
+        /// Its version.
+        version: u32,
+        /// The format this build reads.
+        expected: &'static str,
+        /// The version this build reads.
+        expected_version: u32,
+    },
+    /// Two summaries of one node given to one fit.
+    #[error("{second}: a second summary of node {node} (the first: {first})")]
+    SummaryTwice {
+        /// The node.
+        node: NodeId,
+        /// The first summary.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+    },
+    /// Summaries that cannot be of one run.
+    #[error("{path}: {what} differs from that of {other}; the summaries are not of one run")]
+    SummariesDisagree {
+        /// The summary.
+        path: PathBuf,
+        /// A summary it disagrees with.
+        other: PathBuf,
+        /// What differs.
+        what: &'static str,
+    },
+    /// A clocks file without the node asked for.
+    #[error("{path}: no clocks for node {node} (it has nodes {})", NodeList(have))]
+    NodeNotInClocks {
+        /// The clocks file.
+        path: PathBuf,
+        /// The node.
+        node: NodeId,
+        /// The nodes it has.
+        have: Vec<NodeId>,
+    },
+    /// A trace that is not the one a summary or clocks file was made from.
+    #[error(
+        "{path}: not the trace {source_file} names for node {node} (expected {expected}, found {found})"
+    )]
+    TraceMismatch {
+        /// The trace given.
+        path: PathBuf,
+        /// The summary or clocks file.
+        source_file: PathBuf,
+        /// The node.
+        node: NodeId,
+        /// The identity recorded.
+        expected: String,
+        /// The identity of the trace given.
+        found: String,
+    },
+    /// A trace that no node of a clocks file was made from.
+    #[error(
+        "{path}: no node of {clocks} was summarised from this trace ({found}); give --node to name it"
+    )]
+    TraceNotInClocks {
+        /// The trace.
+        path: PathBuf,
+        /// The clocks file.
+        clocks: PathBuf,
+        /// The trace's identity.
+        found: String,
+    },
+    /// A summary read with other alignment policies than the fit's.
+    #[error(
+        "{path}: summarised with other alignment policies (snapshot model, tracer lines, reference, ...) than the fit was given; give fit the same"
+    )]
+    OptionsDiffer {
+        /// The summary.
+        path: PathBuf,
+    },
+    /// The repair asked of a fit from summaries.
+    #[error(
+        "the repair of the collectives needs every trace read through its correction; run `align --run-dir` where the traces are"
+    )]
+    RepairFromSummaries,
     /// A trace could not be mapped or decompressed.
     #[error("opening a trace")]
     Trace(#[source] xplane_proto::Error),

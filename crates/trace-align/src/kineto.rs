@@ -56,13 +56,15 @@ pub struct KinetoOutcome {
     pub launch_lags: Vec<RankLaunchLag>,
 }
 
-/// The `"traceAlign"` record written into each aligned file.
+/// The `"traceAlign"` record written into each aligned file; the
+/// correction is the estimate's report of the rank (`NodeReport`, or its
+/// JSON as a clocks file keeps it).
 #[derive(Serialize)]
-struct Record<'a> {
-    tool: &'static str,
-    clock_source: ClockSource,
-    reference_rank: NodeId,
-    correction: Option<&'a collective_clock::NodeReport>,
+pub(crate) struct Record<'a, C: Serialize + ?Sized> {
+    pub tool: &'static str,
+    pub clock_source: ClockSource,
+    pub reference_rank: NodeId,
+    pub correction: Option<&'a C>,
 }
 
 /// Align every rank of a Kineto run (`traces`: rank → file) onto rank
@@ -133,30 +135,48 @@ pub fn estimate_kineto(
         });
     }
     let before = read_collectives(traces)?;
-    let evidence = Evidence::from_extraction(&before, collective_check::PlaneChoice::Auto);
-    let estimate = crate::plausible::estimate_plausible(&evidence, reference, estimator)?;
+    let estimate = estimate_from(&before, reference, estimator)?;
     Ok((estimate, before))
+}
+
+/// Every rank's correction from the collectives `before` of every rank
+/// (checked by [`joined_verified`]).
+pub(crate) fn estimate_from(
+    before: &Extraction,
+    reference: NodeId,
+    estimator: Estimator,
+) -> Result<Estimate> {
+    let evidence = Evidence::from_extraction(before, collective_check::PlaneChoice::Auto);
+    crate::plausible::estimate_plausible(&evidence, reference, estimator)
 }
 
 /// The collectives of the Kineto traces (`traces`: rank → file) as
 /// recorded; ranks that disagree on a process group or an NCCL/RCCL
 /// instance are an error ([`collective_check::verify_kineto_groups`]).
 pub(crate) fn read_collectives(traces: &[(NodeId, PathBuf)]) -> Result<Extraction> {
-    let options = check_options();
     let per_rank = traces
         .par_iter()
         .with_max_len(1) // one task per rank
-        .map(|(rank, path)| {
-            let mut ex = Extraction::new();
-            collective_check::extract_kineto_file(path, &options, &mut ex).map_err(|source| {
-                RunError::Collectives {
-                    node: *rank,
-                    source,
-                }
-            })?;
-            Ok(ex)
-        })
+        .map(|(rank, path)| rank_collectives(*rank, path))
         .collect::<Result<Vec<_>>>()?;
+    joined_verified(per_rank)
+}
+
+/// One rank's collectives as recorded in its Kineto trace `path` (what
+/// its summary stores).
+pub(crate) fn rank_collectives(rank: NodeId, path: &Path) -> Result<Extraction> {
+    let mut ex = Extraction::new();
+    collective_check::extract_kineto_file(path, &check_options(), &mut ex)
+        .map_err(|source| RunError::Collectives { node: rank, source })?;
+    Ok(ex)
+}
+
+/// The collectives of every rank, given in rank order, in one extraction;
+/// ranks that disagree on a process group or an NCCL/RCCL instance are an
+/// error ([`collective_check::verify_kineto_groups`]).
+pub(crate) fn joined_verified(
+    per_rank: impl IntoIterator<Item = Extraction>,
+) -> Result<Extraction> {
     let mut before = Extraction::new();
     for e in per_rank {
         before.append(e);
@@ -302,16 +322,28 @@ fn write_rank(
     reference: NodeId,
     clocks: &KinetoClocks,
 ) -> Result<(AlignedRank, safe_temp::TempFile)> {
-    let node = rank;
-    let time_map = RankClock::of(clocks, rank)?;
     let record = Record {
         tool: "trace-align",
         clock_source: clocks.source(),
         reference_rank: reference,
-        correction: clocks.report().and_then(|r| r.node(node)),
+        correction: clocks.report().and_then(|r| r.node(rank)),
     };
+    write_rank_with(rank, input, output, clocks.map(rank)?, &record)
+}
+
+/// Rank `rank`'s trace `input` with every time moved by `map`, with
+/// `record`, into a complete temporary beside `output` for the caller to
+/// put in place.
+pub(crate) fn write_rank_with<C: Serialize + ?Sized>(
+    rank: NodeId,
+    input: &Path,
+    output: PathBuf,
+    map: &OffsetMap,
+    record: &Record<'_, C>,
+) -> Result<(AlignedRank, safe_temp::TempFile)> {
+    let time_map = RankClock(map);
     let file = TraceFile::open(input).map_err(|source| RunError::Kineto { source })?;
-    let (stats, tmp) = kineto_trace::retime_staged(&file, &output, &time_map, &record)
+    let (stats, tmp) = kineto_trace::retime_staged(&file, &output, &time_map, record)
         .map_err(|source| RunError::Kineto { source })?;
     let aligned = AlignedRank {
         rank,

@@ -79,3 +79,27 @@ pub fn kineto_clocks(
         }
     }
 }
+
+/// [`kineto_clocks`] of the ranks `ranks` from their collectives as
+/// recorded, `before` (read where each trace lives, checked by
+/// `joined_verified`).
+pub(crate) fn kineto_clocks_from(
+    ranks: &[NodeId],
+    before: &Extraction,
+    reference: NodeId,
+    estimator: Estimator,
+) -> Result<KinetoClocks> {
+    if !ranks.contains(&reference) {
+        return Err(RunError::ReferenceWithoutTrace {
+            node: reference,
+            have: ranks.to_vec(),
+        });
+    }
+    match ranks {
+        [rank] => Ok(KinetoClocks::OneRank(*rank)),
+        _ => {
+            let estimate = crate::kineto::estimate_from(before, reference, estimator)?;
+            Ok(KinetoClocks::Estimated(Box::new(estimate)))
+        }
+    }
+}

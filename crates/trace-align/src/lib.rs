@@ -39,6 +39,10 @@
 //! - The crates above `clock-model` name a node by one type, [`NodeId`]
 //!   (re-exported here): the `node_id` of the offsets file and the merged
 //!   trace, the rank of a PyTorch trace.
+//! - A run too large for one machine is aligned in three phases where its
+//!   traces live, with no coordinator: per node a summary of its clock
+//!   evidence, one fit of every node's clocks from the summaries, per node
+//!   the apply of its clocks ([`cluster`]).
 //! - Errors are [`RunError`]s naming the file, folder or node; no output
 //!   ever replaces an input, a run-folder file or a device ([`check_output`],
 //!   [`Plan::check_output`]).
@@ -67,6 +71,7 @@ mod auto;
 mod capture;
 mod checked;
 mod clocks;
+pub mod cluster;
 mod collectives;
 mod content;
 mod correction;

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use alignment_core::{AlignOptions, NodeInput};
 
 use crate::auto::{Chosen, Pending, Step};
-use crate::clocks::{ClockEvidence, ClockReason, ClockSource};
+use crate::clocks::{ClockEvidence, ClockReason, ClockSource, HostCollectives};
 use crate::discover::{OFFSETS_FILE_NAME, RunFiles};
 use crate::error::{Result, RunError};
 use crate::node_clock::{ClockPolicy, ClockWarning, NodeClock, NodeClockReason};
+use clock_model::NodeId;
 
 /// An alignment of a whole run, checked and ready to execute: every input
 /// read that can be read before the traces (the offsets file), every node
@@ -121,91 +122,12 @@ impl RunFiles {
         if nodes.len() == 1 && source != ClockSource::Probes {
             return Ok(PlanStep::Planned(Plan::one_node(nodes, options)));
         }
-        let auto = matches!(source, ClockSource::Auto | ClockSource::Both);
-        let collectives = |nodes: Vec<NodeInput>, clock_reason, reason| {
-            let estimate = crate::clocks::from_collectives(&nodes, options, policy.estimator)?;
-            let node_clocks = nodes
-                .iter()
-                .map(|n| NodeClock {
-                    node: n.node_id,
-                    source: ClockSource::Collectives,
-                    reason: match n.node_id == options.reference_node {
-                        true => NodeClockReason::Reference,
-                        false => reason,
-                    },
-                    probe_check: None,
-                })
-                .collect();
-            Ok(Plan {
-                nodes,
-                clocks: ClockEvidence::Collectives(Box::new(estimate)),
-                clock_reason,
-                node_clocks,
-                clock_warnings: Vec::new(),
-                options: options.clone(),
-                repair: None,
-            })
+        let offsets = OffsetsSource {
+            path: self.offsets.clone(),
+            missing: self.offsets_folder().join(OFFSETS_FILE_NAME),
+            read: &|path| self.read_offsets(path),
         };
-        match (source, &self.offsets) {
-            (ClockSource::Collectives, _) => {
-                return collectives(nodes, ClockReason::Asked, NodeClockReason::Asked)
-                    .map(PlanStep::Planned);
-            }
-            (_, None) if auto => {
-                return collectives(
-                    nodes,
-                    ClockReason::NoOffsetsFile,
-                    NodeClockReason::NoOffsetsFile,
-                )
-                .map(PlanStep::Planned);
-            }
-            _ => {}
-        }
-        let path = self.offsets.clone().ok_or_else(|| RunError::NoOffsets {
-            path: self.offsets_folder().join(OFFSETS_FILE_NAME),
-        })?;
-        let offsets = self.read_offsets(&path)?;
-        if let Some(&node) = offsets.nodes.keys().find(|n| !self.nodes.contains_key(n)) {
-            return Err(RunError::OffsetsNodeWithoutTrace {
-                path,
-                node,
-                have: have(),
-            });
-        }
-        if !options.pass_through_without_offsets
-            && let Some(&node) = self.nodes.keys().find(|n| !offsets.nodes.contains_key(n))
-        {
-            return Err(RunError::NodeNotInOffsets { path, node });
-        }
-        if auto {
-            return Ok(
-                match crate::auto::start(&nodes, offsets, options, policy)? {
-                    Step::Chosen(chosen) => PlanStep::Planned(Plan::chosen(nodes, chosen, options)),
-                    Step::Pending(pending) => PlanStep::Pending(nodes, pending),
-                },
-            );
-        }
-        let node_clocks = nodes
-            .iter()
-            .map(|n| NodeClock {
-                node: n.node_id,
-                source: ClockSource::Probes,
-                reason: match n.node_id == options.reference_node {
-                    true => NodeClockReason::Reference,
-                    false => NodeClockReason::Asked,
-                },
-                probe_check: None,
-            })
-            .collect();
-        Ok(PlanStep::Planned(Plan {
-            nodes,
-            clocks: ClockEvidence::Probes(offsets),
-            clock_reason: ClockReason::Asked,
-            node_clocks,
-            clock_warnings: Vec::new(),
-            options: options.clone(),
-            repair: None,
-        }))
+        plan_nodes(nodes, &offsets, options, policy, HostCollectives::Traces)
     }
 
     /// One input per node, by node id.
@@ -230,6 +152,123 @@ impl RunFiles {
             .map(PathBuf::from)
             .unwrap_or_default()
     }
+}
+
+/// Where a plan's probe offsets come from: the file (when the run has one)
+/// and how it is read and checked.
+pub(crate) struct OffsetsSource<'a> {
+    /// The offsets file, when the run has one.
+    pub path: Option<PathBuf>,
+    /// Where it was looked for, for the error when it is needed.
+    pub missing: PathBuf,
+    /// Read and check it.
+    pub read: &'a dyn Fn(&Path) -> Result<alignment_core::OffsetsFile>,
+}
+
+/// The clock plan of `nodes` under `policy`, given their probe offsets and
+/// where their collectives on their host clocks come from: the one choice
+/// of `align`, `merge` and `fit`.
+pub(crate) fn plan_nodes(
+    nodes: Vec<NodeInput>,
+    offsets: &OffsetsSource<'_>,
+    options: &AlignOptions,
+    policy: &ClockPolicy,
+    host: HostCollectives<'_>,
+) -> Result<PlanStep> {
+    let source = policy.source;
+    let have = || nodes.iter().map(|n| n.node_id).collect::<Vec<_>>();
+    if nodes.len() == 1 && source != ClockSource::Probes {
+        return Ok(PlanStep::Planned(Plan::one_node(nodes, options)));
+    }
+    let auto = matches!(source, ClockSource::Auto | ClockSource::Both);
+    let collectives = |nodes: Vec<NodeInput>, clock_reason, reason| {
+        let estimate = crate::clocks::from_collectives(&nodes, options, policy.estimator, host)?;
+        let node_clocks = nodes
+            .iter()
+            .map(|n| NodeClock {
+                node: n.node_id,
+                source: ClockSource::Collectives,
+                reason: match n.node_id == options.reference_node {
+                    true => NodeClockReason::Reference,
+                    false => reason,
+                },
+                probe_check: None,
+            })
+            .collect();
+        Ok(Plan {
+            nodes,
+            clocks: ClockEvidence::Collectives(Box::new(estimate)),
+            clock_reason,
+            node_clocks,
+            clock_warnings: Vec::new(),
+            options: options.clone(),
+            repair: None,
+        })
+    };
+    match (source, &offsets.path) {
+        (ClockSource::Collectives, _) => {
+            return collectives(nodes, ClockReason::Asked, NodeClockReason::Asked)
+                .map(PlanStep::Planned);
+        }
+        (_, None) if auto => {
+            return collectives(
+                nodes,
+                ClockReason::NoOffsetsFile,
+                NodeClockReason::NoOffsetsFile,
+            )
+            .map(PlanStep::Planned);
+        }
+        _ => {}
+    }
+    let path = offsets.path.clone().ok_or_else(|| RunError::NoOffsets {
+        path: offsets.missing.clone(),
+    })?;
+    let offsets = (offsets.read)(&path)?;
+    let listed = |n: &NodeId| nodes.iter().any(|i| i.node_id == *n);
+    if let Some(&node) = offsets.nodes.keys().find(|n| !listed(n)) {
+        return Err(RunError::OffsetsNodeWithoutTrace {
+            path,
+            node,
+            have: have(),
+        });
+    }
+    if !options.pass_through_without_offsets
+        && let Some(node) = nodes
+            .iter()
+            .map(|n| n.node_id)
+            .find(|n| !offsets.nodes.contains_key(n))
+    {
+        return Err(RunError::NodeNotInOffsets { path, node });
+    }
+    if auto {
+        return Ok(
+            match crate::auto::start(&nodes, offsets, options, policy, host)? {
+                Step::Chosen(chosen) => PlanStep::Planned(Plan::chosen(nodes, chosen, options)),
+                Step::Pending(pending) => PlanStep::Pending(nodes, pending),
+            },
+        );
+    }
+    let node_clocks = nodes
+        .iter()
+        .map(|n| NodeClock {
+            node: n.node_id,
+            source: ClockSource::Probes,
+            reason: match n.node_id == options.reference_node {
+                true => NodeClockReason::Reference,
+                false => NodeClockReason::Asked,
+            },
+            probe_check: None,
+        })
+        .collect();
+    Ok(PlanStep::Planned(Plan {
+        nodes,
+        clocks: ClockEvidence::Probes(offsets),
+        clock_reason: ClockReason::Asked,
+        node_clocks,
+        clock_warnings: Vec::new(),
+        options: options.clone(),
+        repair: None,
+    }))
 }
 
 /// A plan, or `auto`'s plan up to the collectives it needs.

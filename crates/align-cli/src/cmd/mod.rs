@@ -4,6 +4,7 @@ pub mod align;
 #[cfg(feature = "synth")]
 pub mod bench;
 pub mod clock;
+pub mod cluster;
 pub mod collectives;
 #[cfg(feature = "synth")]
 pub mod demo;

@@ -1,0 +1,417 @@
+//! `summarize` → `fit` → `apply`, node by node, writes the very files
+//! `align --run-dir --out-dir` writes, on every recorded run and a
+//! synthetic one; every bad input is refused with exit 2, naming the file.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::cli;
+use predicates::prelude::*;
+
+/// A recorded run under `fixtures/`.
+fn fixture(run: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(run)
+}
+
+/// The traces of `run` with their node ids, by name.
+fn traces(run: &Path) -> Vec<(u32, PathBuf)> {
+    let mut traces: Vec<(u32, PathBuf)> = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.ends_with(".xplane.pb") || name.ends_with(".pt.trace.json.gz")
+        })
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let digits: String = name
+                .trim_start_matches("node")
+                .trim_start_matches("rank")
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            (digits.parse().unwrap(), p)
+        })
+        .collect();
+    traces.sort();
+    traces
+}
+
+/// Bytes of the summaries and of the traces they came from.
+struct Sizes {
+    summaries: u64,
+    traces: u64,
+}
+
+/// Summarise every node of `run` into `dir`, fit `dir/clocks.json`, and
+/// apply it to every trace; every applied trace must be byte for byte
+/// what `align --run-dir --out-dir` wrote. `clock` goes to `align` and
+/// `fit`, `policy` to all three.
+fn round_trip(run: &Path, dir: &Path, clock: &[&str], policy: &[&str]) -> Sizes {
+    let aligned = dir.join("aligned");
+    cli()
+        .args(["align", "-q", "--max-violations", "1000000000", "--run-dir"])
+        .arg(run)
+        .arg("--out-dir")
+        .arg(&aligned)
+        .args(clock)
+        .args(policy)
+        .assert()
+        .success();
+    let mut sizes = Sizes {
+        summaries: 0,
+        traces: 0,
+    };
+    let mut summaries = Vec::new();
+    for (node, trace) in traces(run) {
+        let summary = dir.join(format!("{node}.summary"));
+        cli()
+            .args(["summarize", "-q", "--run-dir"])
+            .arg(run)
+            .args(["--node", &node.to_string(), "-o"])
+            .arg(&summary)
+            .args(policy)
+            .assert()
+            .success();
+        sizes.summaries += std::fs::metadata(&summary).unwrap().len();
+        sizes.traces += std::fs::metadata(&trace).unwrap().len();
+        summaries.push(summary);
+    }
+    let clocks = dir.join("clocks.json");
+    cli()
+        .args(["fit", "-q"])
+        .args(&summaries)
+        .arg("-o")
+        .arg(&clocks)
+        .args(clock)
+        .args(policy)
+        .assert()
+        .success();
+    for (_, trace) in traces(run) {
+        let name = trace.file_name().unwrap();
+        let applied = dir.join("applied").join(name);
+        cli()
+            .args(["apply", "-q"])
+            .arg(&trace)
+            .arg("--clocks")
+            .arg(&clocks)
+            .arg("-o")
+            .arg(&applied)
+            .assert()
+            .success();
+        let expected = std::fs::read(aligned.join(name)).unwrap();
+        assert!(
+            std::fs::read(&applied).unwrap() == expected,
+            "{}: apply differs from align --run-dir ({clock:?} {policy:?})",
+            trace.display()
+        );
+    }
+    eprintln!(
+        "{}: summaries {} bytes, traces {} bytes: {:.2} %",
+        run.display(),
+        sizes.summaries,
+        sizes.traces,
+        100.0 * sizes.summaries as f64 / sizes.traces as f64
+    );
+    sizes
+}
+
+#[test]
+fn jax_cpu_runs_apply_as_align_writes() {
+    for run in [
+        "jax-cpu/n2_shardmap_psum_50steps",
+        "jax-cpu/n2x2dev_jit_allreduce_50steps",
+        "jax-cpu/n4_shardmap_psum_50steps",
+        "jax-cpu/single",
+        "real-gpu-machine/jax-gpu-1p",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        round_trip(&fixture(run), dir.path(), &[], &[]);
+    }
+}
+
+#[test]
+fn kineto_runs_apply_as_align_writes() {
+    for run in [
+        "kineto-gloo/n2_gloo_100steps",
+        "kineto-gloo/n4_gloo_2groups_20steps",
+        "kineto-gloo/n4_gloo_50steps",
+        "kineto-gloo/n4_gloo_skew_200steps",
+        "real-gpu-machine/kineto-cuda-4r-skew",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        round_trip(&fixture(run), dir.path(), &[], &[]);
+    }
+}
+
+/// A synthetic run whose node 2 has wrong probe offsets: `auto` aligns it
+/// from its collectives and the others from their probes.
+fn synthetic_run(dir: &Path) -> PathBuf {
+    let run = dir.join("run");
+    cli()
+        .args([
+            "synth", "-q", "--nodes", "4", "--steps", "150", "--seed", "3",
+        ])
+        .args(["--probe-error", "2:5000000"])
+        .arg(&run)
+        .assert()
+        .success();
+    run
+}
+
+#[test]
+fn a_synthetic_run_applies_as_align_writes_under_every_clock_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = synthetic_run(dir.path());
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&[], &[]),
+        (&["--clock-source", "probes"], &[]),
+        (&["--clock-source", "collectives"], &[]),
+        (&["--cross-check", "report"], &["--reference", "1"]),
+        (&[], &["--reference", "3", "--offset-extrapolation", "hold"]),
+    ];
+    for (i, (clock, policy)) in cases.iter().enumerate() {
+        let case = dir.path().join(format!("case{i}"));
+        let sizes = round_trip(&run, &case, clock, policy);
+        // 150 steps of collectives over 4 nodes: the summaries are a small
+        // share of the traces (the figure is in docs/cluster.md).
+        assert!(
+            sizes.summaries * 50 < sizes.traces,
+            "{} of {} bytes",
+            sizes.summaries,
+            sizes.traces
+        );
+    }
+    let clocks: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("case0/clocks.json")).unwrap())
+            .unwrap();
+    assert_eq!(clocks["clock_source"], "both");
+    let node2 = &clocks["nodes"][2];
+    assert_eq!(node2["clock"]["source"], "collectives");
+    assert!(node2["correction"]["estimated"].is_object(), "{node2}");
+    assert!(node2["snapshot_map"]["anchors"].is_array(), "{node2}");
+    assert!(node2["trace"]["file"]["fnv1a64"].is_string(), "{node2}");
+}
+
+/// A synthetic run summarised and fitted in `dir`: the summaries, the
+/// clocks file.
+fn fitted(dir: &Path) -> (PathBuf, Vec<PathBuf>, PathBuf) {
+    let run = synthetic_run(dir);
+    let summaries: Vec<PathBuf> = (0..4)
+        .map(|n| {
+            let s = dir.join(format!("{n}.summary"));
+            cli()
+                .args(["summarize", "-q", "--run-dir"])
+                .arg(&run)
+                .args(["--node", &n.to_string(), "-o"])
+                .arg(&s)
+                .assert()
+                .success();
+            s
+        })
+        .collect();
+    let clocks = dir.join("clocks.json");
+    cli()
+        .args(["fit", "-q"])
+        .args(&summaries)
+        .arg("-o")
+        .arg(&clocks)
+        .assert()
+        .success();
+    (run, summaries, clocks)
+}
+
+#[test]
+fn bad_inputs_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, summaries, clocks) = fitted(dir.path());
+    let out = dir.path().join("out.xplane.pb");
+    let apply = |trace: &Path, extra: &[&str], clocks: &Path| {
+        cli()
+            .arg("apply")
+            .arg(trace)
+            .arg("--clocks")
+            .arg(clocks)
+            .arg("-o")
+            .arg(&out)
+            .args(extra)
+            .assert()
+            .code(2)
+    };
+    // Another node's trace, named as node 0.
+    apply(&run.join("node1.xplane.pb"), &["--node", "0"], &clocks).stderr(
+        predicate::str::contains("node1.xplane.pb: not the trace")
+            .and(predicate::str::contains("node 0")),
+    );
+    // A trace the clocks were not fitted from.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let mut bytes = std::fs::read(run.join("node1.xplane.pb")).unwrap();
+    bytes.extend_from_slice(&[0, 0]);
+    std::fs::write(other.join("node1.xplane.pb"), &bytes).unwrap();
+    apply(&other.join("node1.xplane.pb"), &[], &clocks).stderr(
+        predicate::str::contains("no node of").and(predicate::str::contains("clocks.json")),
+    );
+    // A node the clocks file lacks.
+    apply(&run.join("node1.xplane.pb"), &["--node", "9"], &clocks).stderr(
+        predicate::str::contains("clocks.json: no clocks for node 9"),
+    );
+    // A clocks file of another version.
+    let text = std::fs::read_to_string(&clocks).unwrap();
+    let v2 = dir.path().join("v2.json");
+    std::fs::write(&v2, text.replacen("\"version\": 1", "\"version\": 2", 1)).unwrap();
+    apply(&run.join("node1.xplane.pb"), &[], &v2).stderr(
+        predicate::str::contains("v2.json: a clocks file of format")
+            .and(predicate::str::contains("version 2")),
+    );
+    assert!(!out.exists(), "nothing written on refusal");
+
+    let fit = |paths: &[&Path]| {
+        cli()
+            .arg("fit")
+            .args(paths)
+            .arg("-o")
+            .arg(dir.path().join("again.json"))
+            .assert()
+            .code(2)
+    };
+    // Two summaries of one node.
+    let copy = dir.path().join("copy.summary");
+    std::fs::copy(&summaries[1], &copy).unwrap();
+    fit(&[&summaries[0], &summaries[1], &copy]).stderr(predicate::str::contains(
+        "copy.summary: a second summary of node 1",
+    ));
+    // A truncated summary.
+    let bytes = std::fs::read(&summaries[2]).unwrap();
+    let cut = dir.path().join("cut.summary");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    fit(&[&summaries[0], &cut]).stderr(predicate::str::contains(
+        "cut.summary: not a readable summary",
+    ));
+    // A corrupt summary (one byte changed: the gzip CRC).
+    let mut bytes = std::fs::read(&summaries[2]).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x55;
+    let corrupt = dir.path().join("corrupt.summary");
+    std::fs::write(&corrupt, &bytes).unwrap();
+    fit(&[&summaries[0], &corrupt]).stderr(predicate::str::contains(
+        "corrupt.summary: not a readable summary",
+    ));
+    // A summary of another version.
+    let text = gunzip(&summaries[3]);
+    let v9 = dir.path().join("v9.summary");
+    gzip(&v9, &text.replacen("\"version\":1", "\"version\":9", 1));
+    fit(&[&summaries[0], &v9]).stderr(
+        predicate::str::contains("v9.summary: a summary of format")
+            .and(predicate::str::contains("version 9")),
+    );
+    // The repair reads every trace through its final correction.
+    cli()
+        .arg("fit")
+        .args(&summaries)
+        .args(["--repair", "-o"])
+        .arg(dir.path().join("again.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the repair of the collectives needs every trace",
+        ));
+    // Summaries read with other policies than the fit's.
+    cli()
+        .arg("fit")
+        .args(&summaries)
+        .args(["--reference", "1", "-o"])
+        .arg(dir.path().join("again.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "0.summary: summarised with other alignment policies",
+        ));
+}
+
+#[test]
+fn summaries_of_different_runs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, summaries, _) = fitted(dir.path());
+    let other = tempfile::tempdir().unwrap();
+    let run = other.path().join("run");
+    cli()
+        .args([
+            "synth", "-q", "--nodes", "4", "--steps", "150", "--seed", "4",
+        ])
+        .arg(&run)
+        .assert()
+        .success();
+    let stranger = other.path().join("1.summary");
+    cli()
+        .args(["summarize", "-q", "--run-dir"])
+        .arg(&run)
+        .args(["--node", "1", "-o"])
+        .arg(&stranger)
+        .assert()
+        .success();
+    cli()
+        .arg("fit")
+        .arg(&summaries[0])
+        .arg(&stranger)
+        .arg("-o")
+        .arg(dir.path().join("mixed.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "1.summary: the probe offsets file differs",
+        ));
+}
+
+#[test]
+fn a_lone_trace_is_summarised_with_its_own_snapshots_and_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, summaries, _) = fitted(dir.path());
+    let lone = dir.path().join("lone.summary");
+    cli()
+        .args(["summarize", "-q"])
+        .arg(run.join("node2.xplane.pb"))
+        .arg("--snapshots")
+        .arg(run.join("node2.snapshots.pb"))
+        .arg("--offsets")
+        .arg(run.join("round_offsets.jsonl"))
+        .arg("-o")
+        .arg(&lone)
+        .assert()
+        .success();
+    assert_eq!(gunzip(&lone), gunzip(&summaries[2]));
+    cli()
+        .args(["summarize", "-q", "--node", "3"])
+        .arg(run.join("node2.xplane.pb"))
+        .arg("-o")
+        .arg(&lone)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "node2.xplane.pb: the file name says node 2",
+        ));
+}
+
+/// The text of a gzip file.
+fn gunzip(path: &Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// Write `text` gzip-compressed to `path`.
+fn gzip(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(path).unwrap(),
+        flate2::Compression::default(),
+    );
+    gz.write_all(text.as_bytes()).unwrap();
+    gz.finish().unwrap();
+}
