@@ -2,6 +2,8 @@
 //! collectives: how many of a node's constraints it violates, and by how
 //! much, with every other node on an estimate.
 
+use std::collections::BTreeMap;
+
 use clock_model::{GlobalTime, HostTime};
 use collective_check::NodeId;
 use serde::Serialize;
@@ -34,46 +36,113 @@ impl Estimate {
     /// Check `node`'s correction `given` (host time → global time) against
     /// the constraints of `evidence` (the evidence this estimate was fitted
     /// to), with every other node on this estimate. `None` for a node not
-    /// in the estimate.
+    /// in the estimate. To check several nodes, build one
+    /// [`CorrectionChecker`] ([`Estimate::correction_checker`]).
     pub fn check_correction(
         &self,
         evidence: &Evidence,
         node: NodeId,
         given: impl Fn(HostTime) -> GlobalTime,
     ) -> Option<CorrectionCheck> {
-        self.maps.get(&node)?;
+        self.correction_checker(evidence).check(node, given)
+    }
+
+    /// Every instance of `evidence` on this estimate, once, for checking
+    /// corrections given otherwise node by node: each check then costs the
+    /// node's own instances, not every member of them (a node in every
+    /// instance of a thousand-node run would map a million times each).
+    pub fn correction_checker<'e>(&'e self, evidence: &'e Evidence) -> CorrectionChecker<'e> {
+        CorrectionChecker::new(self, evidence)
+    }
+}
+
+/// A member's global time, or none (its node is not in the estimate, or
+/// the time bounds nothing).
+const NONE: u32 = u32::MAX;
+
+/// The instances of an evidence on an estimate, summarised for
+/// [`CorrectionChecker::check`]: per instance the two latest global
+/// begins, the two earliest global ends and the sorted global ends.
+#[derive(Debug)]
+pub struct CorrectionChecker<'e> {
+    estimate: &'e Estimate,
+    evidence: &'e Evidence,
+    /// Per instance: the two latest global begins `(ps, member)`.
+    latest: Vec<[(i128, u32); 2]>,
+    /// Per instance: the two earliest global ends `(ps, member)`.
+    earliest: Vec<[(i128, u32); 2]>,
+    /// Per instance: its members' global ends, sorted.
+    ends: Vec<Vec<i128>>,
+    /// Per node: its `(instance, member)` places, in instance order.
+    places: BTreeMap<NodeId, Vec<(u32, u32)>>,
+}
+
+impl<'e> CorrectionChecker<'e> {
+    fn new(estimate: &'e Estimate, evidence: &'e Evidence) -> Self {
+        let n = evidence.instances().len();
+        let mut checker = CorrectionChecker {
+            estimate,
+            evidence,
+            latest: Vec::with_capacity(n),
+            earliest: Vec::with_capacity(n),
+            ends: Vec::with_capacity(n),
+            places: BTreeMap::new(),
+        };
+        for (k, inst) in evidence.instances().iter().enumerate() {
+            let mut latest = [(i128::MIN, NONE); 2];
+            let mut earliest = [(i128::MAX, NONE); 2];
+            let mut ends = Vec::new();
+            for (i, m) in inst.members.iter().enumerate() {
+                checker
+                    .places
+                    .entry(m.node)
+                    .or_default()
+                    .push((k as u32, i as u32));
+                let global = |h: HostTime| estimate.to_global(m.node, h).map(|g| g.as_ps());
+                if m.role.starts()
+                    && let Some(g) = global(m.begin)
+                {
+                    keep_two(&mut latest, (g, i as u32), |a, b| a > b);
+                }
+                if m.role.ends()
+                    && let Some(g) = global(m.end)
+                {
+                    keep_two(&mut earliest, (g, i as u32), |a, b| a < b);
+                    ends.push(g);
+                }
+            }
+            ends.sort_unstable();
+            checker.latest.push(latest);
+            checker.earliest.push(earliest);
+            checker.ends.push(ends);
+        }
+        checker
+    }
+
+    /// [`Estimate::check_correction`] of `node`'s correction `given`.
+    pub fn check(
+        &self,
+        node: NodeId,
+        given: impl Fn(HostTime) -> GlobalTime,
+    ) -> Option<CorrectionCheck> {
+        self.estimate.maps.get(&node)?;
         let mut check = CorrectionCheck::default();
         let mut differences = Vec::new();
         let mut end_residuals = Vec::new();
-        let mut ends = Vec::new();
-        let global = |n: NodeId, h: HostTime| self.to_global(n, h).map(|g| g.as_ps());
-        for inst in evidence.instances() {
-            let Some(own) = inst.members.iter().find(|m| m.node == node) else {
-                continue;
-            };
-            let others = inst.members.iter().filter(|m| m.node != node);
-            ends.clear();
-            ends.extend(
-                others
-                    .clone()
-                    .filter(|m| m.role.ends())
-                    .filter_map(|m| global(m.node, m.end)),
-            );
-            if own.role.ends()
-                && !ends.is_empty()
-                && let Some(g) = global(node, own.end)
+        let global = |h: HostTime| self.estimate.to_global(node, h).map(|g| g.as_ps());
+        for &(k, i) in self.places.get(&node).map_or(&[][..], Vec::as_slice) {
+            let (k, i) = (k as usize, i);
+            let own = &self.evidence.instances()[k].members[i as usize];
+            let own_end = global(own.end).filter(|_| own.role.ends());
+            if let Some(g) = own_end
+                && let Some(m) = median_without(&self.ends[k], g)
             {
-                end_residuals.push(g - median(&mut ends));
+                end_residuals.push(g - m);
             }
-            let latest_begin = others
-                .clone()
-                .filter(|m| m.role.starts())
-                .filter_map(|m| global(m.node, m.begin))
-                .max();
-            let earliest_end = others
-                .filter(|m| m.role.ends())
-                .filter_map(|m| global(m.node, m.end))
-                .min();
+            let other = |slots: &[(i128, u32); 2]| {
+                let s = if slots[0].1 == i { slots[1] } else { slots[0] };
+                (s.1 != NONE).then_some(s.0)
+            };
             let mut note = |miss_ps: i128| {
                 check.constraints += 1;
                 if miss_ps >= 1000 {
@@ -82,17 +151,17 @@ impl Estimate {
                 }
             };
             if own.role.ends()
-                && let Some(b) = latest_begin
+                && let Some(b) = other(&self.latest[k])
             {
                 note(b - given(own.end).as_ps());
             }
             if own.role.starts()
-                && let Some(e) = earliest_end
+                && let Some(e) = other(&self.earliest[k])
             {
                 note(given(own.begin).as_ps() - e);
             }
             for h in [own.begin, own.end] {
-                if let Some(g) = global(node, h) {
+                if let Some(g) = global(h) {
                     differences.push(given(h).as_ps() - g);
                 }
             }
@@ -109,6 +178,25 @@ impl Estimate {
         }
         Some(check)
     }
+}
+
+/// Keep in `slots` the two first values by `before`.
+fn keep_two(slots: &mut [(i128, u32); 2], v: (i128, u32), before: impl Fn(i128, i128) -> bool) {
+    if slots[0].1 == NONE || before(v.0, slots[0].0) {
+        slots[1] = slots[0];
+        slots[0] = v;
+    } else if slots[1].1 == NONE || before(v.0, slots[1].0) {
+        slots[1] = v;
+    }
+}
+
+/// The median (the upper one of an even count) of `sorted` without one
+/// value equal to `own`; `None` when nothing else is left.
+fn median_without(sorted: &[i128], own: i128) -> Option<i128> {
+    let count = sorted.len().checked_sub(1).filter(|&c| c > 0)?;
+    let own_rank = sorted.partition_point(|&v| v < own);
+    let mid = count / 2;
+    Some(sorted[if mid >= own_rank { mid + 1 } else { mid }])
 }
 
 /// The median (the upper one of an even count) of a non-empty slice.
@@ -156,5 +244,25 @@ mod tests {
             "{bad:?}"
         );
         assert!(est.check_correction(&ev, NodeId(99), off).is_none());
+    }
+
+    #[test]
+    fn the_median_without_one_value_skips_exactly_one() {
+        assert_eq!(median_without(&[1, 2, 3, 4], 2), Some(3));
+        assert_eq!(median_without(&[1, 2, 2, 4], 2), Some(2));
+        assert_eq!(median_without(&[5, 7], 7), Some(5));
+        assert_eq!(median_without(&[5], 5), None);
+        // The upper median of the others, as `median` takes it.
+        for own in [1, 3, 8, 9] {
+            let all = [1, 3, 3, 8, 9, 12];
+            let mut others: Vec<i128> = all.to_vec();
+            let at = others.iter().position(|&v| v == own).unwrap();
+            others.remove(at);
+            assert_eq!(
+                median_without(&all, own),
+                Some(median(&mut others)),
+                "{own}"
+            );
+        }
     }
 }

@@ -95,7 +95,7 @@ mod synthetic;
 mod trend;
 mod wide;
 
-pub use check::CorrectionCheck;
+pub use check::{CorrectionCheck, CorrectionChecker};
 pub use choice::EstimatorChoice;
 pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};

@@ -314,21 +314,23 @@ fn check_all(
             return BTreeMap::new();
         }
     };
+    let checker = full.correction_checker(evidence);
     probes
         .iter()
         .filter(|&(&n, _)| n != reference)
-        .filter_map(|(&n, clocks)| Some((n, probe_check(&full, evidence, n, clocks)?)))
+        .filter_map(|(&n, clocks)| Some((n, probe_check(&full, &checker, n, clocks)?)))
         .collect()
 }
 
-/// Node `node`'s probe correction against `full` and `evidence`.
+/// Node `node`'s probe correction against `full` and its evidence (in
+/// `checker`, built from both).
 pub(crate) fn probe_check(
     full: &Estimate,
-    evidence: &Evidence,
+    checker: &collective_clock::CorrectionChecker<'_>,
     node: NodeId,
     probe: &NodeClocks,
 ) -> Option<ProbeCheck> {
-    let c = full.check_correction(evidence, node, |h| probe.host_to_global(h).time)?;
+    let c = checker.check(node, |h| probe.host_to_global(h).time)?;
     let mut check = judge(c, tolerance_ns(probe));
     if let Some((h, [lo, hi])) = crate::collectives::feasible_at_middle(full, node) {
         let offset_ns = ((probe.host_to_global(h).time.as_ps() - h.as_ps()) / 1000) as i64;
@@ -383,12 +385,13 @@ fn held_conflicts(
     reference: NodeId,
 ) -> BTreeMap<NodeId, ProbeCheck> {
     let mapped = held_on_global(evidence, probes, free);
+    let checker = estimate.correction_checker(&mapped);
     probes
         .iter()
         .filter(|&(&n, _)| n != reference && !free.contains(&n))
         .filter_map(|(&n, clocks)| {
             // The held node's times are already on the global clock.
-            let c = estimate.check_correction(&mapped, n, |h| GlobalTime::from_ps(h.as_ps()))?;
+            let c = checker.check(n, |h| GlobalTime::from_ps(h.as_ps()))?;
             Some((n, judge(c, tolerance_ns(clocks))))
         })
         .filter(|(_, c)| c.conflict)

@@ -128,13 +128,14 @@ impl RunFiles {
                 (estimate, Some(evidence), probes, counts)
             }
         };
+        let checker = evidence.as_ref().map(|e| estimate.correction_checker(e));
         let nodes = estimate
             .report
             .nodes
             .iter()
             .map(|n| {
                 let node = n.node;
-                let compare = evidence
+                let compare = checker
                     .as_ref()
                     .zip(probes.get(&node))
                     .filter(|_| !n.reference);
@@ -170,7 +171,7 @@ fn counts_of(recorded: &Extraction, format: TraceFormat) -> Counts {
 fn node_summary(
     estimate: &Estimate,
     n: &collective_clock::NodeReport,
-    probes: Option<(&Evidence, &NodeClocks)>,
+    probes: Option<(&collective_clock::CorrectionChecker<'_>, &NodeClocks)>,
 ) -> NodeCollectiveClock {
     let node = n.node;
     let shown = n.segments.iter().max_by_key(|s| s.instances);
@@ -186,8 +187,8 @@ fn node_summary(
     let feasible_ns = shown
         .and_then(|s| s.feasible_middle_ns)
         .filter(|_| !n.reference);
-    let probes = probes.and_then(|(evidence, clocks)| {
-        let check = probe_check(estimate, evidence, node, clocks)?;
+    let probes = probes.and_then(|(checker, clocks)| {
+        let check = probe_check(estimate, checker, node, clocks)?;
         let offset_ns = ((clocks.host_to_global(h).time.as_ps() - h.as_ps()) / 1000) as i64;
         Some(ProbeComparison {
             offset_ns,

@@ -114,8 +114,10 @@ impl RunClocks {
     /// Write the clocks to `path` as pretty JSON (replaced atomically).
     pub fn write(&self, path: &Path) -> Result<()> {
         xplane_proto::write_atomically(path, |f| {
-            serde_json::to_writer_pretty(&mut *f, self)?;
-            std::io::Write::write_all(f, b"\n")
+            let mut w = std::io::BufWriter::new(f);
+            serde_json::to_writer_pretty(&mut w, self)?;
+            std::io::Write::write_all(&mut w, b"\n")?;
+            std::io::Write::flush(&mut w)
         })
         .map_err(RunError::write(path))
     }

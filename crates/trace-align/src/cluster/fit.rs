@@ -75,8 +75,8 @@ fn by_node(summaries: &[SummaryFile]) -> Result<BTreeMap<NodeId, &SummaryFile>> 
 fn agree(first: &SummaryFile, s: &SummaryFile) -> Result<()> {
     let what = if s.summary.trace.format != first.summary.trace.format {
         "the trace format"
-    } else if s.summary.offsets.as_ref().map(|o| (&o.file, &o.nodes))
-        != first.summary.offsets.as_ref().map(|o| (&o.file, &o.nodes))
+    } else if s.summary.offsets.as_ref().map(|o| &o.file)
+        != first.summary.offsets.as_ref().map(|o| &o.file)
     {
         "the probe offsets file"
     } else {
@@ -183,10 +183,12 @@ fn fit_xspace(
 /// as the file is.
 fn run_offsets(path: &Path, nodes: &BTreeMap<NodeId, NodeSummary>) -> Result<OffsetsFile> {
     let parts: Vec<_> = nodes.values().filter_map(|s| s.offsets.as_ref()).collect();
+    // Each summary holds its node's header entry.
     let header = parts
-        .first()
-        .map(|o| o.nodes.iter().map(|n| (n.node_id, *n)).collect())
-        .unwrap_or_default();
+        .iter()
+        .flat_map(|o| &o.nodes)
+        .map(|n| (n.node_id, *n))
+        .collect();
     let mut rows: Vec<&OffsetsLine> = parts.iter().flat_map(|o| &o.rows).collect();
     rows.sort_by_key(|r| r.line);
     let offsets =
@@ -234,8 +236,9 @@ fn run_clocks(plan: &Plan, nodes: &BTreeMap<NodeId, NodeSummary>) -> Result<RunC
     })
 }
 
-/// `correction` of `node` as stored: probe offsets keep the rows of the
-/// node, the reference and node 0 (what its maps are built from).
+/// `correction` of `node` as stored: probe offsets keep the header entries
+/// and rows of the node, the reference and node 0 (what its maps are built
+/// from).
 fn stored(
     correction: Correction<'_>,
     node: NodeId,
@@ -253,7 +256,14 @@ fn stored(
         rows.dedup();
         StoredOffsets {
             file_name: super::identity::file_name(&offsets.path),
-            nodes: offsets.nodes.values().copied().collect(),
+            // The header's nodes of the rows kept: the whole header in
+            // every node's entry would grow with the square of the nodes.
+            nodes: offsets
+                .nodes
+                .values()
+                .filter(|n| keep.contains(&n.node_id))
+                .copied()
+                .collect(),
             rows,
         }
     };

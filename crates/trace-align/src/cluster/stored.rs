@@ -88,14 +88,14 @@ impl StoredMap {
 }
 
 /// The part of a run's probe offsets file one node's correction is built
-/// from: the header's nodes, and the rows of the node, the reference and
+/// from: the header entries and the rows of the node, the reference and
 /// node 0, as the file has them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoredOffsets {
     /// The offsets file's name.
     pub file_name: String,
-    /// The header's nodes.
+    /// The header's entries of those nodes.
     pub nodes: Vec<NodeStart>,
     /// The rows.
     pub rows: Vec<OffsetsLine>,

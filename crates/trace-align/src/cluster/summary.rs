@@ -61,7 +61,7 @@ pub struct SummarySnapshots {
     pub pairs: Vec<[i128; 2]>,
 }
 
-/// A node's part of the run's probe offsets file: the header's nodes, and
+/// A node's part of the run's probe offsets file: its header entry, and
 /// its own rows as the file has them (line number and text, so that the
 /// fit parses exactly what `align` parses).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +69,7 @@ pub struct SummarySnapshots {
 pub struct SummaryOffsets {
     /// The offsets file.
     pub file: FileIdentity,
-    /// Every node of its header.
+    /// The node's entry of its header (none when the header lacks it).
     pub nodes: Vec<NodeStart>,
     /// The node's rows.
     pub rows: Vec<OffsetsLine>,
@@ -180,7 +180,14 @@ fn summary_offsets(path: &Path, node: NodeId, trace: &Path) -> Result<SummaryOff
         .collect();
     Ok(SummaryOffsets {
         file: FileIdentity::of(path)?,
-        nodes: offsets.nodes.values().copied().collect(),
+        // Its own header entry: every node's summary holding the whole
+        // header would grow with the square of the nodes.
+        nodes: offsets
+            .nodes
+            .values()
+            .filter(|n| n.node_id == node)
+            .copied()
+            .collect(),
         rows,
     })
 }
