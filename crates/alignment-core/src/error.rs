@@ -281,23 +281,8 @@ pub enum AlignError {
     },
     /// An event with a negative duration (refused as it is read: an event
     /// cannot end before it starts).
-    #[error(
-        "{path}: plane {plane:?}, line {line} ({line_name:?}), event {event}: negative duration {duration_ps} ps"
-    )]
-    NegativeDuration {
-        /// The trace.
-        path: PathBuf,
-        /// The plane's name.
-        plane: String,
-        /// The line's index in the plane.
-        line: usize,
-        /// The line's name.
-        line_name: String,
-        /// The event's index in the line.
-        event: u64,
-        /// Its duration, ps.
-        duration_ps: i64,
-    },
+    #[error(transparent)]
+    NegativeDuration(NegativeDuration),
     /// An aligned time that does not fit the output's int64 fields.
     #[error(
         "{path}: plane '{plane}', line '{line}' (id {line_id}), event {event}: aligned time {value_ps} ps from the line start does not fit int64"
@@ -433,4 +418,26 @@ impl AlignError {
         let path = path.into();
         move |source| AlignError::Io { path, source }
     }
+}
+
+/// An XSpace event with a negative duration, and where it is: one
+/// definition for every reader that refuses it (the aligning walk here,
+/// the input check of `trace-align`), so both say the same.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{path}: plane {plane:?}, line {line} ({line_name:?}), event {event}: negative duration {duration_ps} ps"
+)]
+pub struct NegativeDuration {
+    /// The trace.
+    pub path: PathBuf,
+    /// The plane's name.
+    pub plane: String,
+    /// The line's index in the plane.
+    pub line: usize,
+    /// The line's name.
+    pub line_name: String,
+    /// The event's index in the line.
+    pub event: u64,
+    /// Its duration, ps.
+    pub duration_ps: i64,
 }

@@ -95,7 +95,7 @@ pub use diagnostics::{
     AnchorReport, CorrectionRange, Extrapolations, Fallback, LineCounts, LineReport,
     NodeDiagnostics, OffsetModelReport, SkippedReport, SnapshotModelReport, SnapshotReport,
 };
-pub use error::{AlignError, LineField, Result, TracerInput};
+pub use error::{AlignError, LineField, NegativeDuration, Result, TracerInput};
 pub use launch::{EarliestKernel, KERNEL_LEAD_TOLERANCE_NS, LaunchCollector, LaunchLag};
 pub use line::LineClock;
 pub use node::{AlignNode, NodeAligner, NodeInput};

@@ -694,14 +694,16 @@ impl<'a> NodeAligner<'a> {
     ) -> AlignError {
         match e {
             LineError::Wire(e) => AlignError::wire(&self.path, &self.view, e),
-            LineError::NegativeDuration { event, duration_ps } => AlignError::NegativeDuration {
-                path: self.path.clone(),
-                plane: plane.name.to_owned(),
-                line: index,
-                line_name: line.name.to_owned(),
-                event: event as u64,
-                duration_ps,
-            },
+            LineError::NegativeDuration { event, duration_ps } => {
+                AlignError::NegativeDuration(crate::NegativeDuration {
+                    path: self.path.clone(),
+                    plane: plane.name.to_owned(),
+                    line: index,
+                    line_name: line.name.to_owned(),
+                    event: event as u64,
+                    duration_ps,
+                })
+            }
             LineError::Overflow { event, offset_ps } => AlignError::Overflow {
                 path: self.path.clone(),
                 plane: plane.name.to_owned(),

@@ -181,14 +181,16 @@ fn xspace_holds_events(path: &Path) -> Result<bool> {
             let mut k = 0u64;
             line.try_for_each_event(wire, |event| {
                 if event.duration_ps < 0 {
-                    return Err(RunError::NegativeDuration {
-                        path: path.to_path_buf(),
-                        plane: plane.name.to_owned(),
-                        line: l,
-                        line_name: line.name.to_owned(),
-                        event: k,
-                        duration_ps: event.duration_ps,
-                    });
+                    return Err(RunError::NegativeDuration(
+                        alignment_core::NegativeDuration {
+                            path: path.to_path_buf(),
+                            plane: plane.name.to_owned(),
+                            line: l,
+                            line_name: line.name.to_owned(),
+                            event: k,
+                            duration_ps: event.duration_ps,
+                        },
+                    ));
                 }
                 k += 1;
                 Ok(())

@@ -75,23 +75,8 @@ pub enum RunError {
         path: PathBuf,
     },
     /// An XSpace event with a negative duration.
-    #[error(
-        "{path}: plane {plane:?}, line {line} ({line_name:?}), event {event}: negative duration {duration_ps} ps"
-    )]
-    NegativeDuration {
-        /// The trace.
-        path: PathBuf,
-        /// The plane's name.
-        plane: String,
-        /// The line's index in the plane.
-        line: usize,
-        /// The line's name.
-        line_name: String,
-        /// The event's index in the line.
-        event: u64,
-        /// Its duration, ps.
-        duration_ps: i64,
-    },
+    #[error(transparent)]
+    NegativeDuration(alignment_core::NegativeDuration),
     /// A trace in a format this operation does not handle yet.
     #[error("{path}: a {format} trace; aligning and merging read XSpace traces only")]
     UnsupportedFormat {
@@ -448,21 +433,7 @@ impl RunError {
     /// [`RunError::NegativeDuration`], as [`crate::check_traces`] names it.
     pub(crate) fn align(node: NodeId) -> impl FnOnce(alignment_core::AlignError) -> Self {
         move |source| match source {
-            alignment_core::AlignError::NegativeDuration {
-                path,
-                plane,
-                line,
-                line_name,
-                event,
-                duration_ps,
-            } => RunError::NegativeDuration {
-                path,
-                plane,
-                line,
-                line_name,
-                event,
-                duration_ps,
-            },
+            alignment_core::AlignError::NegativeDuration(d) => RunError::NegativeDuration(d),
             source => RunError::Align { node, source },
         }
     }
