@@ -21,6 +21,7 @@
 mod out;
 mod cmd;
 mod exit;
+mod render;
 mod signals;
 mod utc;
 

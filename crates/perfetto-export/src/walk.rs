@@ -29,7 +29,7 @@ pub struct Input<'a> {
 }
 
 /// What an export wrote.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Summary {
     /// Processes (nodes).

@@ -6,7 +6,6 @@
 //! graph with a sign or loop-closure error).
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use alignment_core::AlignOptions;
 use clock_model::NodeId;
@@ -14,15 +13,17 @@ use clock_model::NodeId;
 use crate::clocks::{ClockEvidence, host_check_options, host_evidence, matched};
 use crate::discover::RunFiles;
 use crate::error::Result;
-use crate::merge::{MergeOutcome, MergeSettings, Unpublished};
+use crate::merge::{MergeSettings, Unpublished};
 use crate::node_clock::ClockPolicy;
+use crate::outcome::MergeOutcome;
 use crate::plan::{Plan, PlanStep};
+use crate::write::Output;
 
 impl RunFiles {
     /// Plan the alignment with `policy` and merge every node into
     /// `output`: the same trace, summary and outcome as
-    /// [`RunFiles::plan_clocks`] followed by [`Plan::merge_with_progress`],
-    /// and the plan they were made with.
+    /// [`RunFiles::plan_clocks`] followed by [`Plan::merge_into`], and the
+    /// plan they were made with.
     ///
     /// When `auto` checks probe offsets against the collectives
     /// ([`CrossCheck`](crate::CrossCheck) `report` or `override`) and every
@@ -45,11 +46,10 @@ impl RunFiles {
         &self,
         options: &AlignOptions,
         policy: &ClockPolicy,
-        output: impl AsRef<Path>,
+        output: &Output,
         settings: &MergeSettings,
         mut progress: impl FnMut(NodeId),
     ) -> Result<(Plan, MergeOutcome)> {
-        let output = output.as_ref();
         let kept = match policy.repair {
             None => Some(self.write_checked(options, policy, output, settings, &mut progress)?),
             Some(bound) if settings.validate => {
@@ -93,7 +93,7 @@ impl RunFiles {
         &self,
         options: &AlignOptions,
         policy: &ClockPolicy,
-        output: &Path,
+        output: &Output,
         settings: &MergeSettings,
         progress: &mut impl FnMut(NodeId),
     ) -> Result<(Plan, Unpublished)> {
@@ -121,7 +121,7 @@ impl RunFiles {
             pending
                 .read
                 .iter()
-                .map(|n| first.on_host.remove(&n.node_id).unwrap_or_default()),
+                .map(|n| first.walked.on_host.remove(&n.node_id).unwrap_or_default()),
         );
         let chosen = pending.decide(&nodes, &evidence, options)?;
         if matches!(chosen.clocks, ClockEvidence::Probes(_)) {

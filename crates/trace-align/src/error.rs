@@ -413,6 +413,20 @@ pub enum RunError {
     /// A trace could not be mapped or decompressed.
     #[error("opening a trace")]
     Trace(#[source] xplane_proto::Error),
+    /// Exporting a run to a Perfetto trace or Chrome trace JSON failed.
+    #[error("exporting {path}")]
+    Export {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<perfetto_export::Error>,
+    },
+    /// A repair asked of a PyTorch run.
+    #[error(
+        "the repair applies to XSpace runs; PyTorch (Kineto) runs are aligned from their collectives without a repair"
+    )]
+    KinetoRepair,
     /// Writing an output failed.
     #[error("writing {path}")]
     Write {

@@ -19,6 +19,7 @@ use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
 use crate::kineto_clock::{KinetoClocks, kineto_clocks};
 use crate::kineto_lag::{RankLaunchLag, kineto_launch_lags};
+use crate::outcome::{KinetoMerge, MergeOutcome};
 
 /// One rank's aligned Kineto trace.
 #[derive(Debug, Clone, Serialize)]
@@ -186,29 +187,6 @@ pub(crate) fn joined_verified(
     Ok(before)
 }
 
-/// What merging a Kineto run did.
-#[derive(Debug, Clone, Serialize)]
-pub struct KinetoMergeOutcome {
-    /// The merged Chrome-trace JSON.
-    pub output: PathBuf,
-    /// Processes, events and flows written.
-    pub merge: kineto_trace::MergeStats,
-    /// Where the corrections come from: the collectives, or none for a run
-    /// of one rank (`identity`).
-    pub clock_source: ClockSource,
-    /// Why.
-    pub clock_reason: ClockReason,
-    /// The corrections estimated from the collectives, per rank and
-    /// segment (`None` for one rank).
-    pub collective_clocks: Option<EstimateReport>,
-    /// The collectives as recorded.
-    pub before: Report,
-    /// The collectives as merged.
-    pub after: Report,
-    /// Each rank's launch → kernel lags.
-    pub launch_lags: Vec<RankLaunchLag>,
-}
-
 /// Merge every rank of a Kineto run (`traces`: rank → file) into one
 /// Chrome-trace JSON at `output` (gzip when it ends in `.gz`), each rank's
 /// times moved onto rank `reference`'s clock by its correction estimated
@@ -219,7 +197,7 @@ pub fn merge_kineto(
     reference: NodeId,
     estimator: Estimator,
     output: &Path,
-) -> Result<KinetoMergeOutcome> {
+) -> Result<MergeOutcome> {
     let inputs: Vec<&Path> = traces.iter().map(|(_, t)| t.as_path()).collect();
     crate::check_output(output, &inputs, &[".json", ".json.gz"])?;
     let launch_lags = kineto_launch_lags(traces)?;
@@ -267,15 +245,20 @@ pub fn merge_kineto(
         .collect();
     let stats = kineto_trace::merge_to_file(&inputs, &flows, output).map_err(kineto)?;
     let after = aligned_collectives(before, &estimate)?;
-    Ok(KinetoMergeOutcome {
-        output: output.to_path_buf(),
-        merge: stats,
-        clock_source: estimate.source(),
-        clock_reason: estimate.reason(),
-        collective_clocks: estimate.report().cloned(),
-        before: before_report,
-        after: collective_check::check(&after, &options),
-        launch_lags,
+    Ok(MergeOutcome {
+        before: Some(before_report),
+        after: Some(collective_check::check(&after, &options)),
+        kineto: Some(KinetoMerge {
+            launch_lags,
+            json: Some(stats),
+            ..KinetoMerge::default()
+        }),
+        ..MergeOutcome::new(
+            output.to_path_buf(),
+            estimate.source(),
+            estimate.reason(),
+            estimate.report().cloned(),
+        )
     })
 }
 

@@ -7,9 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use collective_check::{Extraction, NodeId, Report};
-use collective_clock::{EstimateReport, Estimator};
+use collective_clock::Estimator;
 use kineto_trace::{Compression, Trace, TraceFile, XSpaceStats};
-use serde::Serialize;
 use trace_merge::{DEFAULT_GPU_ID_STRIDE, IdScheme, MergeError, classify, place};
 use xplane_proto::{
     ORIGINAL_PLANE_STAT, PROFILE_START_TIME, TASK_ENV_PLANE, XPlane, XPlaneExt, XSpace, x_stat,
@@ -18,6 +17,7 @@ use xplane_proto::{
 use crate::error::{Result, RunError};
 use crate::kineto::RankClock;
 use crate::kineto_flows::flows_report;
+use crate::outcome::{KinetoMerge, MergeOutcome};
 
 /// A Kineto run as one XSpace.
 #[derive(Debug, Clone)]
@@ -34,27 +34,6 @@ pub struct KinetoSpace {
     /// Instances whose participants have different event names (a send
     /// and its recv): no flow is drawn through them.
     pub unflowed: usize,
-}
-
-/// What merging a Kineto run into an XSpace did.
-#[derive(Debug, Clone, Serialize)]
-pub struct KinetoSpaceOutcome {
-    /// What each rank's conversion carried and left out, by rank.
-    pub ranks: Vec<(NodeId, XSpaceStats)>,
-    /// Where the corrections come from: the collectives, or none for a run
-    /// of one rank (`identity`).
-    pub clock_source: crate::ClockSource,
-    /// Why.
-    pub clock_reason: crate::ClockReason,
-    /// The corrections estimated from the collectives, per rank and
-    /// segment (`None` for one rank).
-    pub collective_clocks: Option<EstimateReport>,
-    /// The collectives as recorded.
-    pub before: Report,
-    /// The collectives as merged (read back from the retimed ranks).
-    pub after: Report,
-    /// Each rank's launch → kernel lags.
-    pub launch_lags: Vec<crate::RankLaunchLag>,
 }
 
 /// The Kineto traces `paths` (one per rank; the rank from
@@ -87,7 +66,7 @@ pub fn merge_kineto_space(
     traces: &[(NodeId, PathBuf)],
     reference: NodeId,
     estimator: Estimator,
-) -> Result<(KinetoSpace, KinetoSpaceOutcome)> {
+) -> Result<(KinetoSpace, MergeOutcome)> {
     let launch_lags = crate::kineto_launch_lags(traces)?;
     let (estimate, before) = crate::kineto_clocks(traces, reference, estimator)?;
     let mut retimed = Vec::with_capacity(traces.len());
@@ -110,14 +89,21 @@ pub fn merge_kineto_space(
         .collect();
     let (space, after) = space_of(&ranked)?;
     let options = crate::kineto::check_options();
-    let outcome = KinetoSpaceOutcome {
-        ranks: space.ranks.clone(),
-        clock_source: estimate.source(),
-        clock_reason: estimate.reason(),
-        collective_clocks: estimate.report().cloned(),
-        before: collective_check::check(&before, &options),
-        after,
-        launch_lags,
+    let outcome = MergeOutcome {
+        before: Some(collective_check::check(&before, &options)),
+        after: Some(after),
+        kineto: Some(KinetoMerge {
+            launch_lags,
+            converted: space.ranks.clone(),
+            unflowed: space.unflowed,
+            ..KinetoMerge::default()
+        }),
+        ..MergeOutcome::new(
+            PathBuf::new(),
+            estimate.source(),
+            estimate.reason(),
+            estimate.report().cloned(),
+        )
     };
     Ok((space, outcome))
 }

@@ -62,7 +62,7 @@
 //! let (before, after) = (outcome.before.unwrap(), outcome.after.unwrap());
 //! assert!(before.summary.violations > 0);
 //! assert_eq!(after.summary.violations, 0);
-//! assert_eq!(outcome.merge.nodes.len(), 2);
+//! assert_eq!(outcome.merge.unwrap().nodes.len(), 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
@@ -85,12 +85,15 @@ mod kineto_flows;
 mod kineto_lag;
 mod kineto_space;
 mod merge;
+mod merge_export;
 mod node;
 mod node_clock;
+mod outcome;
 mod output;
 mod plan;
 mod plausible;
 mod repair;
+mod write;
 
 pub use clock_model::NodeId;
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
@@ -106,18 +109,20 @@ pub use each::{AlignEachOutcome, AlignedNode, OutputLayout, same_file};
 pub use error::{Result, RunError};
 pub use format::TraceFormat;
 pub use kineto::{
-    AlignedRank, KinetoMergeOutcome, KinetoOutcome, align_kineto, aligned_collectives,
-    estimate_kineto, merge_kineto,
+    AlignedRank, KinetoOutcome, align_kineto, aligned_collectives, estimate_kineto, merge_kineto,
 };
 pub use kineto_clock::{KinetoClocks, kineto_clocks};
 pub use kineto_flows::flows_report;
 pub use kineto_lag::{RankLaunchLag, kineto_launch_lags};
-pub use kineto_space::{KinetoSpace, KinetoSpaceOutcome, kineto_space, merge_kineto_space};
-pub use merge::{MergeOutcome, MergeSettings};
+pub use kineto_space::{KinetoSpace, kineto_space, merge_kineto_space};
+pub use merge::MergeSettings;
+pub use merge_export::{CORRECTION_COUNTER, CORRECTION_SAMPLES};
 pub use node_clock::{
     ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
 };
+pub use outcome::{KinetoMerge, MergeOutcome};
 pub use output::check_output;
 pub use plan::Plan;
 pub use plausible::{MAX_DRIFT_PPB, OFFSET_SLACK_NS, Plausibility, SESSION_SLACK_NS, read_offsets};
 pub use repair::RepairOutcome;
+pub use write::{Output, OutputKind, RunSettings};

@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 use clock_model::NodeId;
 
 use alignment_core::{NodeAligner, NodeDiagnostics, PlaneOutput, PlaneSource};
-use collective_check::Report;
-use collective_clock::EstimateReport;
 use rayon::prelude::*;
 use serde::Serialize;
 use trace_merge::{
@@ -17,12 +15,12 @@ use trace_merge::{
 };
 use xplane_proto::{FileBytes, TASK_ENV_PLANE, XPlane, XSpaceFile};
 
-use crate::clocks::{ClockReason, ClockSource};
 use crate::each::output_session_start;
 use crate::error::{Result, RunError};
 use crate::node::{NodeCollectives, PreparedNode, WalkCaptures, Walked, open};
-use crate::node_clock::{ClockWarning, NodeClock};
+use crate::outcome::MergeOutcome;
 use crate::plan::Plan;
+use crate::write::{Output, OutputKind};
 
 /// How to merge.
 #[derive(Debug, Clone)]
@@ -37,10 +35,6 @@ pub struct MergeSettings {
     /// Where to write the summary; `None`: `<output name>.metadata.json` beside
     /// the output.
     pub summary_path: Option<PathBuf>,
-    /// The output the summary names; `None`: the merged trace. A merge
-    /// that is exported to another format names the export, not its
-    /// intermediate XSpace (removed afterwards).
-    pub summary_output: Option<PathBuf>,
 }
 
 impl Default for MergeSettings {
@@ -50,41 +44,8 @@ impl Default for MergeSettings {
             validate: true,
             collectives: collective_check::Options::default(),
             summary_path: None,
-            summary_output: None,
         }
     }
-}
-
-/// What a merge did.
-#[derive(Debug, Clone, Serialize)]
-pub struct MergeOutcome {
-    /// The merged trace.
-    pub output: PathBuf,
-    /// The summary written beside it.
-    pub summary: PathBuf,
-    /// Where the clock corrections came from.
-    pub clock_source: ClockSource,
-    /// Why that source.
-    pub clock_reason: ClockReason,
-    /// Per node: where its correction came from, why, and the check of its
-    /// probe offsets against its collectives.
-    pub node_clocks: Vec<NodeClock>,
-    /// What the clock planning warned about.
-    pub clock_warnings: Vec<ClockWarning>,
-    /// The corrections estimated from the collectives, per node and
-    /// segment (offset, drift, uncertainty, constraints), when they were.
-    pub collective_clocks: Option<EstimateReport>,
-    /// Per node, what alignment did, by node id.
-    pub nodes: Vec<NodeDiagnostics>,
-    /// Where every plane went.
-    pub merge: MergeReport,
-    /// What the repair of the collectives moved, when the plan repairs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repair: Option<crate::repair::RepairOutcome>,
-    /// The collectives as recorded (when validated).
-    pub before: Option<Report>,
-    /// The collectives as merged (when validated).
-    pub after: Option<Report>,
 }
 
 /// The summary file: the merge report and every node's alignment.
@@ -136,7 +97,26 @@ impl Plan {
         settings: &MergeSettings,
         progress: impl FnMut(NodeId),
     ) -> Result<MergeOutcome> {
-        let written = self.write_merge(output.as_ref(), settings, progress, None)?;
+        let output = Output::xspace(output.as_ref());
+        let written = self.write_merge(&output, settings, progress, None)?;
+        self.publish(written, settings)
+    }
+
+    /// Align every node and merge them into `output`: one XSpace file
+    /// ([`Plan::merge_with_progress`]), or a Perfetto trace or Chrome
+    /// trace JSON exported as the merge is written. An export reads each
+    /// trace once and writes no merged XSpace to disk: the merge is held
+    /// in memory and exported from there, the collectives' flows and
+    /// violation marks taken from the merge's own check and each node's
+    /// applied correction added as a counter track. The output and its
+    /// summary appear together, or neither.
+    pub fn merge_into(
+        &self,
+        output: &Output,
+        settings: &MergeSettings,
+        progress: impl FnMut(NodeId),
+    ) -> Result<MergeOutcome> {
+        let written = self.write_merge(output, settings, progress, None)?;
         self.publish(written, settings)
     }
 
@@ -146,21 +126,21 @@ impl Plan {
     /// options.
     pub(crate) fn write_merge(
         &self,
-        output: &Path,
+        output: &Output,
         settings: &MergeSettings,
-        mut progress: impl FnMut(NodeId),
+        progress: impl FnMut(NodeId),
         host_clock: Option<(&BTreeSet<NodeId>, &collective_check::Options)>,
     ) -> Result<Unpublished> {
+        let path = output.path();
         let summary_path = settings
             .summary_path
             .clone()
-            .unwrap_or_else(|| trace_merge::summary_beside(output));
+            .unwrap_or_else(|| trace_merge::summary_beside(path));
         self.check_reference()?;
-        self.check_output(output)?;
+        self.check_output(path)?;
         self.check_output(&summary_path)?;
         let scheme = IdScheme::new(settings.gpu_id_stride)
             .ok_or(RunError::GpuIdStride(settings.gpu_id_stride))?;
-        let reference = self.options.reference_node;
         let mut nodes: Vec<MergeNode<'_>> = self
             .merge_order()
             .into_par_iter()
@@ -170,11 +150,48 @@ impl Plan {
             .collect::<Result<_>>()?;
         let t_ref = output_session_start(nodes.iter().map(|n| &n.node));
         let stop = nodes.iter().filter_map(|n| n.stop_ns).max();
+        let mut sink = MergeSink::create(output, &nodes)?;
+        let walk = MergeWalk {
+            nodes: &mut nodes,
+            path,
+            t_ref,
+            stop,
+            scheme,
+            settings,
+            host_clock,
+        };
+        let walked = match &mut sink {
+            MergeSink::File(file) => self.merge_nodes(walk, file.writer(), progress),
+            MergeSink::Memory(writer) => self.merge_nodes(walk, writer, progress),
+        }?;
+        Ok(Unpublished {
+            sink,
+            summary: summary_path,
+            walked,
+        })
+    }
 
-        let mut file = XSpaceFile::create(output).map_err(RunError::write(output))?;
+    /// Align `walk`'s nodes one after the other into `writer`, after the
+    /// merged `Task Environment`.
+    fn merge_nodes<W: xplane_proto::BufferSink + Send>(
+        &self,
+        walk: MergeWalk<'_, '_>,
+        writer: &mut xplane_proto::XSpaceWriter<W>,
+        mut progress: impl FnMut(NodeId),
+    ) -> Result<Written> {
+        let MergeWalk {
+            nodes,
+            path: output,
+            t_ref,
+            stop,
+            scheme,
+            settings,
+            host_clock,
+        } = walk;
+        let reference = self.options.reference_node;
         let mut layout = nodes[0].layout.clone();
         layout.task_env = nodes[0].task_env.clone();
-        file.writer()
+        writer
             .plane(&trace_merge::merged_task_environment(&layout, t_ref, stop))
             .map_err(RunError::write(output))?;
         let mut report = MergeReport::new(output, reference, t_ref, stop, scheme);
@@ -198,7 +215,6 @@ impl Plan {
             };
             // The next node's file is opened and its pages mapped while
             // this one is aligned, not after it with both cores waiting.
-            let writer = file.writer();
             let (merged, next) = rayon::join(
                 || self.merge_node(n, bytes, t_ref, scheme, captures, writer),
                 || {
@@ -224,9 +240,7 @@ impl Plan {
         rayon::spawn(move || drop(buffers));
         report.finish();
         diagnostics.sort_by_key(|d| d.node_id);
-        Ok(Unpublished {
-            file,
-            summary: summary_path,
+        Ok(Written {
             report,
             diagnostics,
             collectives,
@@ -242,12 +256,15 @@ impl Plan {
         settings: &MergeSettings,
     ) -> Result<MergeOutcome> {
         let Unpublished {
-            file,
+            sink,
             summary,
-            report,
-            diagnostics,
-            collectives,
-            on_host: _,
+            walked:
+                Written {
+                    report,
+                    diagnostics,
+                    collectives,
+                    on_host: _,
+                },
         } = written;
         let output = report.output.clone();
         let collectives = collectives.map(|mut c| {
@@ -256,50 +273,87 @@ impl Plan {
         });
         let check =
             |c: &collective_check::Extraction| collective_check::check(c, &settings.collectives);
-        // The checks run while the trace's last bytes reach the file.
-        let (put, (before, after)) = rayon::join(
-            || {
-                let trace = file
-                    .finish(&report.hostnames, &[], &report.warnings)
-                    .map_err(RunError::write(&output))?;
-                let named = settings.summary_output.as_ref().map(|o| MergeReport {
-                    output: o.clone(),
-                    ..report.clone()
-                });
-                let staged = trace_merge::stage_summary(
-                    &summary,
-                    &Summary {
-                        merge: named.as_ref().unwrap_or(&report),
-                        alignment: &diagnostics,
+        let stage_summary = || {
+            trace_merge::stage_summary(
+                &summary,
+                &Summary {
+                    merge: &report,
+                    alignment: &diagnostics,
+                },
+            )
+            .map_err(RunError::Merge)
+        };
+        let (before, after, export) = match sink {
+            // The checks run while the trace's last bytes reach the file.
+            MergeSink::File(file) => {
+                let (put, (before, after)) = rayon::join(
+                    || {
+                        let trace = file
+                            .finish(&report.hostnames, &[], &report.warnings)
+                            .map_err(RunError::write(&output))?;
+                        // Both appear, or neither (an error, a signal).
+                        trace_merge::persist_with_summary(
+                            (trace, &output),
+                            (stage_summary()?, &summary),
+                        )
+                        .map_err(RunError::Merge)
                     },
-                )
-                .map_err(RunError::Merge)?;
-                // Both appear, or neither (an error, a signal).
-                trace_merge::persist_with_summary((trace, &output), (staged, &summary))
-                    .map_err(RunError::Merge)
-            },
-            || match &collectives {
-                Some(c) => {
-                    let (before, after) = rayon::join(|| check(&c.before), || check(&c.after));
-                    (Some(before), Some(after))
-                }
-                None => (None, None),
-            },
-        );
-        put?;
+                    || match &collectives {
+                        Some(c) => {
+                            let (before, after) =
+                                rayon::join(|| check(&c.before), || check(&c.after));
+                            (Some(before), Some(after))
+                        }
+                        None => (None, None),
+                    },
+                );
+                put?;
+                (before, after, None)
+            }
+            // The export draws the flows of the merge's own check: it
+            // runs first, the check of the recorded times beside it.
+            MergeSink::Memory(writer) => {
+                let bytes = writer
+                    .finish(&report.hostnames, &[], &report.warnings)
+                    .map_err(RunError::write(&output))?
+                    .into_inner();
+                let ((before, after), export) = match &collectives {
+                    Some(c) => {
+                        let (before, (after, export)) = rayon::join(
+                            || check(&c.before),
+                            || {
+                                let after = check(&c.after);
+                                let export = self.export_merged(&bytes, &report, Some(&after));
+                                (after, export)
+                            },
+                        );
+                        ((Some(before), Some(after)), export)
+                    }
+                    None => ((None, None), self.export_merged(&bytes, &report, None)),
+                };
+                drop(bytes);
+                let (exported, staged) = export?;
+                trace_merge::persist_with_summary((staged, &output), (stage_summary()?, &summary))
+                    .map_err(RunError::Merge)?;
+                (before, after, Some(exported))
+            }
+        };
         Ok(MergeOutcome {
-            output,
-            summary,
-            clock_source: self.clocks.source(),
-            clock_reason: self.clock_reason,
+            summary: Some(summary),
             node_clocks: self.node_clocks.clone(),
             clock_warnings: self.clock_warnings.clone(),
-            collective_clocks: self.clocks.estimate_report(),
             repair: self.repair_outcome(&diagnostics),
             nodes: diagnostics,
-            merge: report,
+            merge: Some(report),
             before,
             after,
+            export,
+            ..MergeOutcome::new(
+                output,
+                self.clocks.source(),
+                self.clock_reason,
+                self.clocks.estimate_report(),
+            )
         })
     }
 
@@ -410,11 +464,52 @@ fn opened_ahead(path: &Path) -> Result<FileBytes> {
     Ok(bytes)
 }
 
-/// A merge written but not in place: its trace is a temporary file until
-/// [`Plan::publish`] (dropped, nothing appears).
-pub(crate) struct Unpublished {
-    file: XSpaceFile,
-    summary: PathBuf,
+/// Where a merge's XSpace goes as its nodes are aligned.
+pub(crate) enum MergeSink {
+    /// A temporary file beside the output, put in place by [`Plan::publish`].
+    File(XSpaceFile),
+    /// Memory, exported by [`Plan::publish`] in the format the output's
+    /// name asks for.
+    Memory(xplane_proto::XSpaceWriter<std::io::Cursor<Vec<u8>>>),
+}
+
+impl MergeSink {
+    /// The sink `output` asks for; in memory, room for the traces' bytes
+    /// (a merge is about as large as its inputs).
+    fn create(output: &Output, nodes: &[MergeNode<'_>]) -> Result<MergeSink> {
+        let path = output.path();
+        Ok(match output.kind() {
+            OutputKind::XSpace => {
+                MergeSink::File(XSpaceFile::create(path).map_err(RunError::write(path))?)
+            }
+            OutputKind::Export(_) => {
+                let inputs: u64 = nodes
+                    .iter()
+                    .filter_map(|n| std::fs::metadata(&n.node.input.trace).ok())
+                    .map(|m| m.len())
+                    .sum();
+                let capacity = usize::try_from(inputs).unwrap_or(0);
+                let buffer = std::io::Cursor::new(Vec::with_capacity(capacity));
+                MergeSink::Memory(xplane_proto::XSpaceWriter::new(buffer))
+            }
+        })
+    }
+}
+
+/// What [`Plan::merge_nodes`] aligns, and how.
+struct MergeWalk<'n, 'p> {
+    nodes: &'n mut [MergeNode<'p>],
+    /// The output, as the report names it.
+    path: &'n Path,
+    t_ref: i128,
+    stop: Option<i128>,
+    scheme: IdScheme,
+    settings: &'n MergeSettings,
+    host_clock: Option<(&'n BTreeSet<NodeId>, &'n collective_check::Options)>,
+}
+
+/// What the aligning walk of a merge found.
+pub(crate) struct Written {
     report: MergeReport,
     diagnostics: Vec<NodeDiagnostics>,
     collectives: Option<NodeCollectives>,
@@ -422,10 +517,19 @@ pub(crate) struct Unpublished {
     pub on_host: BTreeMap<NodeId, collective_check::Extraction>,
 }
 
+/// A merge written but not in place: its trace is a temporary file or
+/// memory until [`Plan::publish`] (dropped, nothing appears).
+pub(crate) struct Unpublished {
+    sink: MergeSink,
+    summary: PathBuf,
+    /// What the walk found.
+    pub walked: Written,
+}
+
 impl Unpublished {
     /// The collectives as merged, when the merge validates.
     pub(crate) fn aligned_collectives(&self) -> Option<&collective_check::Extraction> {
-        self.collectives.as_ref().map(|c| &c.after)
+        self.walked.collectives.as_ref().map(|c| &c.after)
     }
 }
 

@@ -8,7 +8,7 @@ use alignment_core::AlignOptions;
 use clock_model::NodeId;
 use trace_align::{
     ClockPolicy, ClockReason, ClockSource, ClockWarning, CrossCheck, MergeOutcome, MergeSettings,
-    NodeClockReason, RepairBound, RunError, RunFiles,
+    NodeClockReason, Output, RepairBound, RunError, RunFiles,
 };
 use trace_synth::{SynthConfig, SynthRun, synthesize};
 
@@ -256,9 +256,13 @@ fn merge_checked_is_plan_then_merge(
 
     let mut seen = Vec::new();
     let (plan, outcome) = files
-        .merge_checked(&options, &policy, out, &MergeSettings::default(), |n| {
-            seen.push(n)
-        })
+        .merge_checked(
+            &options,
+            &policy,
+            &Output::from_path(out).unwrap(),
+            &MergeSettings::default(),
+            |n| seen.push(n),
+        )
         .unwrap();
     assert_eq!(serde_json::to_string(&outcome).unwrap(), expected);
     assert!(std::fs::read(out).unwrap() == trace, "{cross_check:?}");

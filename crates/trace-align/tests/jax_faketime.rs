@@ -216,7 +216,7 @@ fn merge_removes_violations(name: &str) {
     );
     assert!(before.summary.violations > 100, "the skew shows before");
     assert_eq!(after.summary.violations, 0);
-    assert_eq!(outcome.merge.nodes.len(), run.nodes.len());
+    assert_eq!(outcome.merge.as_ref().unwrap().nodes.len(), run.nodes.len());
 }
 
 /// Align the run `name` (as the plan does) and check every rank's p99

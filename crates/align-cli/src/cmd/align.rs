@@ -156,7 +156,7 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     }
     let plan = run.plan_clocks(&args.policy.options(), &args.clock.policy())?;
     if !args.json && !global.quiet {
-        super::clock::warn(&plan.clock_warnings);
+        crate::render::clock::warn(&plan.clock_warnings);
     }
     let layout = match args.layout {
         Layout::SameNames => trace_align::OutputLayout::SameNames,
@@ -176,30 +176,32 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else if !global.quiet {
-        if let Some(line) = super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
+        if let Some(line) =
+            crate::render::clock::clocks_line(outcome.clock_source, &outcome.clock_reason)
+        {
             outln!("{line}")?;
         }
         for node in &outcome.nodes {
             outln!("{}", node.diagnostics.summary())?;
             let id = node.diagnostics.node_id;
-            if let Some(b) = super::clock::brief(&outcome.node_clocks, id) {
+            if let Some(b) = crate::render::clock::brief(&outcome.node_clocks, id) {
                 outln!("  clock: {b}")?;
             }
             if let Some(b) = outcome
                 .collective_clocks
                 .as_ref()
-                .and_then(|c| super::clock::collective_brief(c, id))
+                .and_then(|c| crate::render::clock::collective_brief(c, id))
             {
                 outln!("  clock from collectives: {b}")?;
             }
             outln!("  wrote {}", node.output.display())?;
         }
         if let Some(r) = &outcome.repair {
-            out!("{}", super::clock::repair_summary(r))?;
+            out!("{}", crate::render::clock::repair_summary(r))?;
         }
         if let (Some(b), Some(a)) = (&outcome.before, &outcome.after) {
-            outln!("{}", super::clock::check_line(b, a))?;
-            super::clock::warn_collectives(b);
+            outln!("{}", crate::render::clock::check_line(b, a))?;
+            crate::render::clock::warn_collectives(b);
         }
     }
     super::merge::enforce_violations(outcome.after.as_ref(), out_dir, args.max_violations)
@@ -219,14 +221,16 @@ fn run_kineto(
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else if !global.quiet {
-        if let Some(line) = super::clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
+        if let Some(line) =
+            crate::render::clock::clocks_line(outcome.clock_source, &outcome.clock_reason)
+        {
             outln!("{line}")?;
         }
         for r in &outcome.ranks {
             let clock = outcome
                 .collective_clocks
                 .as_ref()
-                .and_then(|c| super::clock::collective_brief(c, r.rank))
+                .and_then(|c| crate::render::clock::collective_brief(c, r.rank))
                 .unwrap_or_else(|| "reference".to_owned());
             outln!(
                 "rank {}: {} events, {} times moved; {clock}; wrote {}",
@@ -236,12 +240,15 @@ fn run_kineto(
                 r.output.display()
             )?;
         }
-        super::merge::print_launch_lags(&outcome.launch_lags)?;
+        out!(
+            "{}",
+            crate::render::merge::launch_lags(&outcome.launch_lags)
+        )?;
         outln!(
             "{}",
-            super::clock::check_line(&outcome.before, &outcome.after)
+            crate::render::clock::check_line(&outcome.before, &outcome.after)
         )?;
-        super::clock::warn_collectives(&outcome.before);
+        crate::render::clock::warn_collectives(&outcome.before);
     }
     super::merge::enforce_violations(Some(&outcome.after), out_dir, args.max_violations)
 }

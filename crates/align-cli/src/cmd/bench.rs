@@ -15,7 +15,7 @@ use crate::Global;
 use alignment_core::AlignOptions;
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
-use trace_align::{MergeSettings, RunFiles};
+use trace_align::{Output, RunFiles, RunSettings};
 use trace_synth::{SynthConfig, synthesize};
 
 /// Measure read, align, merge, validate, export and report on a synthetic run.
@@ -135,10 +135,16 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
         "report" => count_events(&traces)?,
         _ => 0,
     };
-    if stage == "merge" {
+    let merged_pftrace = dir.join("merged.pftrace");
+    if stage == "merge" || stage == "merge-export" {
         // The merge writes new files: freeing an earlier run's (hundreds
         // of MB) is not part of what is timed.
-        for stale in [combined.clone(), trace_merge::summary_beside(&combined)] {
+        let out = if stage == "merge" {
+            &combined
+        } else {
+            &merged_pftrace
+        };
+        for stale in [out.clone(), trace_merge::summary_beside(out)] {
             match std::fs::remove_file(&stale) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     return Err(e).with_context(|| format!("removing {}", stale.display()));
@@ -164,15 +170,15 @@ fn run_stage(stage: &str, dir: &Path) -> anyhow::Result<Stage> {
                 .sum();
             (events, file_bytes(&traces))
         }
-        "merge" => {
-            let (_, outcome) = run.merge_checked(
-                &options,
-                &Default::default(),
-                &combined,
-                &MergeSettings::default(),
-                |_| {},
-            )?;
-            (outcome.merge.events, file_bytes(&traces))
+        "merge" | "merge-export" => {
+            let out = if stage == "merge" {
+                &combined
+            } else {
+                &merged_pftrace
+            };
+            let outcome = run.write(&Output::from_path(out)?, &RunSettings::default())?;
+            let merge = outcome.merge.context("an XSpace run's merge report")?;
+            (merge.events, file_bytes(&traces))
         }
         "validate" => {
             let report = collective_check::check_merged(&combined, &Default::default())?;
@@ -265,6 +271,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             "validate",
             "export",
             "export-plain",
+            "merge-export",
             "report",
         ]
     } else {

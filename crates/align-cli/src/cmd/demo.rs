@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use anyhow::Context;
 use trace_synth::{SynthConfig, score_files, synthesize};
 
-use super::merge::{merge_with_bar, summary};
 use crate::Global;
 
 /// Run the whole job on a simulated cluster.
@@ -76,14 +75,12 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         run.events,
         run_dir.display()
     ))?;
+    let started = std::time::Instant::now();
     let plan = trace_align::RunFiles::discover(&run_dir)?.plan(&Default::default())?;
     let output = dir.join("combined.xplane.pb");
-    let outcome = merge_with_bar(
-        &plan,
-        &output,
-        &Default::default(),
-        !global.quiet && !args.json,
-    )?;
+    let bar = super::merge::merge_bar(plan.nodes.len(), !global.quiet && !args.json);
+    let outcome = plan.merge_with_progress(&output, &Default::default(), |_| bar.inc(1))?;
+    bar.finish_and_clear();
     let mut score =
         score_files(&[&output], &run.truth_path).context("scoring against the truth")?;
     score.collective_violations = outcome.after.as_ref().map(|a| a.summary.violations as u64);
@@ -101,7 +98,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         outln!("{}", serde_json::to_string_pretty(&demo)?)?;
         return Ok(());
     }
-    say(summary(&outcome))?;
+    say(crate::render::merge::summary(&outcome, started))?;
     say(format!("error against the truth (ns):\n{}", score.table()))?;
     if args.out.is_none() {
         say("(temporary folder removed; keep the files with --out DIR)".into())?;

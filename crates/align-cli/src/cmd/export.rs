@@ -8,8 +8,8 @@ use collective_check::{NodeId, NodeSource, node_id_from_path};
 use perfetto_export::{Format, Input, Options, Packets, export_file_with};
 use xplane_proto::{FileBytes, NODE_ID_STAT, PlaneIndex, SpaceView};
 
-use super::kineto_out::{self, KinetoOut};
 use crate::Global;
+use crate::render;
 
 /// Write one merged trace, or one trace per node, as a Perfetto trace
 /// (`*.pftrace`, `*.perfetto-trace`) or a Chrome trace (`*.json`, `*.json.gz`);
@@ -37,7 +37,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    super::check_output(&args.output, &args.traces, super::TRACE_OUTPUTS)?;
+    super::check_output(&args.output, &args.traces, trace_align::Output::SUFFIXES)?;
     if kineto_inputs(&args)? {
         return run_kineto(&args, global);
     }
@@ -71,23 +71,10 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     }
     let summary = export_file_with(&inputs, &args.output, &options)
         .with_context(|| format!("exporting to {}", args.output.display()))?;
-    let seconds = started.elapsed().as_secs_f64();
     if !global.quiet {
-        let size = std::fs::metadata(&args.output)
-            .map(|m| m.len())
-            .unwrap_or(0);
         outln!(
-            "{}: {} slices on {} tracks ({} extra for overlaps) of {} processes, {} collective flows, {} launch/kernel slices with a flow, {} happens-before violations marked; {} bytes in {:.2} s",
-            args.output.display(),
-            summary.slices,
-            summary.tracks,
-            summary.extra_tracks,
-            summary.processes,
-            summary.collective_flows,
-            summary.correlated_slices,
-            summary.violations,
-            size,
-            seconds
+            "{}",
+            render::merge::exported_line(&args.output, &summary, started)
         )?;
         if summary.aggregated_skipped > 0 {
             outln!(
@@ -113,12 +100,7 @@ fn run_kineto(args: &Args, global: &Global) -> anyhow::Result<()> {
     if !args.node_ids.is_empty() {
         bail!("--node-ids is for XSpace traces; a PyTorch profiler trace names its rank");
     }
-    let out = KinetoOut::from_path(&args.output).ok_or_else(|| {
-        anyhow::anyhow!(
-            "{}: unknown output format; name it *.pftrace, *.perfetto-trace, *.json, *.json.gz or *.xplane.pb",
-            args.output.display()
-        )
-    })?;
+    let output = trace_align::Output::from_path(&args.output)?;
     let started = Instant::now();
     let run = trace_align::kineto_space(&args.traces)?;
     let packets = if args.plain_packets {
@@ -126,12 +108,18 @@ fn run_kineto(args: &Args, global: &Global) -> anyhow::Result<()> {
     } else {
         Packets::default()
     };
-    let summary = kineto_out::write(&run, out, &args.output, packets)?;
+    let summary = run.write(&output, packets)?;
     if !global.quiet {
-        outln!("{}", kineto_out::conversion_line(&run))?;
         outln!(
             "{}",
-            kineto_out::written_line(&args.output, summary.as_ref(), started)
+            render::merge::conversion_line(&run.ranks, run.unflowed)
+        )?;
+        outln!(
+            "{}",
+            match &summary {
+                Some(s) => render::merge::exported_line(&args.output, s, started),
+                None => render::merge::written_line(&args.output, started),
+            }
         )?;
     }
     Ok(())

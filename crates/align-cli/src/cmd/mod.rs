@@ -10,7 +10,6 @@ pub mod collectives;
 pub mod demo;
 pub mod export;
 pub mod inspect;
-pub mod kineto_out;
 pub mod merge;
 pub mod policy;
 pub mod report;
@@ -22,17 +21,6 @@ pub mod snapshots;
 #[cfg(feature = "synth")]
 pub mod synth;
 pub mod validate;
-
-/// The names of the trace formats `merge` and `export` write: XSpace,
-/// Perfetto, Chrome trace JSON.
-pub const TRACE_OUTPUTS: &[&str] = &[
-    ".xplane.pb",
-    ".xplane.pb.gz",
-    ".pftrace",
-    ".perfetto-trace",
-    ".json",
-    ".json.gz",
-];
 
 /// Refuse to write `output` unless [`trace_align::check_output`] passes it
 /// for a command that reads `inputs` and writes a name ending in one of
