@@ -29,13 +29,13 @@
 //!   writes each node's aligned trace into a folder instead.
 //!   [`RunFiles::merge_checked`] plans and merges in one, taking the check
 //!   of the probe offsets against the collectives from the merge's own
-//!   walk (what `align-cli merge` runs).
+//!   walk (what [`RunFiles::write`] runs for XSpace traces).
 //! - PyTorch (Kineto) runs: [`align_kineto`] and [`merge_kineto`] estimate
 //!   every rank's correction from its collectives ([`estimate_kineto`]) and
 //!   rewrite the ranks' JSON with only the times moved;
 //!   [`kineto_space`] and [`merge_kineto_space`] give a run (as recorded,
 //!   or aligned) as one XSpace with its collectives ([`KinetoSpace`]), for
-//!   the Perfetto and XSpace outputs.
+//!   the Perfetto and XSpace outputs ([`KinetoSpace::write`]).
 //! - The crates above `clock-model` name a node by one type, [`NodeId`]
 //!   (re-exported here): the `node_id` of the offsets file and the merged
 //!   trace, the rank of a PyTorch trace.
@@ -47,7 +47,41 @@
 //!   ever replaces an input, a run-folder file or a device ([`check_output`],
 //!   [`Plan::check_output`]).
 //!
-//! What `align-cli merge --run-dir RUN -o merged.xplane.pb` does:
+//! - [`RunFiles::write`] is the one entry point: whatever the traces'
+//!   format (XSpace or PyTorch's Kineto JSON, told from content) and the
+//!   output ([`Output`]: one XSpace, a Perfetto trace or Chrome trace
+//!   JSON, told from its name), it plans, aligns, merges, checks and
+//!   writes the run, and says what it did in one [`MergeOutcome`]. An
+//!   XSpace run exported to Perfetto or JSON is exported from the merge
+//!   as it is written, with no merged XSpace on disk.
+//!
+//! What `align-cli merge --run-dir RUN -o run.pftrace` does, for a JAX
+//! (XSpace) run and a PyTorch run alike:
+//!
+//! ```
+//! use trace_align::{Output, RunFiles, RunSettings};
+//!
+//! # let dir = tempfile::tempdir()?;
+//! # let config = trace_synth::SynthConfig { nodes: 2, steps: 100, ..Default::default() };
+//! # trace_synth::synthesize(&config, dir.path().join("jax"))?;
+//! # let pytorch = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/kineto-gloo/n2_gloo_100steps");
+//! for run_dir in [dir.path().join("jax"), pytorch] {
+//!     let run = RunFiles::discover(&run_dir)?;
+//!     let output = Output::from_path(dir.path().join("run.pftrace"))?;
+//!     let outcome = run.write(&output, &RunSettings::default())?;
+//!     let (before, after) = (outcome.before.unwrap(), outcome.after.unwrap());
+//!     assert!(before.summary.violations >= after.summary.violations);
+//!     assert_eq!(after.summary.violations, 0);
+//!     assert!(outcome.export.unwrap().collective_flows > 0);
+//! #   std::fs::remove_file(output.path())?;
+//! #   let _ = std::fs::remove_file(dir.path().join("run.pftrace.metadata.json"));
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The steps, for a caller who wants the plan in hand (`align-cli merge
+//! --run-dir RUN -o merged.xplane.pb` without the probe check from the
+//! merge's walk):
 //!
 //! ```
 //! use alignment_core::AlignOptions;
