@@ -311,24 +311,24 @@ impl Plan {
                 (before, after, None)
             }
             // The export draws the flows of the merge's own check: it
-            // runs first, the check of the recorded times beside it.
+            // runs first, the check of the recorded times beside it. The
+            // export stays on this thread, outside the pool, so that its
+            // bundles are compressed on the pool.
             MergeSink::Memory(writer) => {
                 let bytes = writer
                     .finish(&report.hostnames, &[], &report.warnings)
                     .map_err(RunError::write(&output))?
                     .into_inner();
                 let ((before, after), export) = match &collectives {
-                    Some(c) => {
-                        let (before, (after, export)) = rayon::join(
-                            || check(&c.before),
-                            || {
-                                let after = check(&c.after);
-                                let export = self.export_merged(&bytes, &report, Some(&after));
-                                (after, export)
-                            },
-                        );
+                    Some(c) => std::thread::scope(|scope| {
+                        let before = scope.spawn(|| check(&c.before));
+                        let after = check(&c.after);
+                        let export = self.export_merged(&bytes, &report, Some(&after));
+                        let before = before
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                         ((Some(before), Some(after)), export)
-                    }
+                    }),
                     None => ((None, None), self.export_merged(&bytes, &report, None)),
                 };
                 drop(bytes);
@@ -488,7 +488,11 @@ impl MergeSink {
                     .filter_map(|n| std::fs::metadata(&n.node.input.trace).ok())
                     .map(|m| m.len())
                     .sum();
-                let capacity = usize::try_from(inputs).unwrap_or(0);
+                // A little over the inputs (the merged `Task Environment`,
+                // node stats, renumbered rows): growing the buffer would
+                // copy it whole. Room never written costs no memory.
+                let room = inputs + inputs / 16 + (1 << 20);
+                let capacity = usize::try_from(room).unwrap_or(0);
                 let buffer = std::io::Cursor::new(Vec::with_capacity(capacity));
                 MergeSink::Memory(xplane_proto::XSpaceWriter::new(buffer))
             }
