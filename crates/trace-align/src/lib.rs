@@ -127,6 +127,7 @@ mod output;
 mod plan;
 mod plausible;
 mod repair;
+mod single;
 mod write;
 
 pub use clock_model::NodeId;
@@ -159,4 +160,5 @@ pub use output::check_output;
 pub use plan::Plan;
 pub use plausible::{MAX_DRIFT_PPB, OFFSET_SLACK_NS, Plausibility, SESSION_SLACK_NS, read_offsets};
 pub use repair::RepairOutcome;
+pub use single::{SingleNode, default_out_dir, default_output, stats_beside};
 pub use write::{Output, OutputKind, RunSettings};

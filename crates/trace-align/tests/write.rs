@@ -32,7 +32,10 @@ fn listing(dir: &Path) -> Vec<String> {
 fn merged_then_exported(run: &RunFiles, dir: &Path, name: &str) -> Vec<u8> {
     let merged = dir.join("merged.xplane.pb");
     let outcome = run
-        .write(&Output::from_path(&merged).unwrap(), &RunSettings::default())
+        .write(
+            &Output::from_path(&merged).unwrap(),
+            &RunSettings::default(),
+        )
         .unwrap();
     let report = outcome.merge.as_ref().unwrap();
     let plan = run.plan(&Default::default()).unwrap();
@@ -76,7 +79,10 @@ fn an_export_streamed_from_the_merge_equals_the_merge_exported_from_disk() {
         );
         let export = outcome.export.as_ref().unwrap();
         assert!(export.slices > 0 && export.collective_flows > 0, "{run}");
-        assert_eq!(export.counter_points, (files.nodes.len() * CORRECTION_SAMPLES) as u64);
+        assert_eq!(
+            export.counter_points,
+            (files.nodes.len() * CORRECTION_SAMPLES) as u64
+        );
         assert_eq!(outcome.after.unwrap().summary.violations, 0, "{run}");
         // No merged XSpace was left on disk: the output and its summary.
         assert_eq!(
@@ -92,7 +98,10 @@ fn an_export_streamed_from_the_merge_equals_the_merge_exported_from_disk() {
 
 #[test]
 fn a_pytorch_run_and_an_xspace_run_go_through_the_same_call() {
-    for run in ["kineto-gloo/n2_gloo_100steps", "jax-cpu/n2_shardmap_psum_50steps"] {
+    for run in [
+        "kineto-gloo/n2_gloo_100steps",
+        "jax-cpu/n2_shardmap_psum_50steps",
+    ] {
         let files = RunFiles::discover(fixture(run)).unwrap();
         for name in ["run.pftrace", "run.json", "run.xplane.pb"] {
             let dir = tempfile::tempdir().unwrap();

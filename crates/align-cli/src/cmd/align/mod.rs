@@ -1,0 +1,146 @@
+//! `align-cli align`: one node's trace onto the global timeline.
+
+use std::path::Path;
+
+use alignment_core::NodeInput;
+use anyhow::{Context, bail};
+use collective_check::NodeId;
+
+mod args;
+pub use args::{Args, Layout};
+use trace_align::{OutputLayout, RunFiles, SingleNode, TraceFormat, TraceRules};
+
+use super::merge::enforce_violations;
+use crate::Global;
+use crate::render;
+
+/// Node id from a file name, or an error naming the file.
+pub fn node_from_name(path: &Path) -> anyhow::Result<NodeId> {
+    collective_check::node_id_from_path(path).with_context(|| {
+        format!(
+            "{}: cannot tell the node id from the file name (no node<N>/rank<N>); give --node",
+            path.display()
+        )
+    })
+}
+
+/// `align --run-dir DIR --out-dir OUT`: every node of a run into a folder.
+fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
+    let out_dir = &args
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| trace_align::default_out_dir(dir));
+    let mut run = RunFiles::discover(dir)?;
+    // The alignment's own walk checks every event as it reads it.
+    let format = run.check(TraceRules {
+        allow_empty: args.policy.allow_empty,
+        walked: true,
+    })?;
+    let show = !args.json && !global.quiet;
+    if format == TraceFormat::Kineto {
+        if args.layout == Layout::Xprof {
+            bail!(
+                "{}: --layout xprof writes XSpace traces; this run's traces are PyTorch's (convert with `merge -o run.xplane.pb`)",
+                dir.display()
+            );
+        }
+        args.clock.refuse_for_kineto()?;
+        let reference = args.policy.options().reference_node;
+        let estimator = args.clock.policy().estimator;
+        let outcome = trace_align::align_kineto(&run.traces(), reference, estimator, out_dir)?;
+        if args.json {
+            outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
+        } else if show {
+            out!("{}", render::align::ranks(&outcome))?;
+            render::clock::warn_collectives(&outcome.before);
+        }
+        return enforce_violations(Some(&outcome.after), out_dir, args.max_violations);
+    }
+    if let Some(offsets) = &args.offsets {
+        run.offsets = Some(offsets.clone());
+    }
+    let plan = run.plan_clocks(&args.policy.options(), &args.clock.policy())?;
+    if show {
+        render::clock::warn(&plan.clock_warnings);
+    }
+    let layout = match args.layout {
+        Layout::SameNames => OutputLayout::SameNames,
+        Layout::Xprof => {
+            let name = match &args.xprof_run {
+                Some(name) => name.clone(),
+                None => dir
+                    .canonicalize()
+                    .ok()
+                    .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_else(|| "run".to_owned()),
+            };
+            OutputLayout::xprof(&name)?
+        }
+    };
+    let outcome = plan.align_each_as(out_dir, &layout, Some(&Default::default()))?;
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
+    } else if show {
+        out!("{}", render::align::nodes(&outcome))?;
+        if let Some(before) = &outcome.before {
+            render::clock::warn_collectives(before);
+        }
+    }
+    enforce_violations(outcome.after.as_ref(), out_dir, args.max_violations)
+}
+
+pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
+    if let Some(dir) = &args.run_dir {
+        return run_each(&args, dir, global);
+    }
+    let trace = args
+        .trace
+        .clone()
+        .expect("clap requires a trace without --run-dir");
+    // Told from content: an empty file, or a PyTorch trace (aligned as a
+    // run with --run-dir), is refused here.
+    if super::check_traces(&[&trace], args.policy.allow_empty)? != TraceFormat::XSpace {
+        bail!(
+            "{}: a PyTorch profiler trace; align the run's folder with --run-dir",
+            trace.display()
+        );
+    }
+    let node = match (args.node, collective_check::node_id_from_path(&trace)) {
+        (Some(n), Some(named)) if n != named => bail!(
+            "{}: the file name says node {}, --node says {n}; rename the file if it is node {n}'s",
+            trace.display(),
+            named.0
+        ),
+        (Some(n), _) => n,
+        (None, _) => node_from_name(&trace)?,
+    };
+    let offsets = args
+        .offsets
+        .clone()
+        .context("aligning one trace needs --offsets (or align a whole run with --run-dir)")?;
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| trace_align::default_output(&trace));
+    let single = SingleNode {
+        input: NodeInput {
+            node_id: node,
+            trace,
+            snapshots: args.snapshots.clone(),
+            session_start_ns: args.session_start_ns,
+            start_walltime_ns: args.start_walltime_ns,
+            start_gpu_ns: args.start_gpu_ns,
+        },
+        offsets,
+        reference_trace: args.reference_trace.clone(),
+    };
+    let aligned = single.align(&output, &args.policy.options())?;
+    if args.json {
+        outln!("{}", aligned.diagnostics.to_json())?;
+    } else if !global.quiet {
+        outln!("{}", aligned.diagnostics.summary())?;
+        let stats = trace_align::stats_beside(&output);
+        outln!("wrote {} and {}", output.display(), stats.display())?;
+    }
+    Ok(())
+}
