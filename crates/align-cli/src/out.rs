@@ -8,7 +8,10 @@
 //! (`2> /dev/full`): the run's outcome is its exit status.
 
 use std::fmt;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::Context;
 
 /// Stdout could not be written.
 #[derive(Debug)]
@@ -78,4 +81,32 @@ macro_rules! err {
     ($($arg:tt)*) => {
         $crate::out::note(&format!($($arg)*))
     };
+}
+
+/// Write a report to `path` (`-`: stdout) with `write`, atomically: a
+/// report that cannot be written whole (a full disk) leaves no empty or
+/// partial file behind.
+pub fn write_report(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        write(&mut out).context("writing to stdout")?;
+        return Ok(out.flush().map_err(StdoutError)?);
+    }
+    // Atomically: a report that cannot be written whole (a full disk) leaves
+    // no empty or partial file behind.
+    let mut failure = None;
+    xplane_proto::write_atomically(path, |file| {
+        let mut out = BufWriter::new(file);
+        if let Err(e) = write(&mut out) {
+            failure = Some(e);
+            return Err(std::io::Error::other("the report could not be written"));
+        }
+        out.flush()
+    })
+    // The writer's I/O error, not its own (which names the path again).
+    .map_err(|e| failure.take().unwrap_or_else(|| e.into_io().into()))
+    .with_context(|| format!("writing {}", path.display()))
 }

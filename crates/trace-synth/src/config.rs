@@ -57,6 +57,74 @@ pub struct ProbeError {
     pub add_ns: i64,
 }
 
+/// `NODE:REST`, the node parsed; `expected` names the form in errors.
+fn node_and(text: &str, expected: &str) -> Result<(u32, String), SynthError> {
+    let bad = |reason: String| SynthError::BadSpec {
+        text: text.to_owned(),
+        reason,
+    };
+    let (node, rest) = text
+        .split_once(':')
+        .ok_or_else(|| bad(format!("expected {expected}")))?;
+    let node = node
+        .trim()
+        .parse()
+        .map_err(|e| bad(format!("{node:?} is not a node id: {e}")))?;
+    Ok((node, rest.trim().to_owned()))
+}
+
+impl std::str::FromStr for Straggler {
+    type Err = SynthError;
+
+    /// `NODE:DELAY_NS`, e.g. `2:500000`.
+    ///
+    /// ```
+    /// let s: trace_synth::Straggler = "2:500000".parse()?;
+    /// assert_eq!((s.node, s.delay_ns), (2, 500_000));
+    /// assert!("2".parse::<trace_synth::Straggler>().is_err());
+    /// # Ok::<(), trace_synth::SynthError>(())
+    /// ```
+    fn from_str(text: &str) -> Result<Self, SynthError> {
+        let (node, delay) = node_and(text, "NODE:DELAY_NS, e.g. 2:500000")?;
+        let delay_ns = delay.parse().map_err(|e| SynthError::BadSpec {
+            text: text.to_owned(),
+            reason: format!("{delay:?} is not a delay in ns: {e}"),
+        })?;
+        Ok(Straggler { node, delay_ns })
+    }
+}
+
+impl std::str::FromStr for ProbeError {
+    type Err = SynthError;
+
+    /// `NODE:NS` (added to every offset) or `NODE:negate`, e.g. `2:40000`.
+    ///
+    /// ```
+    /// let e: trace_synth::ProbeError = "1:negate".parse()?;
+    /// assert!(e.negate && e.add_ns == 0);
+    /// assert_eq!("3:-250".parse::<trace_synth::ProbeError>()?.add_ns, -250);
+    /// # Ok::<(), trace_synth::SynthError>(())
+    /// ```
+    fn from_str(text: &str) -> Result<Self, SynthError> {
+        let (node, what) = node_and(text, "NODE:NS or NODE:negate, e.g. 2:40000")?;
+        let (negate, add_ns) = match what.as_str() {
+            "negate" => (true, 0),
+            ns => (
+                false,
+                ns.parse().map_err(|e| SynthError::BadSpec {
+                    text: text.to_owned(),
+                    reason: format!("{ns:?} is not an offset error in ns (or `negate`): {e}"),
+                })?,
+            ),
+        };
+        Ok(ProbeError {
+            node,
+            negate,
+            add_ns,
+        })
+    }
+}
+
 impl ProbeError {
     /// The offset written for a measured `offset_ns`.
     pub fn apply(&self, offset_ns: f64) -> f64 {

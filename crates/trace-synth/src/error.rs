@@ -6,6 +6,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SynthError {
+    /// A command-line spec (`NODE:DELAY_NS`, `NODE:NS`) does not parse.
+    #[error("{text:?}: {reason}")]
+    BadSpec {
+        /// The text given.
+        text: String,
+        /// What was expected.
+        reason: String,
+    },
     /// A configuration value is out of range or inconsistent.
     #[error("invalid synth configuration: {field}: {reason}")]
     InvalidConfig {

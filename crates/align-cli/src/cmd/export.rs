@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use collective_check::{NodeId, NodeSource, node_id_from_path};
+use collective_check::{NodeId, NodeSource};
 use perfetto_export::{Format, Input, Options, Packets, export_file_with};
 use xplane_proto::{FileBytes, NODE_ID_STAT, PlaneIndex, SpaceView};
 
@@ -97,9 +97,7 @@ fn kineto_inputs(args: &Args) -> anyhow::Result<bool> {
 /// written as it or exported with the collectives' flows from their own
 /// matching.
 fn run_kineto(args: &Args, global: &Global) -> anyhow::Result<()> {
-    if !args.node_ids.is_empty() {
-        bail!("--node-ids is for XSpace traces; a PyTorch profiler trace names its rank");
-    }
+    super::nodes::refuse_for_kineto(&args.node_ids)?;
     let output = trace_align::Output::from_path(&args.output)?;
     let started = Instant::now();
     let run = trace_align::kineto_space(&args.traces)?;
@@ -133,38 +131,11 @@ fn node_sources(
     files: &[FileBytes],
     global: &Global,
 ) -> anyhow::Result<Vec<NodeSource>> {
-    if !args.node_ids.is_empty() {
-        if args.node_ids.len() != files.len() {
-            bail!(
-                "--node-ids gives {} ids for {} traces",
-                args.node_ids.len(),
-                files.len()
-            );
-        }
-        return Ok(args
-            .node_ids
-            .iter()
-            .map(|&n| NodeSource::Given(n))
-            .collect());
-    }
-    if files.len() == 1 && is_merged(&files[0])? {
+    if args.node_ids.is_empty() && files.len() == 1 && is_merged(&files[0])? {
         return Ok(vec![NodeSource::PlaneStat]);
     }
-    let named: Option<Vec<NodeId>> = args.traces.iter().map(node_id_from_path).collect();
-    Ok(match named {
-        Some(ids) => ids.into_iter().map(NodeSource::Given).collect(),
-        None => {
-            if files.len() > 1 && !global.quiet {
-                errln!(
-                    "note: not every file name has node<N>/rank<N>; node ids follow the file order"
-                );
-            }
-            (0..)
-                .zip(files)
-                .map(|(n, _)| NodeSource::Given(NodeId(n)))
-                .collect()
-        }
-    })
+    let ids = super::nodes::node_ids(&args.traces, &args.node_ids, global.quiet)?;
+    Ok(ids.into_iter().map(NodeSource::Given).collect())
 }
 
 /// True when some plane of the trace has a `node_id` stat (written by `merge`).

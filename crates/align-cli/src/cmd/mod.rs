@@ -11,6 +11,7 @@ pub mod demo;
 pub mod export;
 pub mod inspect;
 pub mod merge;
+pub mod nodes;
 pub mod policy;
 pub mod report;
 pub mod run_args;

@@ -32,13 +32,13 @@ pub struct Args {
     pub kernels: Option<u32>,
     /// Make node NODE begin every collective DELAY ns late (a slow node on
     /// purpose; overrides the configuration).
-    #[arg(long, value_name = "NODE:DELAY_NS", value_parser = parse_straggler)]
+    #[arg(long, value_name = "NODE:DELAY_NS", value_parser = clap::value_parser!(Straggler))]
     pub straggler: Option<Straggler>,
     /// Write node NODE's probe offsets wrong while the truth stays true:
     /// `NODE:NS` adds NS ns to every offset (a loop that does not close),
     /// `NODE:negate` flips its sign (a sign error); repeat for more nodes
     /// (replaces the configuration's `probe_errors`).
-    #[arg(long, value_name = "NODE:NS|NODE:negate", value_parser = parse_probe_error)]
+    #[arg(long, value_name = "NODE:NS|NODE:negate", value_parser = clap::value_parser!(ProbeError))]
     pub probe_error: Vec<ProbeError>,
     /// Read gap of the snapshot pairs, ns: each pair's host clock is read
     /// about this long after its tracer clock (one-sided, random; overrides
@@ -74,46 +74,6 @@ pub fn clear_earlier_run(out: &std::path::Path, force: bool) -> anyhow::Result<(
         std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
     }
     Ok(())
-}
-
-/// `NODE:DELAY_NS`, e.g. `2:500000`.
-fn parse_straggler(text: &str) -> Result<Straggler, String> {
-    let (node, delay) = text
-        .split_once(':')
-        .ok_or_else(|| format!("{text:?}: expected NODE:DELAY_NS, e.g. 2:500000"))?;
-    let node = node
-        .trim()
-        .parse()
-        .map_err(|e| format!("{node:?}: not a node id: {e}"))?;
-    let delay_ns = delay
-        .trim()
-        .parse()
-        .map_err(|e| format!("{delay:?}: not a delay in ns: {e}"))?;
-    Ok(Straggler { node, delay_ns })
-}
-
-/// `NODE:NS` or `NODE:negate`, e.g. `2:40000`.
-fn parse_probe_error(text: &str) -> Result<ProbeError, String> {
-    let (node, what) = text
-        .split_once(':')
-        .ok_or_else(|| format!("{text:?}: expected NODE:NS or NODE:negate, e.g. 2:40000"))?;
-    let node = node
-        .trim()
-        .parse()
-        .map_err(|e| format!("{node:?}: not a node id: {e}"))?;
-    let (negate, add_ns) = match what.trim() {
-        "negate" => (true, 0),
-        ns => (
-            false,
-            ns.parse()
-                .map_err(|e| format!("{ns:?}: not an offset error in ns (or `negate`): {e}"))?,
-        ),
-    };
-    Ok(ProbeError {
-        node,
-        negate,
-        add_ns,
-    })
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {

@@ -1,13 +1,11 @@
 //! `align-cli validate`: the happens-before check of collectives, on one
 //! merged trace or on per-node traces, XSpace or PyTorch (Kineto) JSON.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use collective_check::{
     NodeId, Options, PlaneChoice, Report, check_files, check_kineto_files, check_merged,
-    node_id_from_path,
 };
 
 use crate::Global;
@@ -84,15 +82,17 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     } else if args.traces.len() == 1 && !args.per_node && args.node_ids.is_empty() {
         check_merged(&args.traces[0], &options)?
     } else {
-        check_files(&node_files(&args, global)?, &options)?
+        let ids = super::nodes::node_ids(&args.traces, &args.node_ids, global.quiet)?;
+        let files: Vec<(NodeId, PathBuf)> = ids.into_iter().zip(args.traces.clone()).collect();
+        check_files(&files, &options)?
     };
 
     let to_stdout = |p: &Option<PathBuf>| p.as_deref() == Some(Path::new("-"));
     if let Some(path) = &args.json {
-        write_to(path, |w| report.write_json(w).map_err(Into::into))?;
+        crate::out::write_report(path, |w| report.write_json(w).map_err(Into::into))?;
     }
     if let Some(path) = &args.csv {
-        write_to(path, |w| report.write_csv(w).map_err(Into::into))?;
+        crate::out::write_report(path, |w| report.write_csv(w).map_err(Into::into))?;
     }
     if !global.quiet {
         let text = summary(&report, global);
@@ -123,9 +123,7 @@ fn kineto_run(args: &Args) -> anyhow::Result<bool> {
     if format != trace_align::TraceFormat::Kineto {
         return Ok(false);
     }
-    if !args.node_ids.is_empty() {
-        bail!("--node-ids is for XSpace traces; a PyTorch profiler trace names its rank");
-    }
+    super::nodes::refuse_for_kineto(&args.node_ids)?;
     Ok(true)
 }
 
@@ -146,60 +144,4 @@ fn summary(report: &Report, global: &Global) -> String {
         }
     }
     text
-}
-
-/// The node id of each per-node file: `--node-ids`, else the name, else file order.
-fn node_files(args: &Args, global: &Global) -> anyhow::Result<Vec<(NodeId, PathBuf)>> {
-    if !args.node_ids.is_empty() {
-        if args.node_ids.len() != args.traces.len() {
-            bail!(
-                "--node-ids gives {} ids for {} traces",
-                args.node_ids.len(),
-                args.traces.len()
-            );
-        }
-        return Ok(args
-            .node_ids
-            .iter()
-            .zip(&args.traces)
-            .map(|(&id, p)| (id, p.clone()))
-            .collect());
-    }
-    let named: Option<Vec<NodeId>> = args.traces.iter().map(node_id_from_path).collect();
-    Ok(match named {
-        Some(ids) => ids.into_iter().zip(args.traces.iter().cloned()).collect(),
-        None => {
-            if !global.quiet {
-                errln!(
-                    "note: not every file name has node<N>/rank<N>; node ids follow the file order"
-                );
-            }
-            (0..).map(NodeId).zip(args.traces.iter().cloned()).collect()
-        }
-    })
-}
-
-fn write_to(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        write(&mut out).context("writing to stdout")?;
-        return Ok(out.flush().map_err(crate::out::StdoutError)?);
-    }
-    // Atomically: a report that cannot be written whole (a full disk) leaves
-    // no empty or partial file behind.
-    let mut failure = None;
-    xplane_proto::write_atomically(path, |file| {
-        let mut out = BufWriter::new(file);
-        if let Err(e) = write(&mut out) {
-            failure = Some(e);
-            return Err(std::io::Error::other("the report could not be written"));
-        }
-        out.flush()
-    })
-    // The writer's I/O error, not its own (which names the path again).
-    .map_err(|e| failure.take().unwrap_or_else(|| e.into_io().into()))
-    .with_context(|| format!("writing {}", path.display()))
 }
