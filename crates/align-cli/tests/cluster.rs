@@ -147,6 +147,28 @@ fn kineto_runs_apply_as_align_writes() {
     }
 }
 
+/// Two recorded runs whose regression fit leaves violations: the repair
+/// from the summaries moves what `align --run-dir --repair` moves.
+#[test]
+fn recorded_runs_repaired_apply_as_align_writes() {
+    for (run, moved) in [
+        ("jax-faketime/n4_skew_300steps", 0),
+        ("jax-faketime/mesh2x2_skew_60steps", 3),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ["--estimator", "regression", "--repair"];
+        round_trip(&fixture(run), dir.path(), &clock, &[]);
+        let clocks: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("clocks.json")).unwrap())
+                .unwrap();
+        assert!(clocks["repair"]["instances_repaired"].as_u64().unwrap() > 0);
+        assert!(
+            clocks["nodes"][moved]["repair"]["anchors"].is_array(),
+            "{run}"
+        );
+    }
+}
+
 /// A synthetic run whose node 2 has wrong probe offsets: `auto` aligns it
 /// from its collectives and the others from their probes.
 fn synthetic_run(dir: &Path) -> PathBuf {
