@@ -184,7 +184,7 @@ pub(crate) fn decode(gzipped: &[u8]) -> Result<NodeSummary, DecodeError> {
     let (begins, ends) = super::times::decode(&mut r, &ks, head.unit, modes)?;
     let probe_start = head
         .probe_start
-        .then(|| probe_deltas(&mut r, n))
+        .then(|| probe_deltas(&mut r, &begins, &ends))
         .transpose()?;
     if r.at != body.len() {
         return Err(format!("{} bytes after the last column", body.len() - r.at).into());
@@ -263,12 +263,25 @@ fn ids(r: &mut Reader<'_>, ks: &[usize], what: &str) -> Result<Vec<Option<i128>>
         .collect()
 }
 
-/// The probe-start differences read back.
-fn probe_deltas(r: &mut Reader<'_>, n: usize) -> Result<Vec<[i128; 2]>, DecodeError> {
-    let mut deltas = vec![[0i128; 2]; n];
+/// The probe-start differences read back, checked against the times
+/// they move (`begins`, `ends`): neither out of range nor ending before
+/// it begins.
+fn probe_deltas(
+    r: &mut Reader<'_>,
+    begins: &[i128],
+    ends: &[i128],
+) -> Result<Vec<[i128; 2]>, DecodeError> {
+    let mut deltas = vec![[0i128; 2]; begins.len()];
     for side in 0..2 {
         for d in deltas.iter_mut() {
             d[side] = unzigzag(r.get("a probe-start time")?);
+        }
+    }
+    for (i, d) in deltas.iter().enumerate() {
+        let begin = begins[i].checked_add(d[0]);
+        let end = ends[i].checked_add(d[1]);
+        if !matches!((begin, end), (Some(b), Some(e)) if b <= e) {
+            return Err(format!("occurrence {i}: probe-start times out of order or range").into());
         }
     }
     Ok(deltas)
@@ -462,6 +475,23 @@ mod tests {
             err.to_string().contains("occurrence 0: key 9 of 3"),
             "{err}"
         );
+    }
+
+    /// Every byte of a summary's body changed, one at a time: decoded or
+    /// refused, never a panic (an occurrence that ends before it begins,
+    /// a symbol without its name, a time out of range).
+    #[test]
+    fn a_changed_byte_is_decoded_or_refused_never_a_panic() {
+        let b = body(&summary(true));
+        let mut refused = 0;
+        for at in 0..b.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut bad = b.clone();
+                bad[at] ^= flip;
+                refused += usize::from(decode(&gzip(&bad)).is_err());
+            }
+        }
+        assert!(refused > b.len(), "{refused} of {} refused", 3 * b.len());
     }
 
     #[test]
