@@ -10,9 +10,11 @@
 //! lands on its host clock through the snapshot map after the tracer
 //! start's shift `S_w − S_g`, which the final clocks take from the probe
 //! offsets header while a summary was read with the shift the trace gives
-//! (`S_g` from the snapshot map, rounded down to the ns): a summary keeps
-//! those occurrences' tracer times and its shift ([`TracerShift`]), and
-//! each is mapped with the shift of the node's final clocks.
+//! (`S_g` from the snapshot map, rounded down to the ns), a nanosecond
+//! apart on every device collective: a summary whose node's header gives
+//! another tracer start also keeps its times as read with that start
+//! ([`ProbeStart`](super::ProbeStart)), and a node on its probe offsets is
+//! mapped from those. Every time is mapped in ps, as the aligner maps it.
 
 use std::collections::BTreeMap;
 
