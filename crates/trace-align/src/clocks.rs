@@ -346,6 +346,9 @@ pub(crate) struct HostRead {
     pub collectives: Extraction,
     /// The snapshot pairs (the given file's, or the trace's own plane).
     pub snapshots: Option<alignment_core::Snapshots>,
+    /// The tracer start `(S_w, S_g)` the read took from the trace (or the
+    /// input): the shift of its tracer lines.
+    pub tracer_start: (Option<u64>, Option<u64>),
 }
 
 /// One node's collectives on its host clock (the evidence of the clock
@@ -356,12 +359,14 @@ pub(crate) fn host_read(input: &NodeInput, options: &AlignOptions) -> Result<Hos
         NodeClocks::with_offset(input, &bytes.view(), OffsetMap::Identity, options)
             .map_err(RunError::align(input.node_id))?;
     let snapshots = clocks.snapshots.clone();
+    let tracer_start = (clocks.start_walltime_ns, clocks.start_gpu_ns);
     let check = host_check_options();
     let collectives =
         retimed_collectives(input, &bytes, clocks, session_start_ns, options, &check)?;
     Ok(HostRead {
         collectives,
         snapshots,
+        tracer_start,
     })
 }
 

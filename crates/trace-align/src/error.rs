@@ -405,11 +405,21 @@ pub enum RunError {
         /// The summary.
         path: PathBuf,
     },
-    /// The repair asked of a fit from summaries.
+    /// A node's trace read a second time, with the tracer start of its
+    /// probe offsets header, gave another number of collectives.
     #[error(
-        "the repair of the collectives needs every trace read through its correction; run `align --run-dir` where the traces are"
+        "{path}: node {node} has {first} collectives read with the trace's tracer start, {second} with its probe offsets'"
     )]
-    RepairFromSummaries,
+    ProbeStartRead {
+        /// The trace.
+        path: PathBuf,
+        /// The node.
+        node: NodeId,
+        /// Read with the trace's tracer start.
+        first: usize,
+        /// Read with the probe offsets header's.
+        second: usize,
+    },
     /// A trace could not be mapped or decompressed.
     #[error("opening a trace")]
     Trace(#[source] xplane_proto::Error),

@@ -24,8 +24,7 @@ pub struct SummarizeArgs {
     /// The node id.
     #[arg(long)]
     pub node: Option<NodeId>,
-    /// The node's snapshot pairs file; default: the run folder's, or the
-    /// trace's `/host:snapshots` plane.
+    /// The node's snapshot pairs; default: the run folder's, the trace's.
     #[arg(long)]
     pub snapshots: Option<PathBuf>,
     /// The probe offsets file; default: `round_offsets.jsonl` in the run
@@ -82,62 +81,33 @@ pub struct ApplyArgs {
 
 pub fn summarize(args: SummarizeArgs, global: &Global) -> anyhow::Result<()> {
     let (mut run, node) = match (&args.run_dir, &args.trace) {
-        (Some(dir), _) => {
-            let node = args.node.expect("clap requires --node with --run-dir");
-            (RunFiles::discover(dir)?, node)
-        }
+        (Some(dir), _) => (RunFiles::discover(dir)?, args.node.expect("clap: --node")),
         (None, Some(trace)) => lone_trace(trace, args.node)?,
         (None, None) => unreachable!("clap requires a trace or --run-dir"),
     };
-    if let Some(offsets) = &args.offsets {
-        run.offsets = Some(offsets.clone());
-    }
+    run.offsets = args.offsets.clone().or(run.offsets);
     if let Some(snapshots) = &args.snapshots {
         run.set_snapshots(node, snapshots.clone())
             .with_context(|| format!("--snapshots {}", snapshots.display()))?;
     }
-    let trace = match run.nodes.get(&node) {
-        Some(files) => files.trace.clone(),
-        None => bail!(
-            "node {node} has no trace in {}",
-            args.run_dir.as_deref().unwrap_or(".".as_ref()).display()
-        ),
-    };
-    super::check_traces(&[&trace], args.policy.allow_empty)?;
-    let inputs = super::run_args::inputs(&run);
-    super::check_output(&args.output, &inputs, &[])?;
-    let summary = run.summarize(node, &args.policy.options())?;
-    summary.write(&args.output)?;
-    let written = std::fs::metadata(&args.output)
-        .with_context(|| format!("reading {}", args.output.display()))?
-        .len();
-    let share = 100.0 * written as f64 / summary.trace.file.size.max(1) as f64;
+    if let Some(files) = run.nodes.get(&node) {
+        super::check_traces(&[&files.trace], args.policy.allow_empty)?;
+    }
+    super::check_output(&args.output, &super::run_args::inputs(&run), &[])?;
+    let written = run
+        .summarize(node, &args.policy.options())?
+        .write(&args.output)?;
     if args.json {
-        let out = serde_json::json!({
-            "node": node,
-            "output": args.output,
-            "bytes": written,
-            "trace": summary.trace,
-            "collectives": summary.collectives.occurrences().len(),
-        });
-        outln!("{}", serde_json::to_string_pretty(&out)?)?;
+        outln!("{}", serde_json::to_string_pretty(&written)?)?;
     } else if !global.quiet {
-        outln!(
-            "node {node}: {} collectives, {} snapshot pairs, {} offset rows; wrote {} ({written} bytes, {share:.2} % of the trace's {})",
-            summary.collectives.occurrences().len(),
-            summary.snapshots.as_ref().map_or(0, |s| s.pairs.len()),
-            summary.offsets.as_ref().map_or(0, |o| o.rows.len()),
-            args.output.display(),
-            summary.trace.file.size,
-        )?;
+        outln!("{written}")?;
     }
     Ok(())
 }
 
 /// The run of one trace given alone, and its node.
 fn lone_trace(trace: &std::path::Path, node: Option<NodeId>) -> anyhow::Result<(RunFiles, NodeId)> {
-    let named = trace_align::node_from_name(trace);
-    let node = match (node, named) {
+    let node = match (node, trace_align::node_from_name(trace)) {
         (Some(n), Some(named)) if n != named => bail!(
             "{}: the file name says node {named}, --node says {n}; rename the file if it is node {n}'s",
             trace.display()
@@ -151,15 +121,9 @@ fn lone_trace(trace: &std::path::Path, node: Option<NodeId>) -> anyhow::Result<(
 }
 
 pub fn fit(args: FitArgs, global: &Global) -> anyhow::Result<()> {
-    let summaries = args
-        .summaries
-        .iter()
-        .map(SummaryFile::read)
-        .collect::<Result<Vec<_>, _>>()?;
-    if summaries
-        .first()
-        .is_some_and(|s| s.summary.trace.format == TraceFormat::Kineto)
-    {
+    let read = args.summaries.iter().map(SummaryFile::read);
+    let summaries = read.collect::<Result<Vec<_>, _>>()?;
+    if let Some(TraceFormat::Kineto) = summaries.first().map(|s| s.summary.trace.format) {
         args.clock.refuse_for_kineto()?;
     }
     super::check_output(&args.output, &args.summaries, &[])?;
@@ -169,13 +133,7 @@ pub fn fit(args: FitArgs, global: &Global) -> anyhow::Result<()> {
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&clocks)?)?;
     } else if !global.quiet {
-        outln!(
-            "{} nodes; clocks: {:?} ({}); wrote {}",
-            clocks.nodes.len(),
-            clocks.clock_source,
-            clocks.clock_reason,
-            args.output.display()
-        )?;
+        out!("{}", clocks.summary(&args.output))?;
     }
     Ok(())
 }
@@ -186,18 +144,7 @@ pub fn apply(args: ApplyArgs, global: &Global) -> anyhow::Result<()> {
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&applied)?)?;
     } else if !global.quiet {
-        if let Some(d) = &applied.diagnostics {
-            outln!("{}", d.summary())?;
-        }
-        if let Some(r) = &applied.rank {
-            outln!(
-                "rank {}: {} events, {} times moved",
-                r.rank,
-                r.events,
-                r.ts_changed
-            )?;
-        }
-        outln!("node {}: wrote {}", applied.node, applied.output.display())?;
+        outln!("{applied}")?;
     }
     Ok(())
 }

@@ -28,6 +28,20 @@ pub struct AppliedNode {
     pub rank: Option<crate::AlignedRank>,
 }
 
+impl std::fmt::Display for AppliedNode {
+    /// What alignment did, then `node N: wrote OUT`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(d) = &self.diagnostics {
+            writeln!(f, "{}", d.summary())?;
+        }
+        if let Some(r) = &self.rank {
+            let (rank, events, moved) = (r.rank, r.events, r.ts_changed);
+            writeln!(f, "rank {rank}: {events} events, {moved} times moved")?;
+        }
+        write!(f, "node {}: wrote {}", self.node, self.output.display())
+    }
+}
+
 /// A clocks file read from `path`.
 #[derive(Debug, Clone)]
 pub struct ClocksFile {
@@ -124,7 +138,12 @@ impl ClocksFile {
             StoredCorrection::Identity => Correction::Identity,
         };
         let bytes = crate::node::open(trace)?;
-        let (clocks, session_start_ns) = correction.clocks(&input, &bytes.view(), options)?;
+        let (mut clocks, session_start_ns) = correction.clocks(&input, &bytes.view(), options)?;
+        clocks.repair = entry
+            .repair
+            .as_ref()
+            .map(|r| r.to_map(&self.path, entry.node))
+            .transpose()?;
         drop(bytes);
         let node = PreparedNode {
             input: &input,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::identity::{FileIdentity, TraceIdentity};
+use super::repair::StoredRepair;
 use super::stored::{StoredMap, StoredOffsets};
 use super::summary::check_header;
 use crate::clocks::ClockSource;
@@ -18,7 +19,7 @@ use crate::format::TraceFormat;
 /// The `format` every clocks file names.
 pub const CLOCKS_FORMAT: &str = "trace-align-clocks";
 /// The version of the clocks file format this build writes and reads.
-pub const CLOCKS_VERSION: u32 = 1;
+pub const CLOCKS_VERSION: u32 = 2;
 
 /// Every node's clock correction of a run, as `fit` chose it (written as
 /// pretty JSON, [`RunClocks::write`]).
@@ -45,6 +46,9 @@ pub struct RunClocks {
     /// earliest of the nodes' own session starts on the global clock,
     /// epoch ns.
     pub output_session_start_ns: i128,
+    /// What the repair of the collectives did (as `align --json` reports
+    /// it), when the fit repairs (`--repair`).
+    pub repair: Option<Box<RawValue>>,
     /// Per node, by node id.
     pub nodes: Vec<NodeEntry>,
 }
@@ -72,6 +76,9 @@ pub struct NodeEntry {
     /// The snapshot map `P_i : tracer → host` through its pieces
     /// `[tracer ps, host ps]`, when the node has pairs.
     pub snapshot_map: Option<SnapshotPieces>,
+    /// `R_i : G → G`, the repair of the collectives applied after the
+    /// correction, when the fit repairs this node.
+    pub repair: Option<StoredRepair>,
 }
 
 /// A node's correction, `O_i : H_i → G`.
@@ -111,6 +118,28 @@ pub struct SnapshotPieces {
 }
 
 impl RunClocks {
+    /// A few lines on these clocks written to `path`: nodes, clock
+    /// source and why, and what the repair did when there is one.
+    pub fn summary(&self, path: &Path) -> String {
+        let (n, source, reason) = (self.nodes.len(), self.clock_source, &self.clock_reason);
+        let mut s = format!(
+            "{n} nodes; clocks: {source:?} ({reason}); wrote {}\n",
+            path.display()
+        );
+        let report = self.repair.as_ref().map(|r| serde_json::from_str(r.get()));
+        if let Some(Ok(r)) = report {
+            let r: serde_json::Value = r;
+            s += &format!(
+                "repair: {} of {} instances repaired; violations {} -> {}\n",
+                r["instances_repaired"],
+                r["instances_checked"],
+                r["violations_before"],
+                r["violations_after"]
+            );
+        }
+        s
+    }
+
     /// Write the clocks to `path` as pretty JSON (replaced atomically).
     pub fn write(&self, path: &Path) -> Result<()> {
         xplane_proto::write_atomically(path, |f| {

@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 use super::clocks_file::{
     CLOCKS_FORMAT, CLOCKS_VERSION, NodeEntry, RunClocks, SnapshotPieces, StoredCorrection,
 };
+use super::repair::StoredRepair;
 use super::stored::{StoredMap, StoredOffsets};
 use super::summary::{NodeSummary, OffsetsLine, SummaryFile};
 use crate::clocks::{Correction, HostCollectives};
@@ -23,17 +24,14 @@ use crate::plan::{OffsetsSource, Plan, PlanStep, plan_nodes};
 /// Estimate every node's clock correction from `summaries` (one per node)
 /// with `options` and `policy`: the same choice and estimate as
 /// [`RunFiles::plan_clocks`](crate::RunFiles::plan_clocks) on the traces
-/// they came from. The repair ([`ClockPolicy::repair`]) reads every
-/// trace through its correction and is refused
-/// ([`RunError::RepairFromSummaries`]).
+/// they came from. With [`ClockPolicy::repair`] (XSpace runs), the repair
+/// [`RunFiles::plan_clocks`](crate::RunFiles::plan_clocks) computes, from
+/// the summaries' collectives (see `cluster/repair.rs`).
 pub fn fit(
     summaries: &[SummaryFile],
     options: &AlignOptions,
     policy: &ClockPolicy,
 ) -> Result<RunClocks> {
-    if policy.repair.is_some() {
-        return Err(RunError::RepairFromSummaries);
-    }
     let by_node = by_node(summaries)?;
     let first = by_node.values().next().ok_or(RunError::NoTraces)?;
     let asked = serde_json::to_value(options).ok();
@@ -89,7 +87,8 @@ fn agree(first: &SummaryFile, s: &SummaryFile) -> Result<()> {
     })
 }
 
-/// A Kineto run: every rank from its collectives.
+/// A Kineto run: every rank from its collectives (a Kineto run is aligned
+/// without a repair, as `align` aligns it).
 fn fit_kineto(
     nodes: &BTreeMap<NodeId, NodeSummary>,
     options: &AlignOptions,
@@ -119,6 +118,7 @@ fn fit_kineto(
                 },
                 estimate: report.map(raw).transpose()?,
                 snapshot_map: None,
+                repair: None,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -131,6 +131,7 @@ fn fit_kineto(
         clock_reason: json(&clocks.reason())?,
         clock_warnings: serde_json::Value::Array(Vec::new()),
         output_session_start_ns: 0,
+        repair: None,
         nodes: entries,
     })
 }
@@ -176,7 +177,11 @@ fn fit_xspace(
             Plan::chosen(inputs, chosen, options)
         }
     };
-    run_clocks(&plan, nodes)
+    let repair = policy
+        .repair
+        .map(|bound| super::repair::repair_from_summaries(&plan, nodes, bound))
+        .transpose()?;
+    run_clocks(&plan, nodes, repair.as_ref())
 }
 
 /// The run's offsets file, joined from every summary's part and checked
@@ -198,8 +203,12 @@ fn run_offsets(path: &Path, nodes: &BTreeMap<NodeId, NodeSummary>) -> Result<Off
     Ok(offsets)
 }
 
-/// The clocks file of `plan`.
-fn run_clocks(plan: &Plan, nodes: &BTreeMap<NodeId, NodeSummary>) -> Result<RunClocks> {
+/// The clocks file of `plan`, with `repair` when it repairs.
+fn run_clocks(
+    plan: &Plan,
+    nodes: &BTreeMap<NodeId, NodeSummary>,
+    repair: Option<&collective_clock::Repair>,
+) -> Result<RunClocks> {
     let options = &plan.options;
     let report = plan.clocks.estimate_report();
     let mut entries = Vec::with_capacity(nodes.len());
@@ -221,6 +230,9 @@ fn run_clocks(plan: &Plan, nodes: &BTreeMap<NodeId, NodeSummary>) -> Result<RunC
                 .map(raw)
                 .transpose()?,
             snapshot_map: snapshot_pieces(s, options)?,
+            repair: repair
+                .and_then(|r| r.maps.get(&s.node))
+                .map(StoredRepair::of),
         });
     }
     Ok(RunClocks {
@@ -232,6 +244,7 @@ fn run_clocks(plan: &Plan, nodes: &BTreeMap<NodeId, NodeSummary>) -> Result<RunC
         clock_reason: json(&plan.clock_reason)?,
         clock_warnings: json(&plan.clock_warnings)?,
         output_session_start_ns: starts.into_iter().min().unwrap_or(0),
+        repair: repair.map(|r| raw(&r.report)).transpose()?,
         nodes: entries,
     })
 }

@@ -37,7 +37,9 @@ pub struct TraceIdentity {
     pub file: FileIdentity,
     /// Its format.
     pub format: TraceFormat,
-    /// Its session start, epoch ns (an XSpace trace's; `None` for Kineto).
+    /// Its session start, epoch ns: an XSpace trace's session start, a
+    /// Kineto trace's `baseTimeNanoseconds` (`None` without one: its `ts`
+    /// are absolute).
     pub session_start_ns: Option<i128>,
 }
 
@@ -90,7 +92,14 @@ impl TraceIdentity {
                     .map_err(|e| RunError::Trace(bytes.wire_error(e)))?;
                 Some(start)
             }
-            TraceFormat::Kineto => None,
+            TraceFormat::Kineto => {
+                let kineto = |source| RunError::Kineto { source };
+                let file = kineto_trace::TraceFile::open(path).map_err(kineto)?;
+                match file.parse().map_err(kineto)?.base() {
+                    kineto_trace::TimeBase::Base(base) => Some(i128::from(base.0)),
+                    kineto_trace::TimeBase::Absolute => None,
+                }
+            }
         };
         Ok(TraceIdentity {
             file,

@@ -4,8 +4,8 @@
 //! 1. **summarize** ([`RunFiles::summarize`](crate::RunFiles::summarize)),
 //!    on each node: its collectives as the plan reads them (on its own host
 //!    clock), its snapshot pairs and its rows of the probe offsets file,
-//!    in a small [`NodeSummary`] (gzip-compressed JSON with a format name
-//!    and version) that names the trace by file name, size, session start
+//!    in a small [`NodeSummary`] (a versioned binary file, a few bytes
+//!    per collective) that names the trace by file name, size, session start
 //!    and FNV-1a 64 hash ([`TraceIdentity`]).
 //! 2. **fit** ([`fit`]), anywhere: the plan's own clock choice (`auto`,
 //!    probes or collectives, the cross-check) and estimate on the summaries
@@ -56,10 +56,13 @@
 
 mod apply;
 mod clocks_file;
+mod codec;
 mod fit;
 mod identity;
+mod repair;
 mod stored;
 mod summary;
+mod times;
 
 pub use apply::{AppliedNode, ClocksFile};
 pub use clocks_file::{
@@ -67,8 +70,9 @@ pub use clocks_file::{
 };
 pub use fit::fit;
 pub use identity::{FileIdentity, TraceIdentity};
+pub use repair::StoredRepair;
 pub use stored::{StoredMap, StoredOffsets};
 pub use summary::{
-    NodeSummary, OffsetsLine, SUMMARY_FORMAT, SUMMARY_VERSION, SummaryFile, SummaryOffsets,
-    SummarySnapshots,
+    NodeSummary, OffsetsLine, ProbeStart, SUMMARY_FORMAT, SUMMARY_VERSION, SummaryFile,
+    SummaryOffsets, SummarySnapshots, SummaryWritten,
 };

@@ -20,11 +20,12 @@ use crate::format::TraceFormat;
 /// The `format` every summary names.
 pub const SUMMARY_FORMAT: &str = "trace-align-summary";
 /// The version of the summary format this build writes and reads.
-pub const SUMMARY_VERSION: u32 = 1;
+pub const SUMMARY_VERSION: u32 = 2;
 
 /// One node's evidence for the clock fit (see the module docs of
-/// [`crate::cluster`]). Written gzip-compressed JSON
-/// ([`NodeSummary::write`]); read back checked ([`NodeSummary::read`]).
+/// [`crate::cluster`]). Written in a compact binary form
+/// ([`NodeSummary::write`], `cluster/codec.rs`); read back checked
+/// ([`NodeSummary::read`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSummary {
@@ -48,6 +49,22 @@ pub struct NodeSummary {
     /// host clock (device times through its snapshot map, point-to-point
     /// included), Kineto as recorded.
     pub collectives: Extraction,
+    /// The same occurrences' times with the tracer start of the node's
+    /// probe offsets header, when that differs from the trace's: what a
+    /// node aligned by its probe offsets reads (the repair, `--repair`).
+    pub probe_start: Option<ProbeStart>,
+}
+
+/// A node's collective times as read with the tracer start `(S_w, S_g)`
+/// of its probe offsets header instead of the trace's own: a time on a
+/// tracer line is shifted by `S_w − S_g` before the snapshot map, so the
+/// two reads differ there (by the ns `S_g` was rounded to).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeStart {
+    /// Per occurrence, in order, `[begin, end]` minus the occurrence's
+    /// own, ps.
+    pub deltas: Vec<[i128; 2]>,
 }
 
 /// A node's snapshot pairs.
@@ -111,22 +128,24 @@ impl RunFiles {
         };
         let format = TraceFormat::detect(&input.trace)?;
         let trace = TraceIdentity::of(&input.trace, format)?;
-        let (collectives, snapshots, offsets) = match format {
+        let (collectives, snapshots, offsets, probe_start) = match format {
             TraceFormat::Kineto => {
                 let collectives = crate::kineto::rank_collectives(node, &input.trace)?;
-                (collectives, None, None)
+                (collectives, None, None, None)
             }
             TraceFormat::XSpace => {
                 let read = crate::clocks::host_read(&input, options)?;
                 let snapshots = read
                     .snapshots
-                    .map(|s| summary_snapshots(&s, input.snapshots.as_deref()))
+                    .as_ref()
+                    .map(|s| summary_snapshots(s, input.snapshots.as_deref()))
                     .transpose()?;
                 let offsets = match &self.offsets {
                     Some(path) => Some(summary_offsets(path, node, &input.trace)?),
                     None => None,
                 };
-                (read.collectives, snapshots, offsets)
+                let probe_start = probe_start(&input, &read, offsets.as_ref(), options)?;
+                (read.collectives, snapshots, offsets, probe_start)
             }
         };
         Ok(NodeSummary {
@@ -138,8 +157,55 @@ impl RunFiles {
             snapshots,
             offsets,
             collectives,
+            probe_start,
         })
     }
+}
+
+/// The times of `read` (node `input`'s collectives) as read with the
+/// tracer start of the node's probe offsets header, when it has one that
+/// differs from the trace's (as [`alignment_core::NodeClocks::build`]
+/// takes it: `S_g` of 0 is unknown).
+fn probe_start(
+    input: &NodeInput,
+    read: &crate::clocks::HostRead,
+    offsets: Option<&SummaryOffsets>,
+    options: &AlignOptions,
+) -> Result<Option<ProbeStart>> {
+    let Some(header) = offsets.and_then(|o| o.nodes.first()) else {
+        return Ok(None);
+    };
+    let start = (
+        Some(header.start_walltime_ns),
+        Some(header.start_gpu_ns).filter(|&g| g != 0),
+    );
+    if start == read.tracer_start || start.1.is_none() {
+        return Ok(None);
+    }
+    let on_probes = NodeInput {
+        start_walltime_ns: start.0,
+        start_gpu_ns: start.1,
+        ..input.clone()
+    };
+    let again = crate::clocks::host_read(&on_probes, options)?.collectives;
+    let (a, b) = (read.collectives.occurrences(), again.occurrences());
+    if a.len() != b.len() {
+        return Err(RunError::ProbeStartRead {
+            path: input.trace.clone(),
+            node: input.node_id,
+            first: a.len(),
+            second: b.len(),
+        });
+    }
+    let deltas: Vec<[i128; 2]> = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| [b.begin.0 - a.begin.0, b.end.0 - a.end.0])
+        .collect();
+    Ok(deltas
+        .iter()
+        .any(|d| *d != [0, 0])
+        .then_some(ProbeStart { deltas }))
 }
 
 /// The pairs of `snapshots`, read from the file `file` if not the trace's.
@@ -193,48 +259,72 @@ fn summary_offsets(path: &Path, node: NodeId, trace: &Path) -> Result<SummaryOff
 }
 
 impl NodeSummary {
-    /// Write this summary to `path` (gzip-compressed JSON, replaced
-    /// atomically).
-    pub fn write(&self, path: &Path) -> Result<()> {
-        write_gzip_json(path, self)
-    }
-
-    /// Read a summary: a file that is not gzip-compressed JSON, is
-    /// truncated or corrupt (the gzip trailer's CRC), names another
-    /// format or version, or lacks a field is an error naming it.
-    pub fn read(path: &Path) -> Result<NodeSummary> {
-        let text = read_gzip_text(path, "summary")?;
-        check_header(path, &text, "summary", SUMMARY_FORMAT, SUMMARY_VERSION)?;
-        serde_json::from_str(&text).map_err(|e| RunError::Unreadable {
-            path: path.to_path_buf(),
-            what: "summary",
-            source: Box::new(e),
+    /// Write this summary to `path` (the binary form of
+    /// `cluster/codec.rs`, replaced atomically); what was written.
+    pub fn write(&self, path: &Path) -> Result<SummaryWritten> {
+        let mut bytes = 0;
+        xplane_proto::write_atomically(path, |f| {
+            let encoded = super::codec::encode(self, SUMMARY_VERSION)?;
+            bytes = encoded.len() as u64;
+            f.write_all(&encoded)
+        })
+        .map_err(RunError::write(path))?;
+        Ok(SummaryWritten {
+            node: self.node,
+            output: path.to_path_buf(),
+            bytes,
+            trace: self.trace.clone(),
+            collectives: self.collectives.occurrences().len(),
+            snapshot_pairs: self.snapshots.as_ref().map_or(0, |s| s.pairs.len()),
+            offset_rows: self.offsets.as_ref().map_or(0, |o| o.rows.len()),
         })
     }
-}
 
-/// Write `value` as gzip-compressed JSON to `path`, atomically.
-pub(crate) fn write_gzip_json(path: &Path, value: &impl Serialize) -> Result<()> {
-    xplane_proto::write_atomically(path, |f| {
-        let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
-        serde_json::to_writer(&mut gz, value)?;
-        gz.finish()?.flush()
-    })
-    .map_err(RunError::write(path))
-}
-
-/// The text of the gzip-compressed file `path`.
-fn read_gzip_text(path: &Path, what: &'static str) -> Result<String> {
-    let file = std::fs::File::open(path).map_err(RunError::io(path))?;
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::io::BufReader::new(file))
-        .read_to_string(&mut text)
-        .map_err(|e| RunError::Unreadable {
+    /// Read a summary: a file without the summary magic, truncated or
+    /// corrupt (the gzip trailer's CRC, every index and range), or of
+    /// another version (a version 1 file is gzip-compressed JSON) is an
+    /// error naming it.
+    pub fn read(path: &Path) -> Result<NodeSummary> {
+        let bytes = std::fs::read(path).map_err(RunError::io(path))?;
+        let unreadable = |source| RunError::Unreadable {
             path: path.to_path_buf(),
-            what,
-            source: Box::new(e),
-        })?;
-    Ok(text)
+            what: "summary",
+            source,
+        };
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            // Version 1 was gzip-compressed JSON naming its version.
+            let mut text = String::new();
+            flate2::read::GzDecoder::new(bytes.as_slice())
+                .read_to_string(&mut text)
+                .map_err(|e| unreadable(Box::new(e)))?;
+            check_header(path, &text, "summary", SUMMARY_FORMAT, SUMMARY_VERSION)?;
+            return Err(unreadable(
+                "gzip-compressed JSON naming this version".into(),
+            ));
+        }
+        let magic = super::codec::MAGIC;
+        if !bytes.starts_with(&magic[..bytes.len().min(magic.len())]) {
+            let start = &bytes[..bytes.len().min(magic.len())];
+            return Err(unreadable(
+                format!("no summary magic: it begins {start:02x?}, not {magic:02x?}").into(),
+            ));
+        }
+        let Some(version) = bytes.get(8..12) else {
+            return Err(unreadable("it ends inside its header".into()));
+        };
+        let version = u32::from_le_bytes(version.try_into().expect("four bytes"));
+        if version != SUMMARY_VERSION {
+            return Err(RunError::FormatVersion {
+                path: path.to_path_buf(),
+                what: "summary",
+                found: SUMMARY_FORMAT.to_owned(),
+                version,
+                expected: SUMMARY_FORMAT,
+                expected_version: SUMMARY_VERSION,
+            });
+        }
+        super::codec::decode(&bytes[12..]).map_err(unreadable)
+    }
 }
 
 /// Fail unless the JSON `text` of `path` names `format` and `version`.
@@ -261,6 +351,43 @@ pub(crate) fn check_header(
         });
     }
     Ok(())
+}
+
+/// A summary as written ([`NodeSummary::write`]); its `Display` is one
+/// line.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryWritten {
+    /// The node.
+    pub node: NodeId,
+    /// The file written.
+    pub output: PathBuf,
+    /// Its size, bytes.
+    pub bytes: u64,
+    /// The trace it summarises.
+    pub trace: TraceIdentity,
+    /// Collective occurrences.
+    pub collectives: usize,
+    /// Snapshot pairs.
+    pub snapshot_pairs: usize,
+    /// Rows of the probe offsets file.
+    pub offset_rows: usize,
+}
+
+impl std::fmt::Display for SummaryWritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let size = self.trace.file.size;
+        write!(
+            f,
+            "node {}: {} collectives, {} snapshot pairs, {} offset rows; wrote {} ({} bytes, {:.2} % of the trace's {size})",
+            self.node,
+            self.collectives,
+            self.snapshot_pairs,
+            self.offset_rows,
+            self.output.display(),
+            self.bytes,
+            100.0 * self.bytes as f64 / size.max(1) as f64,
+        )
+    }
 }
 
 /// A summary read from a file, with its path (for errors).
