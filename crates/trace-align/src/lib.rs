@@ -114,10 +114,6 @@ mod each;
 mod error;
 mod format;
 mod kineto;
-mod kineto_clock;
-mod kineto_flows;
-mod kineto_lag;
-mod kineto_space;
 mod merge;
 mod merge_export;
 mod node;
@@ -143,13 +139,13 @@ pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
 pub use each::{AlignEachOutcome, AlignedNode, OutputLayout, same_file};
 pub use error::{Result, RunError};
 pub use format::TraceFormat;
+pub use kineto::clock::{KinetoClocks, kineto_clocks};
+pub use kineto::flows::flows_report;
+pub use kineto::lag::{RankLaunchLag, kineto_launch_lags};
+pub use kineto::space::{KinetoSpace, kineto_space, merge_kineto_space};
 pub use kineto::{
     AlignedRank, KinetoOutcome, align_kineto, aligned_collectives, estimate_kineto, merge_kineto,
 };
-pub use kineto_clock::{KinetoClocks, kineto_clocks};
-pub use kineto_flows::flows_report;
-pub use kineto_lag::{RankLaunchLag, kineto_launch_lags};
-pub use kineto_space::{KinetoSpace, kineto_space, merge_kineto_space};
 pub use merge::MergeSettings;
 pub use merge_export::{CORRECTION_COUNTER, CORRECTION_SAMPLES};
 pub use node_clock::{

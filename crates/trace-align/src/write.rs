@@ -12,7 +12,7 @@ use perfetto_export::Format;
 use crate::discover::RunFiles;
 use crate::error::{Result, RunError};
 use crate::format::TraceFormat;
-use crate::kineto_space::KinetoSpace;
+use crate::kineto::space::KinetoSpace;
 use crate::merge::MergeSettings;
 use crate::node_clock::ClockPolicy;
 use crate::outcome::MergeOutcome;

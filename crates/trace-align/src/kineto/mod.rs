@@ -5,6 +5,11 @@
 //! `docs/kineto.md`), so one host correction per rank applies to every
 //! event of its file.
 
+pub(crate) mod clock;
+pub(crate) mod flows;
+pub(crate) mod lag;
+pub(crate) mod space;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -17,8 +22,8 @@ use serde::Serialize;
 
 use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
-use crate::kineto_clock::{KinetoClocks, kineto_clocks};
-use crate::kineto_lag::{RankLaunchLag, kineto_launch_lags};
+use crate::kineto::clock::{KinetoClocks, kineto_clocks};
+use crate::kineto::lag::{RankLaunchLag, kineto_launch_lags};
 use crate::outcome::{KinetoMerge, MergeOutcome};
 
 /// One rank's aligned Kineto trace.

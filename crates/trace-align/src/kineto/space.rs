@@ -16,7 +16,7 @@ use xplane_proto::{
 
 use crate::error::{Result, RunError};
 use crate::kineto::RankClock;
-use crate::kineto_flows::flows_report;
+use crate::kineto::flows::flows_report;
 use crate::outcome::{KinetoMerge, MergeOutcome};
 
 /// A Kineto run as one XSpace.
