@@ -23,7 +23,6 @@ mod cmd;
 mod exit;
 mod render;
 mod signals;
-mod utc;
 
 use std::process::ExitCode;
 

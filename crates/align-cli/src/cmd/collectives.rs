@@ -106,7 +106,7 @@ pub fn summary(c: &CollectiveClocks) -> String {
     s += &format!(
         "offset at the run's start ({} on the reference clock); the mid-run offset, feasible \
          interval, range and probes at the middle of each node's longest segment\n",
-        crate::utc::iso8601_ps(i128::from(c.report.run_start_ns) * 1000)
+        xplane_proto::utc::iso8601_ps(i128::from(c.report.run_start_ns) * 1000)
     );
     s += &format!(
         "{:>5}  {:>9}  {:>11}  {:>8}  {:>14}  {:>10}  {:>14}  {:>27}  {:>8}  {:>27}  {}\n",

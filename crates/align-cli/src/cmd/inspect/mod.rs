@@ -2,8 +2,6 @@
 //! and what is wrong with it. Reads with the zero-copy reader, so files of
 //! gigabytes need no more memory than their metadata.
 
-mod scan;
-
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -11,8 +9,8 @@ use anyhow::Context as _;
 
 use crate::Global;
 use crate::out::StdoutError;
-use crate::utc::{iso8601_ps, seconds_ps};
-use scan::{FileReport, Span, scan_file};
+use xplane_proto::inspect::{FileReport, Span, scan_file};
+use xplane_proto::utc::{iso8601_ps, seconds_ps};
 
 /// Arguments of `inspect`.
 #[derive(Debug, clap::Args)]

@@ -1,4 +1,5 @@
-//! Absolute and relative times as text.
+//! Absolute and relative times as text: epoch picoseconds as UTC ISO-8601,
+//! relative picoseconds as signed seconds, both exact to the nanosecond.
 
 /// Picoseconds per second.
 const PS_PER_S: i128 = 1_000_000_000_000;

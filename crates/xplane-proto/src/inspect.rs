@@ -1,17 +1,18 @@
-//! One pass over an encoded XSpace with the zero-copy reader, gathering what
-//! `inspect` prints. Memory stays proportional to the metadata, not to the
+//! What a trace holds, in one pass over the encoded XSpace with the
+//! zero-copy reader ([`scan_file`]): per plane its lines, events, spans
+//! and stats, and every structural problem counted with the first place
+//! it was seen. Memory stays proportional to the metadata, not to the
 //! number of events.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use serde::Serialize;
-use xplane_proto::{
-    FileBytes, LineView, PROFILE_START_TIME, PlaneView, SCOPE_RANGE_TREE_PLANE, StatValue,
+use crate::utc::iso8601_ps;
+use crate::{
+    FileBytes, LineView, PROFILE_START_TIME, PlaneView, Result, SCOPE_RANGE_TREE_PLANE, StatValue,
     StatView, WireError, absolute_span_ps, task_env_time_ns_view,
 };
-
-use crate::utc::iso8601_ps;
+use serde::Serialize;
 
 /// What `inspect` reports about one file.
 #[derive(Debug, Serialize)]
@@ -127,7 +128,7 @@ pub struct Problem {
 
 /// Read and summarise `path`. An unreadable file is an error naming it
 /// (and, for malformed bytes, the byte offset).
-pub fn scan_file(path: &Path) -> anyhow::Result<FileReport> {
+pub fn scan_file(path: &Path) -> Result<FileReport> {
     let file = FileBytes::open(path)?;
     // The checker every command uses: what it refuses, every command refuses.
     file.check()?;
