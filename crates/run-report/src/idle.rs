@@ -38,16 +38,6 @@ impl Annotations {
         self.spans.push((id, span));
     }
 
-    /// Forget every annotation pushed after the first `len`.
-    pub(crate) fn truncate(&mut self, len: usize) {
-        self.spans.truncate(len);
-    }
-
-    /// How many annotations were pushed.
-    pub(crate) fn len(&self) -> usize {
-        self.spans.len()
-    }
-
     /// Per name, the time of `idle` (sorted, disjoint spans) under it as the
     /// innermost annotation, ns; and the idle time under none.
     fn attribute(&self, idle: &[Span]) -> (Vec<i64>, i64) {

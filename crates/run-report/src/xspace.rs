@@ -246,9 +246,10 @@ fn walk_line(
     };
     let mut raw: Vec<(i128, i128)> = Vec::new();
     let mut has_markers = false;
-    // Events of a host line are its annotations if the line marks steps.
-    let annotated_from = out.annotations.len();
-    let mut names: std::collections::HashMap<i64, Option<&str>> = Default::default();
+    // Events of a host line are its annotations if the line marks steps:
+    // kept raw (metadata id, start, end) until a marker is seen, named and
+    // mapped only then.
+    let mut candidates: Vec<(i64, i128, i128)> = Vec::new();
     for event in line.events() {
         let event = event?;
         let start = base_ps + i128::from(event.offset_ps());
@@ -270,11 +271,21 @@ fn walk_line(
             continue;
         }
         if step_stat.is_some() {
-            let name = match names.get(&event.metadata_id) {
+            candidates.push((event.metadata_id, start, end));
+        }
+        match raw.last_mut() {
+            Some(last) if start >= last.0 && start <= last.1 => last.1 = last.1.max(end),
+            _ => raw.push((start, end)),
+        }
+    }
+    if has_markers {
+        let mut names: std::collections::HashMap<i64, Option<&str>> = Default::default();
+        for (id, start, end) in candidates {
+            let name = match names.get(&id) {
                 Some(&name) => name,
                 None => {
-                    let name = event_name(plane, event.metadata_id)?;
-                    names.insert(event.metadata_id, name);
+                    let name = event_name(plane, id)?;
+                    names.insert(id, name);
                     name
                 }
             };
@@ -286,13 +297,6 @@ fn walk_line(
                 out.annotations.push(name, span);
             }
         }
-        match raw.last_mut() {
-            Some(last) if start >= last.0 && start <= last.1 => last.1 = last.1.max(end),
-            _ => raw.push((start, end)),
-        }
-    }
-    if !has_markers {
-        out.annotations.truncate(annotated_from);
     }
     let spans: Vec<Span> = raw
         .into_iter()
