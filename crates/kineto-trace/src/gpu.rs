@@ -6,7 +6,8 @@
 //! and are not GPU work here.
 
 use crate::error::Result;
-use crate::event::{Event, Phase};
+use crate::event::Event;
+use crate::spans::CompleteSpan;
 use crate::stat::for_each_arg;
 use crate::time::{DurNs, EpochNs};
 use crate::trace::Trace;
@@ -32,25 +33,15 @@ pub struct GpuActivity {
 /// Every event of `trace` that ran on a GPU stream, in file order. A
 /// malformed event or `args` is an error naming the file and byte offset.
 pub fn gpu_activities(trace: &Trace<'_>) -> Result<Vec<GpuActivity>> {
-    let base = trace.base();
     let mut out = Vec::new();
-    for event in trace.events() {
-        let event = event?;
-        if event.phase != Phase::Complete {
-            continue;
-        }
-        let (Some(ts), Some(dur)) = (event.ts_ns(), event.dur_ns()) else {
-            continue;
-        };
+    for span in trace.complete_spans() {
+        let CompleteSpan { event, start, dur } = span?;
         let Some(StreamArgs {
             device,
             stream,
             correlation,
         }) = stream_args(trace, &event)?
         else {
-            continue;
-        };
-        let Some(start) = base.to_epoch(ts) else {
             continue;
         };
         out.push(GpuActivity {

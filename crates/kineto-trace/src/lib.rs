@@ -62,6 +62,7 @@ mod rank;
 mod retime;
 mod scan;
 mod source;
+mod spans;
 mod stat;
 mod time;
 mod trace;
@@ -77,6 +78,7 @@ pub use output::{AtomicOutput, compression_for};
 pub use rank::{Rank, RankSource, rank_from_file_name};
 pub use retime::{RetimeStats, TimeMap, identity, retime, retime_file, retime_staged};
 pub use source::{Compression, TraceFile, is_json_trace};
+pub use spans::{CompleteSpan, CompleteSpans};
 pub use stat::json_stat_value;
 pub use time::{DurNs, EpochNs, Micros, TimeBase, TsNs};
 pub use trace::{

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clock_model::OffsetMap;
 use collective_check::{Extraction, NodeId};
-use kineto_trace::{Phase, Trace, TraceFile};
+use kineto_trace::{Trace, TraceFile};
 use rayon::prelude::*;
 
 use crate::error::{ReportError, Result};
@@ -128,21 +128,11 @@ struct Walked {
 
 /// Step markers, busy spans and extent of a rank, on the global clock.
 fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walked> {
-    let base = trace.base();
     let (mut markers, mut busy, mut host_steps) = (Vec::new(), Vec::new(), Vec::new());
     let mut annotations = crate::idle::Annotations::default();
     let mut extent: Option<Span> = None;
-    for event in trace.events() {
-        let event = event?;
-        if event.phase != Phase::Complete {
-            continue;
-        }
-        let (Some(ts), Some(dur)) = (event.ts_ns(), event.dur_ns()) else {
-            continue;
-        };
-        let Some(start) = base.to_epoch(ts) else {
-            continue;
-        };
+    for span in trace.complete_spans() {
+        let kineto_trace::CompleteSpan { event, start, dur } = span?;
         let host = Span {
             start: start.0,
             end: start.0.saturating_add(dur.0.max(0)),
