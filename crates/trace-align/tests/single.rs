@@ -21,8 +21,8 @@ fn node_one(run: &trace_synth::SynthRun) -> SingleNode {
     }
 }
 
-#[test]
-fn a_node_is_aligned_into_a_new_folder_with_its_statistics() {
+/// A synthetic run of two nodes in a new folder.
+fn two_nodes() -> (tempfile::TempDir, trace_synth::SynthRun) {
     let dir = tempfile::tempdir().unwrap();
     let config = SynthConfig {
         nodes: 2,
@@ -30,6 +30,12 @@ fn a_node_is_aligned_into_a_new_folder_with_its_statistics() {
         ..Default::default()
     };
     let run = synthesize(&config, dir.path().join("run")).unwrap();
+    (dir, run)
+}
+
+#[test]
+fn a_node_is_aligned_into_a_new_folder_with_its_statistics() {
+    let (dir, run) = two_nodes();
     let output = dir.path().join("aligned/deeper/node1.xplane.pb");
     let aligned = node_one(&run).align(&output, &Default::default()).unwrap();
     assert_eq!(aligned.output, output);
@@ -42,13 +48,7 @@ fn a_node_is_aligned_into_a_new_folder_with_its_statistics() {
 
 #[test]
 fn a_failed_alignment_leaves_no_folder_and_no_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = SynthConfig {
-        nodes: 2,
-        steps: 40,
-        ..Default::default()
-    };
-    let run = synthesize(&config, dir.path().join("run")).unwrap();
+    let (dir, run) = two_nodes();
     let garbage = dir.path().join("node1.snapshots.pb");
     std::fs::write(&garbage, b"\xff\xff\xff not snapshot pairs").unwrap();
     let mut single = node_one(&run);
@@ -61,13 +61,7 @@ fn a_failed_alignment_leaves_no_folder_and_no_file() {
 
 #[test]
 fn an_output_over_an_input_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = SynthConfig {
-        nodes: 2,
-        steps: 40,
-        ..Default::default()
-    };
-    let run = synthesize(&config, dir.path().join("run")).unwrap();
+    let (_dir, run) = two_nodes();
     let single = node_one(&run);
     let err = single
         .align(&run.nodes[0].xplane_path, &Default::default())
