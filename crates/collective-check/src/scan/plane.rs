@@ -6,7 +6,8 @@ use std::convert::Infallible;
 
 use xplane_proto::{
     CheckedEvent, EventData, EventView, GPU_PLANE_PREFIX, HOST_PLANE, HOSTNAME_STAT, LineView,
-    NODE_ID_STAT, ORIGINAL_PLANE_STAT, PlaneIndex, PlaneView, StatValue, StatView, WireError,
+    MapEntry, NODE_ID_STAT, ORIGINAL_PLANE_STAT, PlaneIndex, PlaneView, StatValue, StatView,
+    WireError,
 };
 
 use super::line::LineScan;
@@ -296,29 +297,34 @@ impl<'a> MergeStats<'a> {
 /// The event metadata of `plane` that classify by name, and the largest
 /// metadata id.
 fn classify_metadata(plane: &PlaneView<'_>) -> Result<(Vec<(i64, EventClass)>, i64), WireError> {
-    let mut classes = Vec::new();
-    let mut max_id = 0;
-    for entry in plane.event_metadata() {
-        let entry = entry?;
-        max_id = max_id.max(entry.key);
-        if let Some(c) = classify_event(entry.value.name) {
-            classes.push((entry.key, c));
-        }
-    }
-    Ok((classes, max_id))
+    classify_entries(plane.event_metadata(), |m| m.name, classify_event)
 }
 
 /// The interned strings of `plane` (targets of `hlo_op` refs) that name a
 /// collective, and the largest stat metadata id.
 fn collective_names(plane: &PlaneView<'_>) -> Result<(Vec<(i64, EventClass)>, i64), WireError> {
-    let mut names = Vec::new();
-    let mut max_ref = 0;
-    for entry in plane.stat_metadata() {
+    classify_entries(
+        plane.stat_metadata(),
+        |m| m.name,
+        |name| classify_name(name).map(EventClass::Collective),
+    )
+}
+
+/// The entries of a metadata map whose name (`name` of the value) `class`
+/// classifies, and the largest key.
+fn classify_entries<'a, T>(
+    entries: impl Iterator<Item = Result<MapEntry<T>, WireError>>,
+    name: impl Fn(&T) -> &'a str,
+    class: impl Fn(&str) -> Option<EventClass>,
+) -> Result<(Vec<(i64, EventClass)>, i64), WireError> {
+    let mut classes = Vec::new();
+    let mut max_key = 0;
+    for entry in entries {
         let entry = entry?;
-        max_ref = max_ref.max(entry.key);
-        if let Some(k) = classify_name(entry.value.name) {
-            names.push((entry.key, EventClass::Collective(k)));
+        max_key = max_key.max(entry.key);
+        if let Some(c) = class(name(&entry.value)) {
+            classes.push((entry.key, c));
         }
     }
-    Ok((names, max_ref))
+    Ok((classes, max_key))
 }
