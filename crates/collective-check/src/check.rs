@@ -5,12 +5,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::counts::Counts;
 use crate::extract::Options;
 use crate::groups::group_warnings;
-use crate::matching::group;
-use crate::occurrence::Extraction;
+use crate::matching::{Group, group};
+use crate::occurrence::{Extraction, Occurrence};
 use crate::report::{
     Instance, Report, Slot, Spread, Straggler, Summary, Violation, Warning, WarningKind,
 };
-use crate::units::{DurationPs, NodeId, Participant};
+use crate::units::{DurationPs, NodeId, Participant, TimePs};
 
 /// Match the occurrences of `extraction` into instances and apply the rules.
 ///
@@ -27,16 +27,49 @@ pub fn check(extraction: &Extraction, options: &Options) -> Report {
     let groups = group(extraction, options.planes, &mut warnings);
     warnings.extend(group_warnings(extraction));
     let tolerance = DurationPs::from_ns_f64(options.tolerance_ns.max(0.0));
-
-    let mut participants: BTreeSet<Participant> = BTreeSet::new();
-    let mut instances = Vec::with_capacity(groups.len());
-    let mut violations = Vec::new();
-    let mut last: BTreeMap<NodeId, (usize, i128)> = BTreeMap::new();
-    let mut multi = 0usize;
-    let (mut starts, mut ends) = (Vec::new(), Vec::new());
+    let mut rules = Rules::default();
     for (index, g) in groups.into_iter().enumerate() {
-        let m = &g.members;
-        participants.extend(m.iter().map(|o| o.participant));
+        rules.apply(extraction, index, g, tolerance);
+    }
+    if rules.instances.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::NoCollectives,
+            None,
+            0,
+            "no collective found: nothing was checked".to_owned(),
+        ));
+    }
+    rules.report(extraction, warnings)
+}
+
+/// The rules applied to instance after instance.
+#[derive(Default)]
+struct Rules {
+    participants: BTreeSet<Participant>,
+    instances: Vec<Instance>,
+    violations: Vec<Violation>,
+    /// Per node: how often it was the last to start, and by how much
+    /// (ps) it started after the second to last, summed.
+    last: BTreeMap<NodeId, (usize, i128)>,
+    /// Instances of two participants or more.
+    multi: usize,
+    /// Their start and end spreads, ns.
+    starts: Vec<f64>,
+    ends: Vec<f64>,
+}
+
+/// The extreme begins and ends of an instance's members.
+struct Bounds {
+    min_begin: TimePs,
+    max_begin: TimePs,
+    min_end: TimePs,
+    max_end: TimePs,
+    /// The participant that began last (the first of them).
+    last_to_start: Participant,
+}
+
+impl Bounds {
+    fn of(m: &[Occurrence]) -> Bounds {
         let max_begin = m
             .iter()
             .map(|o| o.begin)
@@ -54,42 +87,50 @@ pub fn check(extraction: &Extraction, options: &Options) -> Report {
             .find(|o| o.begin == max_begin)
             .expect("the max is a member")
             .participant;
-        let start_spread = max_begin.since(min_begin);
-        let end_spread = max_end.since(min_end);
-        let overlap = max_begin <= min_end;
+        Bounds {
+            min_begin,
+            max_begin,
+            min_end,
+            max_end,
+            last_to_start,
+        }
+    }
+}
+
+impl Rules {
+    /// Apply the rules to `g`, instance `index`, a violation being a gap
+    /// beyond `tolerance`.
+    fn apply(&mut self, extraction: &Extraction, index: usize, g: Group, tolerance: DurationPs) {
+        let m = &g.members;
+        self.participants.extend(m.iter().map(|o| o.participant));
+        let b = Bounds::of(m);
+        let start_spread = b.max_begin.since(b.min_begin);
+        let end_spread = b.max_end.since(b.min_end);
         let checked = g.kind.is_all_to_all_style() && m.len() >= 2;
-        let gap = max_begin.since(min_end);
+        let gap = b.max_begin.since(b.min_end);
         let violation = (checked && gap.0 > 0 && gap > tolerance).then_some(gap);
         if m.len() >= 2 {
-            multi += 1;
-            starts.push(start_spread.as_ns_f64());
-            ends.push(end_spread.as_ns_f64());
-            let second = m
-                .iter()
-                .filter(|o| o.participant != last_to_start)
-                .map(|o| o.begin)
-                .max()
-                .expect("two members");
-            let e = last.entry(last_to_start.node).or_default();
-            e.0 += 1;
-            e.1 += max_begin.since(second).0;
+            self.multi += 1;
+            self.starts.push(start_spread.as_ns_f64());
+            self.ends.push(end_spread.as_ns_f64());
+            self.note_last(m, &b);
         }
         let op = extraction.name(g.op).to_owned();
         if let Some(size) = violation {
-            violations.push(Violation {
+            self.violations.push(Violation {
                 instance: index,
                 op: op.clone(),
                 key: g.key.clone(),
                 size_ns: size.as_ns_f64(),
-                last_to_start,
+                last_to_start: b.last_to_start,
                 finished_early: m
                     .iter()
-                    .filter(|o| o.end < max_begin)
+                    .filter(|o| o.end < b.max_begin)
                     .map(|o| o.participant)
                     .collect(),
             });
         }
-        instances.push(Instance {
+        self.instances.push(Instance {
             index,
             op,
             module: g.module.map(|s| extraction.name(s).to_owned()),
@@ -107,55 +148,66 @@ pub fn check(extraction: &Extraction, options: &Options) -> Report {
             complete: g.complete,
             start_spread_ns: start_spread.as_ns_f64(),
             end_spread_ns: end_spread.as_ns_f64(),
-            last_to_start,
-            overlap,
+            last_to_start: b.last_to_start,
+            overlap: b.max_begin <= b.min_end,
             checked,
             violation_ns: violation.map(DurationPs::as_ns_f64),
         });
     }
-    if instances.is_empty() {
-        warnings.push(Warning::new(
-            WarningKind::NoCollectives,
-            None,
-            0,
-            "no collective found: nothing was checked".to_owned(),
-        ));
+
+    /// Count the node that began last among the members `m` (of two or
+    /// more), and its lead over the one that began before it.
+    fn note_last(&mut self, m: &[Occurrence], b: &Bounds) {
+        let second = m
+            .iter()
+            .filter(|o| o.participant != b.last_to_start)
+            .map(|o| o.begin)
+            .max()
+            .expect("two members");
+        let e = self.last.entry(b.last_to_start.node).or_default();
+        e.0 += 1;
+        e.1 += b.max_begin.since(second).0;
     }
 
-    let mut stragglers: Vec<Straggler> = last
-        .into_iter()
-        .map(|(node, (n, lead))| Straggler {
-            node,
-            times_last: n,
-            share: n as f64 / multi as f64,
-            mean_lead_ns: lead as f64 / n as f64 / 1000.0,
-        })
-        .collect();
-    stragglers.sort_by(|a, b| b.times_last.cmp(&a.times_last).then(a.node.cmp(&b.node)));
-
-    let summary = Summary {
-        nodes: extraction.nodes.len(),
-        participants: participants.len(),
-        counts: Counts::of(&instances),
-        violations: violations.len(),
-        max_violation_ns: violations.iter().map(|v| v.size_ns).fold(0.0, f64::max),
-        overlap_failures: instances
-            .iter()
-            .filter(|i| i.slots.len() >= 2 && !i.overlap)
-            .count(),
-        warnings: warnings.len(),
-        start_spread: spread(starts),
-        end_spread: spread(ends),
-    };
-    Report {
-        summary,
-        nodes: extraction.nodes.clone(),
-        participants: participants.into_iter().collect(),
-        extraction: extraction.stats.clone(),
-        instances,
-        violations,
-        warnings,
-        stragglers,
+    /// The report: the straggler table and the summary.
+    fn report(self, extraction: &Extraction, warnings: Vec<Warning>) -> Report {
+        let multi = self.multi;
+        let mut stragglers: Vec<Straggler> = self
+            .last
+            .into_iter()
+            .map(|(node, (n, lead))| Straggler {
+                node,
+                times_last: n,
+                share: n as f64 / multi as f64,
+                mean_lead_ns: lead as f64 / n as f64 / 1000.0,
+            })
+            .collect();
+        stragglers.sort_by(|a, b| b.times_last.cmp(&a.times_last).then(a.node.cmp(&b.node)));
+        let (instances, violations) = (self.instances, self.violations);
+        let summary = Summary {
+            nodes: extraction.nodes.len(),
+            participants: self.participants.len(),
+            counts: Counts::of(&instances),
+            violations: violations.len(),
+            max_violation_ns: violations.iter().map(|v| v.size_ns).fold(0.0, f64::max),
+            overlap_failures: instances
+                .iter()
+                .filter(|i| i.slots.len() >= 2 && !i.overlap)
+                .count(),
+            warnings: warnings.len(),
+            start_spread: spread(self.starts),
+            end_spread: spread(self.ends),
+        };
+        Report {
+            summary,
+            nodes: extraction.nodes.clone(),
+            participants: self.participants.into_iter().collect(),
+            extraction: extraction.stats.clone(),
+            instances,
+            violations,
+            warnings,
+            stragglers,
+        }
     }
 }
 

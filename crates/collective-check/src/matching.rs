@@ -96,24 +96,8 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
         .filter(|o| o.kind.is_point_to_point())
         .map(|o| o.op)
         .collect();
-
-    let mut by_key: BTreeMap<(OpKey, MatchKey), Vec<Occurrence>> = BTreeMap::new();
-    let mut by_order: BTreeMap<(OpKey, Participant), Vec<Occurrence>> = BTreeMap::new();
-    let mut unknown: BTreeMap<OpKey, usize> = BTreeMap::new();
-    let mut unplaced: BTreeMap<OpKey, usize> = BTreeMap::new();
-    for o in occs {
-        let op = (o.module, o.op);
-        match o.run_id.map(|r| run_id_key(r, o.group)) {
-            Some(Some(key)) => {
-                if o.group == ReplicaGroup::Unknown {
-                    *unknown.entry(op).or_default() += 1;
-                }
-                by_key.entry((op, key)).or_default().push(o)
-            }
-            Some(None) => *unplaced.entry(op).or_default() += 1,
-            None => by_order.entry((op, o.participant)).or_default().push(o),
-        }
-    }
+    let mut tally = Tally::default();
+    let (mut by_key, by_order) = key_occurrences(occs, &mut tally);
 
     // Occurrence order: the k-th of each participant, aligned by sequence
     // where the counts differ.
@@ -128,35 +112,101 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
         count_warnings(ex, m, warnings);
     }
 
-    // Participants expected for each op (and group): every one that ran it at all.
-    let mut expected: HashMap<(OpKey, Option<i64>), BTreeSet<Participant>> = HashMap::new();
-    for ((op, key), list) in &by_key {
+    let expected = expected_participants(&by_key);
+    let mut groups: Vec<Group> = by_key
+        .into_iter()
+        .map(|((op_key, key), list)| tally.group(op_key, key, list, &expected))
+        .collect();
+    tally.warn(ex, warnings);
+    groups.sort_by_key(|g| (g.members.iter().map(|o| o.begin).min(), g.op, g.key.clone()));
+    groups
+}
+
+/// Occurrences by instance key (those with a `run_id`) and by op and
+/// participant (those without, matched by order).
+type ByKey = BTreeMap<(OpKey, MatchKey), Vec<Occurrence>>;
+type ByOrder = BTreeMap<(OpKey, Participant), Vec<Occurrence>>;
+
+/// Every participant expected for each op (and group): every one that ran
+/// it at all.
+type Expected = HashMap<(OpKey, Option<i64>), BTreeSet<Participant>>;
+
+/// Sort `occs` by their key: by `run_id` (and replica group), else by
+/// op and participant; those whose group is unknown or unplaced are
+/// counted in `tally`, the unplaced left out.
+fn key_occurrences(occs: Vec<Occurrence>, tally: &mut Tally) -> (ByKey, ByOrder) {
+    let mut by_key = ByKey::new();
+    let mut by_order = ByOrder::new();
+    for o in occs {
+        let op = (o.module, o.op);
+        match o.run_id.map(|r| run_id_key(r, o.group)) {
+            Some(Some(key)) => {
+                if o.group == ReplicaGroup::Unknown {
+                    *tally.unknown.entry(op).or_default() += 1;
+                }
+                by_key.entry((op, key)).or_default().push(o)
+            }
+            Some(None) => *tally.unplaced.entry(op).or_default() += 1,
+            None => by_order.entry((op, o.participant)).or_default().push(o),
+        }
+    }
+    (by_key, by_order)
+}
+
+fn expected_participants(by_key: &ByKey) -> Expected {
+    let mut expected = Expected::new();
+    for ((op, key), list) in by_key {
         expected
             .entry((*op, key.group()))
             .or_default()
             .extend(list.iter().map(|o| o.participant));
     }
+    expected
+}
 
-    let mut groups = Vec::with_capacity(by_key.len());
-    let mut duplicates: BTreeMap<OpKey, usize> = BTreeMap::new();
-    let mut incomplete: BTreeMap<OpKey, (usize, String)> = BTreeMap::new();
-    let mut single: BTreeMap<OpKey, usize> = BTreeMap::new();
-    let mut mixed: BTreeMap<OpKey, usize> = BTreeMap::new();
-    for ((op_key, key), mut list) in by_key {
+/// What the grouping met, per op, for its warnings.
+#[derive(Default)]
+struct Tally {
+    /// Extra occurrences of a participant in one instance.
+    duplicates: BTreeMap<OpKey, usize>,
+    /// Instances lacking a participant, and one example.
+    incomplete: BTreeMap<OpKey, (usize, String)>,
+    /// Instances of one participant where the op has several.
+    single: BTreeMap<OpKey, usize>,
+    /// Instances of several collective kinds.
+    mixed: BTreeMap<OpKey, usize>,
+    /// Occurrences with a `run_id` but no known replica group.
+    unknown: BTreeMap<OpKey, usize>,
+    /// Occurrences left out: their op runs in several groups and theirs
+    /// is not known.
+    unplaced: BTreeMap<OpKey, usize>,
+}
+
+impl Tally {
+    /// The instance of `op_key` and `key`: `list` sorted by participant,
+    /// one occurrence each (the earliest), checked against the
+    /// participants `expected`.
+    fn group(
+        &mut self,
+        op_key: OpKey,
+        key: MatchKey,
+        mut list: Vec<Occurrence>,
+        expected: &Expected,
+    ) -> Group {
         list.sort_by_key(|o| (o.participant, o.begin));
         let before = list.len();
         list.dedup_by_key(|o| o.participant);
         if list.len() < before {
-            *duplicates.entry(op_key).or_default() += before - list.len();
+            *self.duplicates.entry(op_key).or_default() += before - list.len();
         }
         let kind = list[0].kind;
         if list.iter().any(|o| o.kind != kind) {
-            *mixed.entry(op_key).or_default() += 1;
+            *self.mixed.entry(op_key).or_default() += 1;
         }
         let want = &expected[&(op_key, key.group())];
         let complete = list.len() == want.len();
         if !complete {
-            let e = incomplete.entry(op_key).or_insert((0, String::new()));
+            let e = self.incomplete.entry(op_key).or_insert((0, String::new()));
             e.0 += 1;
             if e.1.is_empty() {
                 let have: BTreeSet<Participant> = list.iter().map(|o| o.participant).collect();
@@ -165,10 +215,10 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
             }
         }
         if list.len() < 2 && want.len() >= 2 {
-            *single.entry(op_key).or_default() += 1;
+            *self.single.entry(op_key).or_default() += 1;
         }
         let transfers = (kind == CollectiveKind::CollectivePermute).then(|| Transfers::of(&list));
-        groups.push(Group {
+        Group {
             module: op_key.0,
             op: op_key.1,
             kind,
@@ -176,59 +226,84 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
             members: list,
             complete,
             transfers,
-        });
+        }
     }
-    let op_name = |k: &OpKey| ex.name(k.1).to_owned();
-    for (k, n) in duplicates {
-        warnings.push(Warning::new(
-            WarningKind::DuplicateParticipant,
-            Some(&op_name(&k)),
-            n,
-            format!("{n} extra occurrence(s) of op {:?} on a participant that already had one in the same instance (the earliest was kept)", op_name(&k)),
-        ));
+
+    /// One warning per op and thing met.
+    fn warn(self, ex: &Extraction, warnings: &mut Vec<Warning>) {
+        let op_name = |k: &OpKey| ex.name(k.1).to_owned();
+        let mut warn = |kind, k: &OpKey, n: usize, message: String| {
+            warnings.push(Warning::new(kind, Some(&op_name(k)), n, message));
+        };
+        for (k, n) in self.duplicates {
+            warn(
+                WarningKind::DuplicateParticipant,
+                &k,
+                n,
+                format!(
+                    "{n} extra occurrence(s) of op {:?} on a participant that already had one in the same instance (the earliest was kept)",
+                    op_name(&k)
+                ),
+            );
+        }
+        for (k, (n, example)) in self.incomplete {
+            warn(
+                WarningKind::Incomplete,
+                &k,
+                n,
+                format!(
+                    "{n} instance(s) of op {:?} lack some participant that ran the op elsewhere (e.g. {example}); they are checked on the participants present",
+                    op_name(&k)
+                ),
+            );
+        }
+        for (k, n) in self.single {
+            warn(
+                WarningKind::Unmatched,
+                &k,
+                n,
+                format!(
+                    "{n} instance(s) of op {:?} found on one participant only: nothing to check them against",
+                    op_name(&k)
+                ),
+            );
+        }
+        for (k, n) in self.unknown {
+            warn(
+                WarningKind::ReplicaGroupUnknown,
+                &k,
+                n,
+                format!(
+                    "{n} occurrence(s) of op {:?}{} have a run_id but no known replica group (no HLO proto of their module with this op in the trace's /host:metadata plane, or a device not in its device assignment): they are matched over every participant of their run_id, which merges the groups of an op over part of the devices",
+                    op_name(&k),
+                    in_module(ex, k.0)
+                ),
+            );
+        }
+        for (k, n) in self.unplaced {
+            warn(
+                WarningKind::ReplicaGroupUnplaced,
+                &k,
+                n,
+                format!(
+                    "{n} occurrence(s) of op {:?}{} are left out: the op runs in several replica groups under one run_id (its HLO proto says so), but their device is not known (no device_ordinal stat) or not in the module's device assignment, so their group is not known",
+                    op_name(&k),
+                    in_module(ex, k.0)
+                ),
+            );
+        }
+        for (k, n) in self.mixed {
+            warn(
+                WarningKind::MixedKinds,
+                &k,
+                n,
+                format!(
+                    "{n} instance(s) of op {:?} group events of different collective kinds; the first participant's kind is used",
+                    op_name(&k)
+                ),
+            );
+        }
     }
-    for (k, (n, example)) in incomplete {
-        warnings.push(Warning::new(
-            WarningKind::Incomplete,
-            Some(&op_name(&k)),
-            n,
-            format!("{n} instance(s) of op {:?} lack some participant that ran the op elsewhere (e.g. {example}); they are checked on the participants present", op_name(&k)),
-        ));
-    }
-    for (k, n) in single {
-        warnings.push(Warning::new(
-            WarningKind::Unmatched,
-            Some(&op_name(&k)),
-            n,
-            format!("{n} instance(s) of op {:?} found on one participant only: nothing to check them against", op_name(&k)),
-        ));
-    }
-    for (k, n) in unknown {
-        warnings.push(Warning::new(
-            WarningKind::ReplicaGroupUnknown,
-            Some(&op_name(&k)),
-            n,
-            format!("{n} occurrence(s) of op {:?}{} have a run_id but no known replica group (no HLO proto of their module with this op in the trace's /host:metadata plane, or a device not in its device assignment): they are matched over every participant of their run_id, which merges the groups of an op over part of the devices", op_name(&k), in_module(ex, k.0)),
-        ));
-    }
-    for (k, n) in unplaced {
-        warnings.push(Warning::new(
-            WarningKind::ReplicaGroupUnplaced,
-            Some(&op_name(&k)),
-            n,
-            format!("{n} occurrence(s) of op {:?}{} are left out: the op runs in several replica groups under one run_id (its HLO proto says so), but their device is not known (no device_ordinal stat) or not in the module's device assignment, so their group is not known", op_name(&k), in_module(ex, k.0)),
-        ));
-    }
-    for (k, n) in mixed {
-        warnings.push(Warning::new(
-            WarningKind::MixedKinds,
-            Some(&op_name(&k)),
-            n,
-            format!("{n} instance(s) of op {:?} group events of different collective kinds; the first participant's kind is used", op_name(&k)),
-        ));
-    }
-    groups.sort_by_key(|g| (g.members.iter().map(|o| o.begin).min(), g.op, g.key.clone()));
-    groups
 }
 
 /// One [`WarningKind::CountMismatch`] per op of `m` whose participants ran

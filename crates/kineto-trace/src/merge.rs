@@ -68,11 +68,53 @@ struct NameArgs {
     name: Option<String>,
 }
 
+#[derive(Default)]
 struct State<'a> {
     pids: HashMap<(usize, Id<'a>), u64>,
     order: Vec<(usize, Id<'a>)>,
     names: HashMap<(usize, Id<'a>), String>,
     flows: HashMap<(usize, &'a [u8]), u64>,
+}
+
+/// The merged file as it is written: the items of its events array
+/// gathered in a buffer handed to `out` a chunk at a time.
+struct Output<W> {
+    out: W,
+    buf: Vec<u8>,
+    /// No item written yet.
+    first: bool,
+}
+
+impl<W: Write> Output<W> {
+    fn new(out: W) -> Self {
+        Output {
+            out,
+            buf: Vec::with_capacity(CHUNK + (CHUNK >> 2)),
+            first: true,
+        }
+    }
+
+    /// Start the next item of the events array.
+    fn next_item(&mut self) {
+        if !self.first {
+            self.buf.extend_from_slice(b",\n");
+        }
+        self.first = false;
+    }
+
+    /// Hand the buffer to `out` once it holds a chunk.
+    fn flush_chunk(&mut self) -> Result<()> {
+        if self.buf.len() >= CHUNK {
+            self.out.write_all(&self.buf).map_err(Error::Write)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Hand what is left to `out`.
+    fn finish(mut self) -> Result<()> {
+        self.out.write_all(&self.buf).map_err(Error::Write)
+    }
 }
 
 /// Write the merged trace of `inputs` (in rank order) to `out`.
@@ -82,7 +124,7 @@ struct State<'a> {
 pub fn merge<'a>(
     inputs: &[MergeInput<'_, 'a>],
     flows: &[CrossRankFlow],
-    mut out: impl Write,
+    out: impl Write,
 ) -> Result<MergeStats> {
     let base = inputs
         .iter()
@@ -91,51 +133,77 @@ pub fn merge<'a>(
         .unwrap_or(0);
     let mut order: Vec<usize> = (0..inputs.len()).collect();
     order.sort_by_key(|&k| inputs[k].rank);
-    let mut st = State {
-        pids: HashMap::new(),
-        order: Vec::new(),
-        names: HashMap::new(),
-        flows: HashMap::new(),
-    };
-    let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
-    buf.extend_from_slice(
+    let mut st = State::default();
+    let mut o = Output::new(out);
+    o.buf.extend_from_slice(
         format!("{{\n  \"displayTimeUnit\": \"ms\",\n  \"{BASE_TIME}\": {base},\n  \"{TRACE_EVENTS}\": [\n").as_bytes(),
     );
-    let mut patches = Patches::default();
     let mut points = FlowPoints::new(flows);
+    let events = write_events(inputs, &order, base, &mut st, &mut points, &mut o)?;
+    let first_flow = st.flows.len() as u64 + 1;
+    let collective_flows = points.write(flows, first_flow, &mut o.first, &mut o.buf);
+    let processes = process_table(inputs, &st);
+    write_process_metadata(inputs, &order, &st, &processes, &mut o)?;
+    let record = serde_json::to_string(&processes).map_err(Error::Correction)?;
+    o.buf.extend_from_slice(
+        format!("\n  ],\n  \"{TRACE_ALIGN}\": {{\"processes\": {record}}}\n}}\n").as_bytes(),
+    );
+    o.finish()?;
+    Ok(MergeStats {
+        events,
+        base: EpochNs(base),
+        processes,
+        collective_flows,
+    })
+}
+
+/// Write every event of `inputs`, ranks in `order`, retimed onto `base`
+/// and renumbered (a rank's own process names and sort indices left out);
+/// the events `points` wants are noted. Returns how many were written.
+fn write_events<'a, W: Write>(
+    inputs: &[MergeInput<'_, 'a>],
+    order: &[usize],
+    base: i64,
+    st: &mut State<'a>,
+    points: &mut FlowPoints,
+    o: &mut Output<W>,
+) -> Result<u64> {
+    let mut patches = Patches::default();
     let mut events = 0u64;
-    let mut first = true;
-    for &k in &order {
+    for &k in order {
         let input = &inputs[k];
         for event in input.trace.events() {
             let e = event?;
-            if is_process_meta(&e, k, &mut st) {
+            if is_process_meta(&e, k, st) {
                 continue;
             }
             patches.clear();
-            let (pid, ts) = patch_event(&e, k, input, base, &mut st, &mut patches)?;
+            let (pid, ts) = patch_event(&e, k, input, base, st, &mut patches)?;
             points.see(input.rank, &e, pid, ts);
-            if !first {
-                buf.extend_from_slice(b",\n");
-            }
-            first = false;
+            o.next_item();
             patches.apply(
                 input.trace.bytes(),
                 e.offset,
                 e.offset + e.raw.len(),
-                &mut buf,
+                &mut o.buf,
             );
             events += 1;
-            if buf.len() >= CHUNK {
-                out.write_all(&buf).map_err(Error::Write)?;
-                buf.clear();
-            }
+            o.flush_chunk()?;
         }
     }
-    let first_flow = st.flows.len() as u64 + 1;
-    let collective_flows = points.write(flows, first_flow, &mut first, &mut buf);
-    let processes = process_table(inputs, &st);
-    for p in &processes {
+    Ok(events)
+}
+
+/// Write each of `processes`' name and sort index: ranks in `order`, a
+/// rank's processes in the order they were met.
+fn write_process_metadata<W: Write>(
+    inputs: &[MergeInput<'_, '_>],
+    order: &[usize],
+    st: &State<'_>,
+    processes: &[MergedProcess],
+    o: &mut Output<W>,
+) -> Result<()> {
+    for p in processes {
         let k = order
             .iter()
             .position(|&k| inputs[k].rank == p.rank)
@@ -147,11 +215,8 @@ pub fn merge<'a>(
             .position(|key| st.pids[key] == p.pid);
         let sort = k * SORT_STRIDE + (local.unwrap_or(0) as u64).min(SORT_STRIDE - 1);
         let name = serde_json::to_string(&p.name).map_err(Error::Correction)?;
-        if !first {
-            buf.extend_from_slice(b",\n");
-        }
-        first = false;
-        buf.extend_from_slice(
+        o.next_item();
+        o.buf.extend_from_slice(
             format!(
                 "  {{\"ph\": \"M\", \"name\": \"{PROCESS_NAME}\", \"pid\": {pid}, \"tid\": 0, \"args\": {{\"name\": {name}}}}},\n  \
                  {{\"ph\": \"M\", \"name\": \"{PROCESS_SORT_INDEX}\", \"pid\": {pid}, \"tid\": 0, \"args\": {{\"sort_index\": {sort}}}}}",
@@ -160,17 +225,7 @@ pub fn merge<'a>(
             .as_bytes(),
         );
     }
-    let record = serde_json::to_string(&processes).map_err(Error::Correction)?;
-    buf.extend_from_slice(
-        format!("\n  ],\n  \"{TRACE_ALIGN}\": {{\"processes\": {record}}}\n}}\n").as_bytes(),
-    );
-    out.write_all(&buf).map_err(Error::Write)?;
-    Ok(MergeStats {
-        events,
-        base: EpochNs(base),
-        processes,
-        collective_flows,
-    })
+    Ok(())
 }
 
 /// Take a rank's own process name and sort index out (the merge writes its own).

@@ -176,54 +176,97 @@ pub(crate) fn plan_nodes(
     host: HostCollectives<'_>,
 ) -> Result<PlanStep> {
     let source = policy.source;
-    let have = || nodes.iter().map(|n| n.node_id).collect::<Vec<_>>();
     if nodes.len() == 1 && source != ClockSource::Probes {
         return Ok(PlanStep::Planned(Plan::one_node(nodes, options)));
     }
     let auto = matches!(source, ClockSource::Auto | ClockSource::Both);
-    let collectives = |nodes: Vec<NodeInput>, clock_reason, reason| {
-        let estimate = crate::clocks::from_collectives(&nodes, options, policy.estimator, host)?;
-        let node_clocks = nodes
-            .iter()
-            .map(|n| NodeClock {
-                node: n.node_id,
-                source: ClockSource::Collectives,
-                reason: match n.node_id == options.reference_node {
-                    true => NodeClockReason::Reference,
-                    false => reason,
-                },
-                probe_check: None,
-            })
-            .collect();
-        Ok(Plan {
-            nodes,
-            clocks: ClockEvidence::Collectives(Box::new(estimate)),
-            clock_reason,
-            node_clocks,
-            clock_warnings: Vec::new(),
-            options: options.clone(),
-            repair: None,
-        })
+    let from_collectives = match (source, &offsets.path) {
+        (ClockSource::Collectives, _) => Some((ClockReason::Asked, NodeClockReason::Asked)),
+        (_, None) if auto => Some((ClockReason::NoOffsetsFile, NodeClockReason::NoOffsetsFile)),
+        _ => None,
     };
-    match (source, &offsets.path) {
-        (ClockSource::Collectives, _) => {
-            return collectives(nodes, ClockReason::Asked, NodeClockReason::Asked)
-                .map(PlanStep::Planned);
-        }
-        (_, None) if auto => {
-            return collectives(
-                nodes,
-                ClockReason::NoOffsetsFile,
-                NodeClockReason::NoOffsetsFile,
-            )
-            .map(PlanStep::Planned);
-        }
-        _ => {}
+    if let Some(reasons) = from_collectives {
+        return collectives_plan(nodes, options, policy, host, reasons).map(PlanStep::Planned);
     }
-    let path = offsets.path.clone().ok_or_else(|| RunError::NoOffsets {
-        path: offsets.missing.clone(),
+    let offsets = checked_offsets(&nodes, offsets, options)?;
+    if auto {
+        return Ok(
+            match crate::auto::start(&nodes, offsets, options, policy, host)? {
+                Step::Chosen(chosen) => PlanStep::Planned(Plan::chosen(nodes, chosen, options)),
+                Step::Pending(pending) => PlanStep::Pending(nodes, pending),
+            },
+        );
+    }
+    let node_clocks = node_clocks(&nodes, ClockSource::Probes, NodeClockReason::Asked, options);
+    Ok(PlanStep::Planned(Plan {
+        nodes,
+        clocks: ClockEvidence::Probes(offsets),
+        clock_reason: ClockReason::Asked,
+        node_clocks,
+        clock_warnings: Vec::new(),
+        options: options.clone(),
+        repair: None,
+    }))
+}
+
+/// The plan of `nodes` with every correction estimated from their
+/// collectives, for `reasons` (the run's and each node's but the
+/// reference's).
+fn collectives_plan(
+    nodes: Vec<NodeInput>,
+    options: &AlignOptions,
+    policy: &ClockPolicy,
+    host: HostCollectives<'_>,
+    (clock_reason, reason): (ClockReason, NodeClockReason),
+) -> Result<Plan> {
+    let estimate = crate::clocks::from_collectives(&nodes, options, policy.estimator, host)?;
+    let node_clocks = node_clocks(&nodes, ClockSource::Collectives, reason, options);
+    Ok(Plan {
+        nodes,
+        clocks: ClockEvidence::Collectives(Box::new(estimate)),
+        clock_reason,
+        node_clocks,
+        clock_warnings: Vec::new(),
+        options: options.clone(),
+        repair: None,
+    })
+}
+
+/// Each node's clock from `source`: the reference node's as the
+/// reference, every other one's for `reason`.
+fn node_clocks(
+    nodes: &[NodeInput],
+    source: ClockSource,
+    reason: NodeClockReason,
+    options: &AlignOptions,
+) -> Vec<NodeClock> {
+    nodes
+        .iter()
+        .map(|n| NodeClock {
+            node: n.node_id,
+            source,
+            reason: match n.node_id == options.reference_node {
+                true => NodeClockReason::Reference,
+                false => reason,
+            },
+            probe_check: None,
+        })
+        .collect()
+}
+
+/// The probe offsets of `source`, read and checked against `nodes`:
+/// every node they list has a trace, and every node is listed unless
+/// passed through.
+fn checked_offsets(
+    nodes: &[NodeInput],
+    source: &OffsetsSource<'_>,
+    options: &AlignOptions,
+) -> Result<alignment_core::OffsetsFile> {
+    let have = || nodes.iter().map(|n| n.node_id).collect::<Vec<_>>();
+    let path = source.path.clone().ok_or_else(|| RunError::NoOffsets {
+        path: source.missing.clone(),
     })?;
-    let offsets = (offsets.read)(&path)?;
+    let offsets = (source.read)(&path)?;
     let listed = |n: &NodeId| nodes.iter().any(|i| i.node_id == *n);
     if let Some(&node) = offsets.nodes.keys().find(|n| !listed(n)) {
         return Err(RunError::OffsetsNodeWithoutTrace {
@@ -240,35 +283,7 @@ pub(crate) fn plan_nodes(
     {
         return Err(RunError::NodeNotInOffsets { path, node });
     }
-    if auto {
-        return Ok(
-            match crate::auto::start(&nodes, offsets, options, policy, host)? {
-                Step::Chosen(chosen) => PlanStep::Planned(Plan::chosen(nodes, chosen, options)),
-                Step::Pending(pending) => PlanStep::Pending(nodes, pending),
-            },
-        );
-    }
-    let node_clocks = nodes
-        .iter()
-        .map(|n| NodeClock {
-            node: n.node_id,
-            source: ClockSource::Probes,
-            reason: match n.node_id == options.reference_node {
-                true => NodeClockReason::Reference,
-                false => NodeClockReason::Asked,
-            },
-            probe_check: None,
-        })
-        .collect();
-    Ok(PlanStep::Planned(Plan {
-        nodes,
-        clocks: ClockEvidence::Probes(offsets),
-        clock_reason: ClockReason::Asked,
-        node_clocks,
-        clock_warnings: Vec::new(),
-        options: options.clone(),
-        repair: None,
-    }))
+    Ok(offsets)
 }
 
 /// A plan, or `auto`'s plan up to the collectives it needs.
