@@ -90,10 +90,9 @@ mod quick;
 mod sink;
 pub mod source;
 mod time;
-mod varint;
 mod view;
 mod walk;
-mod wire;
+pub mod wire;
 mod writer;
 
 pub use background::BackgroundFile;
@@ -117,7 +116,6 @@ pub use time::{
     absolute_ps, absolute_span_ps, session_start_ns, session_start_ns_view, task_env_time_ns,
     task_env_time_ns_view,
 };
-pub use varint::varint_word;
 pub use view::{
     CheckedEvent, EventData, EventMetadataView, EventView, LineView, MapEntry, PlaneView, Repeated,
     SpaceView, StatMetadataView, StatValue, StatView, Strings, Unparsed, View,
@@ -126,7 +124,6 @@ pub use walk::{Malformed, Place, PlanePart, Totals};
 pub use wire::{Message, WireError, WireErrorKind};
 pub use writer::{
     EarlyWriteback, XSpaceFile, XSpaceWriter, encode_event_retimed, encode_event_retimed_field,
-    encode_field,
 };
 
 /// Re-exported so callers can encode and decode without naming prost's version.

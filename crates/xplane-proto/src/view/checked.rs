@@ -4,7 +4,7 @@
 use super::{EventView, StatView, View};
 use crate::wire::{Message, WireError};
 
-/// An event whose stats are all well-formed ([`LineView::checked_events`]).
+/// An event whose stats are all well-formed ([`LineView::checked_events`](super::LineView::checked_events)).
 #[derive(Clone, Copy, Debug)]
 pub struct CheckedEvent<'a> {
     /// The event.
