@@ -41,7 +41,7 @@ pub enum Error {
         magic: Vec<u8>,
     },
     /// The gzip stream is corrupt or cut short.
-    #[error("{path}: corrupt gzip data: the stream breaks after {offset} decompressed bytes")]
+    #[error("{path}: corrupt gzip data: gzip stream broken after {offset} decompressed bytes")]
     Gzip {
         /// The file.
         path: PathBuf,
