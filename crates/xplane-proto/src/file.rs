@@ -10,19 +10,12 @@ use std::path::Path;
 use prost::Message as _;
 
 use crate::generated::XSpace;
-use crate::source::{ByteSource, is_gz_name};
+use crate::source::{ByteSource, io_err, is_gz_name};
 use crate::view::SpaceView;
 use crate::{Error, Result};
 
 /// The largest file a protobuf writer can produce (2 GiB); larger inputs are rejected.
 pub const MAX_FILE_BYTES: u64 = 2 << 30;
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
 
 /// The bytes of an XSpace file: a [`ByteSource`] of at most
 /// [`MAX_FILE_BYTES`], memory-mapped when plain, decompressed into memory

@@ -217,7 +217,8 @@ fn gzip_size_hint(file: &mut File) -> std::io::Result<u64> {
     Ok(u64::from(u32::from_le_bytes(isize)).min(len.saturating_mul(1000)))
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+/// The error for an I/O failure on `path`.
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_path_buf(),
         source,
