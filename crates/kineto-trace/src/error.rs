@@ -15,22 +15,12 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// A gzip file is cut short or corrupt.
-    #[error("{path}: gzip stream broken after {offset} decompressed bytes")]
-    Gzip {
-        /// The file.
-        path: PathBuf,
-        /// Bytes decompressed before the failure.
-        offset: u64,
-        /// The decompressor's error.
-        source: std::io::Error,
-    },
-    /// A `.gz` file that is not gzip.
-    #[error("{path}: named .gz but does not start with the gzip magic bytes")]
-    NotGzip {
-        /// The file.
-        path: PathBuf,
-    },
+    /// The file's bytes could not be read: not found, named `.gz` but
+    /// not gzip, or a gzip stream cut short or corrupt (the workspace's
+    /// byte source, [`xplane_proto::ByteSource`]; the error names the file
+    /// and, for a broken stream, the byte offset).
+    #[error(transparent)]
+    Source(#[from] xplane_proto::Error),
     /// The text is not valid JSON.
     #[error("{path}: invalid JSON at byte {offset}: expected {expected}")]
     Json {

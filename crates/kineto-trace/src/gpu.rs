@@ -95,7 +95,8 @@ fn stream_args(trace: &Trace<'_>, event: &Event<'_>) -> Result<Option<StreamArgs
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{Compression, TraceFile};
+    use crate::source::TraceFile;
+    use xplane_proto::Compression;
 
     #[test]
     fn work_on_a_stream_is_gpu_work_and_annotations_are_not() {

@@ -76,7 +76,8 @@ fn correlation(trace: &Trace<'_>, event: &Event<'_>) -> Result<Option<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{Compression, TraceFile};
+    use crate::source::TraceFile;
+    use xplane_proto::Compression;
 
     #[test]
     fn launches_and_kernels_pair_by_correlation() {

@@ -77,7 +77,7 @@ pub use merge::{MergeInput, MergeStats, MergedProcess, merge, merge_to_file};
 pub use output::{AtomicOutput, compression_for};
 pub use rank::{Rank, RankSource, rank_from_file_name};
 pub use retime::{RetimeStats, TimeMap, identity, retime, retime_file, retime_staged};
-pub use source::{Compression, TraceFile, is_json_trace};
+pub use source::{TraceFile, is_json_trace};
 pub use spans::{CompleteSpan, CompleteSpans};
 pub use stat::json_stat_value;
 pub use time::{DurNs, EpochNs, Micros, TimeBase, TsNs};
@@ -85,6 +85,7 @@ pub use trace::{
     BASE_TIME, DISTRIBUTED_INFO, DistributedInfo, Member, ProcessGroup, TRACE_ALIGN, TRACE_EVENTS,
     Trace,
 };
+pub use xplane_proto::Compression;
 pub use xspace::{
     CATEGORY_STAT, CORRELATION_ID_STAT, KINETO_PID_STAT, PROCESS_NAME_STAT, XSpaceStats, to_xspace,
 };

@@ -8,7 +8,7 @@ use flate2::write::GzEncoder;
 use safe_temp::TempFile;
 
 use crate::error::{Error, Result};
-use crate::source::Compression;
+use xplane_proto::Compression;
 
 /// A file being written; dropped without [`AtomicOutput::persist`], it
 /// leaves nothing behind.

@@ -40,7 +40,7 @@ fn truncated_gzip() {
     let gz = std::fs::read(&fixture("n2_gloo_100steps")[0]).unwrap();
     let p = write(dir.path(), "rank0.pt.trace.json.gz", &gz[..gz.len() / 2]);
     match fail(&p) {
-        Error::Gzip { offset, .. } => assert!(offset > 0),
+        Error::Source(xplane_proto::Error::Gzip { offset, .. }) => assert!(offset > 0),
         e => panic!("{e}"),
     }
 }
@@ -53,7 +53,10 @@ fn gz_name_without_gzip() {
         "rank0.pt.trace.json.gz",
         b"{\"traceEvents\": []}",
     );
-    assert!(matches!(fail(&p), Error::NotGzip { .. }));
+    assert!(matches!(
+        fail(&p),
+        Error::Source(xplane_proto::Error::NotGzip { .. })
+    ));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, sync_channel};
 
 use crate::error::{Error, Result};
 use crate::fields::{packet, trace};
-use crate::wire;
+use xplane_proto::wire;
 
 /// Uncompressed bytes per bundle (and per write of plain packets).
 const BUNDLE_BYTES: usize = 1 << 20;
@@ -183,9 +183,9 @@ pub(crate) fn compressed_packet(raw: &[u8], level: flate2::Compression) -> Vec<u
     z.write_all(raw).expect("writing to memory cannot fail");
     let z = z.finish().expect("writing to memory cannot fail");
     let mut inner = Vec::with_capacity(z.len() + 8);
-    wire::bytes(&mut inner, packet::COMPRESSED_PACKETS, &z);
+    wire::put_bytes_field(&mut inner, packet::COMPRESSED_PACKETS, &z);
     let mut outer = Vec::with_capacity(inner.len() + 8);
-    wire::bytes(&mut outer, trace::PACKET, &inner);
+    wire::put_bytes_field(&mut outer, trace::PACKET, &inner);
     outer
 }
 
@@ -199,13 +199,16 @@ mod tests {
     /// A small valid `TracePacket`: a timestamp and a sequence id.
     fn packet(ts: u64) -> Vec<u8> {
         let mut p = Vec::new();
-        wire::varint(&mut p, packet::TIMESTAMP, ts);
-        wire::varint(&mut p, packet::SEQUENCE_ID, 7);
+        wire::put_varint_field(&mut p, packet::TIMESTAMP, ts);
+        wire::put_varint_field(&mut p, packet::SEQUENCE_ID, 7);
         p
     }
 
     fn head(len: usize) -> Vec<u8> {
-        let mut h = vec![(trace::PACKET << 3 | 2) as u8];
+        let mut h = vec![wire::key_byte(
+            trace::PACKET,
+            wire::WireType::LengthDelimited,
+        )];
         wire::put_varint(&mut h, len as u64);
         h
     }

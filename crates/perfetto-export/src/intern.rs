@@ -56,6 +56,23 @@ impl IdTable {
     }
 }
 
+/// Append an interned entry (`iid = 1`, `name = 2`: `EventName`,
+/// `DebugAnnotationName`, `InternedString`, …) as field `field`.
+#[inline]
+pub(crate) fn put_interned(buf: &mut Vec<u8>, field: u32, iid: u64, name: &[u8]) {
+    use crate::fields::interned::{IID, NAME};
+    use xplane_proto::wire;
+    let len = wire::varint_len(u64::from(wire::key(IID, wire::WireType::Varint)))
+        + wire::varint_len(iid)
+        + wire::varint_len(u64::from(wire::key(NAME, wire::WireType::LengthDelimited)))
+        + wire::varint_len(name.len() as u64)
+        + name.len();
+    wire::put_key(buf, field, wire::WireType::LengthDelimited);
+    wire::put_varint(buf, len as u64);
+    wire::put_varint_field(buf, IID, iid);
+    wire::put_bytes_field(buf, NAME, name);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +89,22 @@ mod tests {
         t.clear();
         assert_eq!(t.get(1 << 40), (1, true));
         assert_eq!(t.get(5), (2, true));
+    }
+
+    #[test]
+    fn interned_entries_decode() {
+        use prost::Message;
+        for (iid, name) in [(300, "all-reduce".to_string()), (1 << 40, "x".repeat(200))] {
+            let mut buf = Vec::new();
+            put_interned(&mut buf, 2, iid, name.as_bytes());
+            let mut entry = &buf[..];
+            // The field's key and length, then the entry itself.
+            assert_eq!(prost::encoding::decode_key(&mut entry).unwrap().0, 2);
+            let len = prost::encoding::decode_varint(&mut entry).unwrap();
+            assert_eq!(len as usize, entry.len());
+            let entry = crate::generated::EventName::decode(entry).unwrap();
+            assert_eq!(entry.iid, Some(iid));
+            assert_eq!(entry.name.as_deref(), Some(name.as_str()));
+        }
     }
 }

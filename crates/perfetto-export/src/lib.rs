@@ -92,7 +92,6 @@ mod sink;
 mod survey;
 mod tids;
 mod walk;
-mod wire;
 
 pub use args::{Arg, ArgValue, ref_text, stat_name};
 pub use chrome::{ChromeWriter, write_us};

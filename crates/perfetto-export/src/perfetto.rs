@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::fields::{clock, defaults, interned, packet, trace, track};
 use crate::sequence::Sequence;
 use crate::sink::{InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
-use crate::wire;
+use xplane_proto::wire;
 
 /// The sequence of the clock snapshot and the track descriptors.
 const DESCRIPTOR_SEQUENCE: u32 = 1;
@@ -94,7 +94,7 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// Write `self.packet` as one `Trace.packet` and clear it.
     fn emit(&mut self) -> Result<()> {
-        wire::bytes(self.buffer.open(), trace::PACKET, &self.packet);
+        wire::put_bytes_field(self.buffer.open(), trace::PACKET, &self.packet);
         self.packet.clear();
         self.buffer.packet_done(&mut self.out)
     }
@@ -106,23 +106,23 @@ impl<W: Write> PerfettoWriter<W> {
         let mut snapshot = Vec::new();
         for id in [clock::REALTIME, clock::BOOTTIME] {
             self.scratch.clear();
-            wire::varint(&mut self.scratch, clock::CLOCK_ID, id);
-            wire::varint(&mut self.scratch, clock::TIMESTAMP, at_ns);
-            wire::bytes(&mut snapshot, clock::CLOCKS, &self.scratch);
+            wire::put_varint_field(&mut self.scratch, clock::CLOCK_ID, id);
+            wire::put_varint_field(&mut self.scratch, clock::TIMESTAMP, at_ns);
+            wire::put_bytes_field(&mut snapshot, clock::CLOCKS, &self.scratch);
         }
-        wire::varint(&mut snapshot, clock::PRIMARY_TRACE_CLOCK, clock::REALTIME);
-        wire::varint(&mut self.packet, packet::TIMESTAMP, at_ns);
-        wire::varint(
+        wire::put_varint_field(&mut snapshot, clock::PRIMARY_TRACE_CLOCK, clock::REALTIME);
+        wire::put_varint_field(&mut self.packet, packet::TIMESTAMP, at_ns);
+        wire::put_varint_field(
             &mut self.packet,
             packet::TIMESTAMP_CLOCK_ID,
             clock::REALTIME,
         );
-        wire::varint(
+        wire::put_varint_field(
             &mut self.packet,
             packet::SEQUENCE_ID,
             u64::from(DESCRIPTOR_SEQUENCE),
         );
-        wire::bytes(&mut self.packet, packet::CLOCK_SNAPSHOT, &snapshot);
+        wire::put_bytes_field(&mut self.packet, packet::CLOCK_SNAPSHOT, &snapshot);
         self.emit()?;
         for p in std::mem::take(&mut self.pending) {
             self.process_descriptor(&p)?;
@@ -132,42 +132,42 @@ impl<W: Write> PerfettoWriter<W> {
 
     fn process_descriptor(&mut self, p: &Process) -> Result<()> {
         let mut process = Vec::new();
-        wire::varint(&mut process, track::PID, p.pid as i64 as u64);
-        wire::bytes(&mut process, track::PROCESS_NAME, p.name.as_bytes());
+        wire::put_varint_field(&mut process, track::PID, p.pid as i64 as u64);
+        wire::put_bytes_field(&mut process, track::PROCESS_NAME, p.name.as_bytes());
         let mut desc = Vec::new();
-        wire::varint(&mut desc, track::UUID, p.uuid);
-        wire::bytes(&mut desc, track::PROCESS, &process);
+        wire::put_varint_field(&mut desc, track::UUID, p.uuid);
+        wire::put_bytes_field(&mut desc, track::PROCESS, &process);
         self.descriptor(&desc)
     }
 
     fn descriptor(&mut self, desc: &[u8]) -> Result<()> {
-        wire::varint(
+        wire::put_varint_field(
             &mut self.packet,
             packet::SEQUENCE_ID,
             u64::from(DESCRIPTOR_SEQUENCE),
         );
-        wire::bytes(&mut self.packet, packet::TRACK_DESCRIPTOR, desc);
+        wire::put_bytes_field(&mut self.packet, packet::TRACK_DESCRIPTOR, desc);
         self.emit()
     }
 
     fn track_descriptor(&mut self, t: &Track) -> Result<()> {
         let mut desc = Vec::new();
-        wire::varint(&mut desc, track::UUID, t.uuid);
-        wire::varint(&mut desc, track::PARENT_UUID, t.parent_uuid);
+        wire::put_varint_field(&mut desc, track::UUID, t.uuid);
+        wire::put_varint_field(&mut desc, track::PARENT_UUID, t.parent_uuid);
         match t.kind {
             TrackKind::Thread => {
                 let mut thread = Vec::new();
-                wire::varint(&mut thread, track::PID, t.pid as i64 as u64);
-                wire::varint(&mut thread, track::TID, t.tid as i64 as u64);
-                wire::bytes(&mut thread, track::THREAD_NAME, t.name.as_bytes());
-                wire::bytes(&mut desc, track::THREAD, &thread);
+                wire::put_varint_field(&mut thread, track::PID, t.pid as i64 as u64);
+                wire::put_varint_field(&mut thread, track::TID, t.tid as i64 as u64);
+                wire::put_bytes_field(&mut thread, track::THREAD_NAME, t.name.as_bytes());
+                wire::put_bytes_field(&mut desc, track::THREAD, &thread);
             }
-            TrackKind::Named => wire::bytes(&mut desc, track::NAME, t.name.as_bytes()),
+            TrackKind::Named => wire::put_bytes_field(&mut desc, track::NAME, t.name.as_bytes()),
             TrackKind::Counter => {
-                wire::bytes(&mut desc, track::NAME, t.name.as_bytes());
+                wire::put_bytes_field(&mut desc, track::NAME, t.name.as_bytes());
                 let mut counter = Vec::new();
-                wire::varint(&mut counter, track::COUNTER_UNIT, track::UNIT_TIME_NS);
-                wire::bytes(&mut desc, track::COUNTER, &counter);
+                wire::put_varint_field(&mut counter, track::COUNTER_UNIT, track::UNIT_TIME_NS);
+                wire::put_bytes_field(&mut desc, track::COUNTER, &counter);
             }
         }
         self.descriptor(&desc)
@@ -179,24 +179,24 @@ impl<W: Write> PerfettoWriter<W> {
         self.sequence.reset(self.sequence.id + 1, first);
 
         let mut defs = Vec::new();
-        wire::varint(&mut defs, defaults::TIMESTAMP_CLOCK_ID, clock::INCREMENTAL);
+        wire::put_varint_field(&mut defs, defaults::TIMESTAMP_CLOCK_ID, clock::INCREMENTAL);
         self.scratch.clear();
-        wire::varint(&mut self.scratch, defaults::TRACK_UUID, t.uuid);
-        wire::bytes(&mut defs, defaults::TRACK_EVENT_DEFAULTS, &self.scratch);
+        wire::put_varint_field(&mut self.scratch, defaults::TRACK_UUID, t.uuid);
+        wire::put_bytes_field(&mut defs, defaults::TRACK_EVENT_DEFAULTS, &self.scratch);
 
         let mut snapshot = Vec::new();
         self.scratch.clear();
-        wire::varint(&mut self.scratch, clock::CLOCK_ID, clock::INCREMENTAL);
-        wire::varint(&mut self.scratch, clock::TIMESTAMP, first);
-        wire::varint(&mut self.scratch, clock::IS_INCREMENTAL, 1);
-        wire::bytes(&mut snapshot, clock::CLOCKS, &self.scratch);
+        wire::put_varint_field(&mut self.scratch, clock::CLOCK_ID, clock::INCREMENTAL);
+        wire::put_varint_field(&mut self.scratch, clock::TIMESTAMP, first);
+        wire::put_varint_field(&mut self.scratch, clock::IS_INCREMENTAL, 1);
+        wire::put_bytes_field(&mut snapshot, clock::CLOCKS, &self.scratch);
         self.scratch.clear();
-        wire::varint(&mut self.scratch, clock::CLOCK_ID, clock::REALTIME);
-        wire::varint(&mut self.scratch, clock::TIMESTAMP, first);
-        wire::bytes(&mut snapshot, clock::CLOCKS, &self.scratch);
+        wire::put_varint_field(&mut self.scratch, clock::CLOCK_ID, clock::REALTIME);
+        wire::put_varint_field(&mut self.scratch, clock::TIMESTAMP, first);
+        wire::put_bytes_field(&mut snapshot, clock::CLOCKS, &self.scratch);
 
         let mut categories = Vec::new();
-        wire::interned(
+        crate::intern::put_interned(
             &mut categories,
             interned::EVENT_CATEGORIES,
             CATEGORY_IID,
@@ -204,18 +204,18 @@ impl<W: Write> PerfettoWriter<W> {
         );
 
         let p = &mut self.packet;
-        wire::varint(p, packet::TIMESTAMP, first);
-        wire::varint(p, packet::TIMESTAMP_CLOCK_ID, clock::REALTIME);
-        wire::varint(p, packet::SEQUENCE_ID, u64::from(self.sequence.id));
-        wire::varint(
+        wire::put_varint_field(p, packet::TIMESTAMP, first);
+        wire::put_varint_field(p, packet::TIMESTAMP_CLOCK_ID, clock::REALTIME);
+        wire::put_varint_field(p, packet::SEQUENCE_ID, u64::from(self.sequence.id));
+        wire::put_varint_field(
             p,
             packet::SEQUENCE_FLAGS,
             packet::SEQ_INCREMENTAL_STATE_CLEARED,
         );
-        wire::varint(p, packet::FIRST_PACKET_ON_SEQUENCE, 1);
-        wire::bytes(p, packet::DEFAULTS, &defs);
-        wire::bytes(p, packet::INTERNED_DATA, &categories);
-        wire::bytes(p, packet::CLOCK_SNAPSHOT, &snapshot);
+        wire::put_varint_field(p, packet::FIRST_PACKET_ON_SEQUENCE, 1);
+        wire::put_bytes_field(p, packet::DEFAULTS, &defs);
+        wire::put_bytes_field(p, packet::INTERNED_DATA, &categories);
+        wire::put_bytes_field(p, packet::CLOCK_SNAPSHOT, &snapshot);
         self.emit()
     }
 }

@@ -1,7 +1,7 @@
 //! One packet sequence of the Perfetto writer: its incremental state (the
 //! last timestamp, the names interned so far) and its event packets, each
 //! encoded in place at the end of the output buffer, nested lengths patched
-//! when a field closes ([`wire::open`], [`wire::close`]): no packet is built
+//! when a field closes ([`wire::open_field`], [`wire::close_field`]): no packet is built
 //! apart and copied.
 //!
 //! An event packet holds the ns since the sequence's previous packet, the
@@ -27,7 +27,7 @@ use crate::args::{ArgValue, hex, ref_text, stat_name};
 use crate::fields::{annotation, event, interned, packet, trace};
 use crate::intern::IdTable;
 use crate::sink::{InstantInfo, SliceInfo};
-use crate::wire;
+use xplane_proto::wire;
 
 /// The incremental state of the current sequence.
 #[derive(Default)]
@@ -51,9 +51,9 @@ pub(crate) struct Sequence {
 /// The `TrackEvent` of a `TYPE_SLICE_END` packet, field and all: it is the
 /// same in every such packet.
 const SLICE_END_EVENT: [u8; 4] = [
-    wire::length_delimited_key(packet::TRACK_EVENT),
+    wire::key_byte(packet::TRACK_EVENT, wire::WireType::LengthDelimited),
     2,
-    wire::varint_key(event::TYPE),
+    wire::key_byte(event::TYPE, wire::WireType::Varint),
     event::SLICE_END as u8,
 ];
 
@@ -69,7 +69,7 @@ impl Sequence {
         self.id = id;
         // At most 6 bytes for the id: one word.
         let mut head = Vec::with_capacity(8);
-        wire::varint(&mut head, packet::SEQUENCE_ID, u64::from(id));
+        wire::put_varint_field(&mut head, packet::SEQUENCE_ID, u64::from(id));
         let mut word = [0; 8];
         word[..head.len()].copy_from_slice(&head);
         self.head = u64::from_le_bytes(word);
@@ -94,10 +94,10 @@ impl Sequence {
             ns >= self.last_ns,
             "packets of a sequence are in time order"
         );
-        let mark = wire::open(p, trace::PACKET);
-        wire::varint(p, packet::TIMESTAMP, ns - self.last_ns);
+        let mark = wire::open_field(p, trace::PACKET);
+        wire::put_varint_field(p, packet::TIMESTAMP, ns - self.last_ns);
         self.last_ns = ns;
-        wire::word(p, self.head, self.head_len);
+        wire::put_word(p, self.head, self.head_len);
         mark
     }
 
@@ -105,10 +105,10 @@ impl Sequence {
     #[inline]
     fn close_packet(&mut self, p: &mut Vec<u8>, mark: usize) {
         if !self.interned.is_empty() {
-            wire::bytes(p, packet::INTERNED_DATA, &self.interned);
+            wire::put_bytes_field(p, packet::INTERNED_DATA, &self.interned);
             self.interned.clear();
         }
-        wire::close(p, mark);
+        wire::close_field(p, mark);
     }
 
     /// A `TYPE_SLICE_BEGIN` packet: the name, stats and flows of `s`.
@@ -117,23 +117,23 @@ impl Sequence {
         let packet = self.open_packet(p, s.begin_ns);
         let (iid, new) = self.names.get(s.name_id);
         if new {
-            wire::interned(
+            crate::intern::put_interned(
                 &mut self.interned,
                 interned::EVENT_NAMES,
                 iid,
                 s.name().as_bytes(),
             );
         }
-        let track_event = wire::open(p, packet::TRACK_EVENT);
-        wire::varint(p, event::TYPE, event::SLICE_BEGIN);
-        wire::varint(p, event::NAME_IID, iid);
+        let track_event = wire::open_field(p, packet::TRACK_EVENT);
+        wire::put_varint_field(p, event::TYPE, event::SLICE_BEGIN);
+        wire::put_varint_field(p, event::NAME_IID, iid);
         for a in s.args {
             self.annotation(p, a.name_id, &a.value, s.names);
         }
         for f in s.flows {
-            wire::fixed64(p, event::FLOW_IDS, f.id);
+            wire::put_fixed64_field(p, event::FLOW_IDS, f.id);
         }
-        wire::close(p, track_event);
+        wire::close_field(p, track_event);
         self.close_packet(p, packet);
     }
 
@@ -148,10 +148,10 @@ impl Sequence {
     /// A `TYPE_COUNTER` packet: `value` from `ns` on.
     pub fn counter(&mut self, p: &mut Vec<u8>, ns: i64, value: i64) {
         let packet = self.open_packet(p, ns);
-        let track_event = wire::open(p, packet::TRACK_EVENT);
-        wire::varint(p, event::TYPE, event::COUNTER);
-        wire::varint(p, event::COUNTER_VALUE, value as u64);
-        wire::close(p, track_event);
+        let track_event = wire::open_field(p, packet::TRACK_EVENT);
+        wire::put_varint_field(p, event::TYPE, event::COUNTER);
+        wire::put_varint_field(p, event::COUNTER_VALUE, value as u64);
+        wire::close_field(p, track_event);
         self.close_packet(p, packet);
     }
 
@@ -159,22 +159,24 @@ impl Sequence {
     /// interned: instants are few).
     pub fn instant(&mut self, p: &mut Vec<u8>, i: &InstantInfo) {
         let packet = self.open_packet(p, i.ns);
-        let track_event = wire::open(p, packet::TRACK_EVENT);
-        wire::varint(p, event::TYPE, event::INSTANT);
-        wire::bytes(p, event::NAME, i.name.as_bytes());
+        let track_event = wire::open_field(p, packet::TRACK_EVENT);
+        wire::put_varint_field(p, event::TYPE, event::INSTANT);
+        wire::put_bytes_field(p, event::NAME, i.name.as_bytes());
         for (name, value) in &i.args {
-            let a = wire::open(p, event::DEBUG_ANNOTATIONS);
-            wire::bytes(p, annotation::NAME, name.as_bytes());
+            let a = wire::open_field(p, event::DEBUG_ANNOTATIONS);
+            wire::put_bytes_field(p, annotation::NAME, name.as_bytes());
             match value {
-                ArgValue::Double(v) => wire::double(p, annotation::DOUBLE_VALUE, *v),
-                ArgValue::Str(s) => wire::bytes(p, annotation::STRING_VALUE, s.as_bytes()),
-                ArgValue::Int(v) => wire::varint(p, annotation::INT_VALUE, *v as u64),
-                ArgValue::Uint(v) => wire::varint(p, annotation::UINT_VALUE, *v),
+                ArgValue::Double(v) => wire::put_double_field(p, annotation::DOUBLE_VALUE, *v),
+                ArgValue::Str(s) => {
+                    wire::put_bytes_field(p, annotation::STRING_VALUE, s.as_bytes())
+                }
+                ArgValue::Int(v) => wire::put_varint_field(p, annotation::INT_VALUE, *v as u64),
+                ArgValue::Uint(v) => wire::put_varint_field(p, annotation::UINT_VALUE, *v),
                 _ => {}
             }
-            wire::close(p, a);
+            wire::close_field(p, a);
         }
-        wire::close(p, track_event);
+        wire::close_field(p, track_event);
         self.close_packet(p, packet);
     }
 
@@ -191,35 +193,37 @@ impl Sequence {
     ) {
         let (iid, new) = self.arg_names.get(name_id);
         if new {
-            wire::interned(
+            crate::intern::put_interned(
                 &mut self.interned,
                 interned::DEBUG_ANNOTATION_NAMES,
                 iid,
                 stat_name(names, name_id).as_bytes(),
             );
         }
-        let a = wire::open(p, event::DEBUG_ANNOTATIONS);
-        wire::varint(p, annotation::NAME_IID, iid);
+        let a = wire::open_field(p, event::DEBUG_ANNOTATIONS);
+        wire::put_varint_field(p, annotation::NAME_IID, iid);
         match value {
-            ArgValue::Int(v) => wire::varint(p, annotation::INT_VALUE, *v as u64),
-            ArgValue::Uint(v) => wire::varint(p, annotation::UINT_VALUE, *v),
-            ArgValue::Double(v) => wire::double(p, annotation::DOUBLE_VALUE, *v),
-            ArgValue::Str(s) => wire::bytes(p, annotation::STRING_VALUE, s.as_bytes()),
-            ArgValue::Bytes(b) => wire::bytes(p, annotation::STRING_VALUE, hex(b).as_bytes()),
+            ArgValue::Int(v) => wire::put_varint_field(p, annotation::INT_VALUE, *v as u64),
+            ArgValue::Uint(v) => wire::put_varint_field(p, annotation::UINT_VALUE, *v),
+            ArgValue::Double(v) => wire::put_double_field(p, annotation::DOUBLE_VALUE, *v),
+            ArgValue::Str(s) => wire::put_bytes_field(p, annotation::STRING_VALUE, s.as_bytes()),
+            ArgValue::Bytes(b) => {
+                wire::put_bytes_field(p, annotation::STRING_VALUE, hex(b).as_bytes())
+            }
             ArgValue::Ref(id) => {
                 let (siid, new) = self.strings.get(*id as i64);
                 if new {
-                    wire::interned(
+                    crate::intern::put_interned(
                         &mut self.interned,
                         interned::DEBUG_ANNOTATION_STRING_VALUES,
                         siid,
                         ref_text(names, *id).as_bytes(),
                     );
                 }
-                wire::varint(p, annotation::STRING_VALUE_IID, siid);
+                wire::put_varint_field(p, annotation::STRING_VALUE_IID, siid);
             }
             ArgValue::Empty => {}
         }
-        wire::close(p, a);
+        wire::close_field(p, a);
     }
 }

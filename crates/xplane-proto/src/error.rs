@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-/// What went wrong while reading or writing an XSpace.
+/// What went wrong while reading or writing an XSpace, or reading any
+/// input file's bytes ([`crate::ByteSource`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -17,27 +18,36 @@ pub enum Error {
     /// An I/O error on a stream that has no file name (a writer given by the caller).
     #[error("writing XSpace")]
     Stream(#[from] std::io::Error),
-    /// The file is larger than the 2 GiB that protobuf writers can produce.
-    #[error("{path}: file is {size} bytes, over the 2 GiB limit of an XSpace protobuf")]
+    /// The file (before or after decompression) is larger than the reader
+    /// takes: for an XSpace, the 2 GiB that protobuf writers can produce.
+    #[error("{path}: file is {size} bytes, over the limit of {max} bytes")]
     TooLarge {
         /// The file.
         path: PathBuf,
-        /// Its size in bytes.
+        /// Its size in bytes (after decompression, when it is gzip).
         size: u64,
+        /// The limit, in bytes.
+        max: u64,
     },
-    /// The file name ends in `.gz` but the content is not gzip.
-    #[error("{path}: named .gz but not gzip data (first bytes {magic:02x?})")]
+    /// The file name ends in `.gz` but the content does not start with the
+    /// gzip magic bytes (at byte 0).
+    #[error(
+        "{path}: named .gz but not gzip data: it does not start with the gzip magic bytes 1f 8b (first bytes {magic:02x?})"
+    )]
     NotGzip {
         /// The file.
         path: PathBuf,
         /// The first bytes found.
         magic: Vec<u8>,
     },
-    /// The gzip stream is corrupt or truncated.
-    #[error("{path}: corrupt gzip data")]
+    /// The gzip stream is corrupt or cut short.
+    #[error("{path}: corrupt gzip data: gzip stream broken after {offset} decompressed bytes")]
     Gzip {
         /// The file.
         path: PathBuf,
+        /// Bytes decompressed before the failure (the byte offset, in the
+        /// uncompressed content, where it broke).
+        offset: u64,
         /// The decompressor's error.
         source: std::io::Error,
     },

@@ -1,112 +1,42 @@
-//! Reading and writing XSpace files: plain or gzip (by the `.gz` extension),
-//! memory-mapped for the zero-copy reader, written atomically.
+//! Reading and writing XSpace files: read plain or gzip (told by the magic
+//! bytes, [`crate::source`]), memory-mapped for the zero-copy reader;
+//! written gzip when named `.gz`, atomically.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::ops::Deref;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use prost::Message as _;
 
 use crate::generated::XSpace;
+use crate::source::{ByteSource, io_err, is_gz_name};
 use crate::view::SpaceView;
 use crate::{Error, Result};
 
 /// The largest file a protobuf writer can produce (2 GiB); larger inputs are rejected.
 pub const MAX_FILE_BYTES: u64 = 2 << 30;
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-
-/// The smallest page size of the platforms served: a read every `PAGE`
-/// bytes reaches every page (a larger page, more than once).
-const PAGE: usize = 4096;
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-fn is_gz(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
-}
-
-/// The bytes of an XSpace file: memory-mapped when plain, decompressed into
-/// memory when gzip.
+/// The bytes of an XSpace file: a [`ByteSource`] of at most
+/// [`MAX_FILE_BYTES`], memory-mapped when plain, decompressed into memory
+/// when gzip (told by its magic bytes), with the XSpace readers on it.
 pub struct FileBytes {
-    path: PathBuf,
-    data: Data,
-}
-
-enum Data {
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
+    source: ByteSource,
 }
 
 impl FileBytes {
-    /// Open `path`. A `.gz` file must be gzip; any file must be at most
+    /// Open `path` ([`ByteSource::open`]): gzip by its magic bytes, a
+    /// `.gz` name without them refused; any file must be at most
     /// [`MAX_FILE_BYTES`] (after decompression).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        let mut file = File::open(path).map_err(io_err(path))?;
-        let size = file.metadata().map_err(io_err(path))?.len();
-        let too_large = |size| Error::TooLarge {
-            path: path.to_path_buf(),
-            size,
-        };
-        if size > MAX_FILE_BYTES {
-            return Err(too_large(size));
-        }
-        let mut magic = [0u8; 2];
-        let n = read_prefix(&mut file, &mut magic).map_err(io_err(path))?;
-        let gzip = n == 2 && magic == GZIP_MAGIC;
-        if is_gz(path) && !gzip {
-            return Err(Error::NotGzip {
-                path: path.to_path_buf(),
-                magic: magic[..n].to_vec(),
-            });
-        }
-        let data = if gzip {
-            let file = File::open(path).map_err(io_err(path))?;
-            let mut out = Vec::new();
-            flate2::read::MultiGzDecoder::new(file)
-                .take(MAX_FILE_BYTES + 1)
-                .read_to_end(&mut out)
-                .map_err(|source| Error::Gzip {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
-            if out.len() as u64 > MAX_FILE_BYTES {
-                return Err(too_large(out.len() as u64));
-            }
-            Data::Owned(out)
-        } else if size == 0 {
-            Data::Owned(Vec::new())
-        } else {
-            // SAFETY: `Mmap::map` is unsafe because the mapping aliases a
-            // file other processes can change. The contract callers accept:
-            // while a `FileBytes` lives, its file must not be truncated (a
-            // read of a page past the new end raises SIGBUS and ends the
-            // process) and should not be rewritten (the bytes change under
-            // the reader; the zero-copy reader bounds-checks every field, so
-            // changed bytes give wrong values or a malformed-input error, not
-            // undefined behaviour). Traces are written beside their final
-            // name and renamed into place, which never truncates a mapped
-            // file.
-            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err(path))?;
-            Data::Mapped(map)
-        };
         Ok(FileBytes {
-            path: path.to_path_buf(),
-            data,
+            source: ByteSource::open(path, Some(MAX_FILE_BYTES))?,
         })
     }
 
     /// The file this came from.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.source.path()
     }
 
     /// A zero-copy view of the XSpace in this file.
@@ -135,7 +65,7 @@ impl FileBytes {
                 .map_err(|e| self.wire_error(e))?;
         }
         XSpace::decode(&**self).map_err(|source| Error::Decode {
-            path: self.path.clone(),
+            path: self.path().to_path_buf(),
             source,
         })
     }
@@ -147,40 +77,26 @@ impl FileBytes {
     /// message every command gives for malformed bytes.
     pub fn check(&self) -> Result<crate::Totals> {
         let view = self.checked_view()?;
-        view.check().map_err(|m| located_error(&self.path, m))
+        view.check().map_err(|m| located_error(self.path(), m))
     }
 
     /// The error for malformed bytes that a reader of this file met: the
     /// first malformed message as [`FileBytes::check`] reports it (see
     /// [`SpaceView::locate`]).
     pub fn locate(&self, found: crate::WireError) -> Error {
-        malformed_error(&self.path, &self.view(), found)
+        malformed_error(self.path(), &self.view(), found)
     }
 
-    /// Map every page of a memory-mapped file now, so that a later reader
-    /// meets no page fault: done on another thread while other work runs,
-    /// it takes the kernel's mapping of the file off that reader's path.
-    /// On Linux one `madvise(MADV_POPULATE_READ)` maps them all; where the
-    /// kernel refuses it (before 5.14), one read per page. Bytes read into
-    /// memory have nothing to map.
+    /// Map every page of a memory-mapped file now
+    /// ([`ByteSource::prefault`]).
     pub fn prefault(&self) {
-        if let Data::Mapped(map) = &self.data {
-            #[cfg(target_os = "linux")]
-            if map.advise(memmap2::Advice::PopulateRead).is_ok() {
-                return;
-            }
-            let mut sum = 0u8;
-            for at in (0..map.len()).step_by(PAGE) {
-                sum ^= map[at];
-            }
-            std::hint::black_box(sum);
-        }
+        self.source.prefault();
     }
 
     /// Attach this file's name to an error of the zero-copy reader.
     pub fn wire_error(&self, source: crate::WireError) -> Error {
         Error::Wire {
-            path: self.path.clone(),
+            path: self.path().to_path_buf(),
             source,
         }
     }
@@ -189,10 +105,7 @@ impl FileBytes {
 impl Deref for FileBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        match &self.data {
-            Data::Mapped(m) => m,
-            Data::Owned(v) => v,
-        }
+        &self.source
     }
 }
 
@@ -217,18 +130,7 @@ fn located_error(path: &Path, m: crate::Malformed) -> Error {
     }
 }
 
-fn read_prefix(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
-}
-
-/// Read and fully decode an XSpace file (plain, or gzip when named `.gz`).
+/// Read and fully decode an XSpace file (plain, or gzip by its magic bytes).
 pub fn read_xspace(path: impl AsRef<Path>) -> Result<XSpace> {
     FileBytes::open(path)?.decode()
 }
@@ -251,7 +153,7 @@ pub fn write_xspace(path: impl AsRef<Path>, space: &XSpace) -> Result<()> {
     let bytes = encode_xspace(space)?;
     let path = path.as_ref();
     write_atomically(path, |file| {
-        if is_gz(path) {
+        if is_gz_name(path) {
             let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
             gz.write_all(&bytes)?;
             gz.finish()?.flush()

@@ -13,16 +13,17 @@
 //! event's timing fields in their usual order and only steps over its stats.
 
 use crate::view::{EventData, StatValue, StatView};
+use crate::wire::{WireType, decode_varint, key_byte};
 
 /// Key of `XEvent.stats` (field 4, length-delimited).
-const EVENT_STATS_KEY: u8 = 4 << 3 | 2;
+const EVENT_STATS_KEY: u8 = key_byte(4, WireType::LengthDelimited);
 
 /// Keys of `XEvent`'s timing fields: `metadata_id`, `offset_ps`,
 /// `duration_ps`, `num_occurrences` (varints).
-const EVENT_METADATA_ID: u8 = 1 << 3;
-const EVENT_OFFSET_PS: u8 = 2 << 3;
-const EVENT_DURATION_PS: u8 = 3 << 3;
-const EVENT_NUM_OCCURRENCES: u8 = 5 << 3;
+const EVENT_METADATA_ID: u8 = key_byte(1, WireType::Varint);
+const EVENT_OFFSET_PS: u8 = key_byte(2, WireType::Varint);
+const EVENT_DURATION_PS: u8 = key_byte(3, WireType::Varint);
+const EVENT_NUM_OCCURRENCES: u8 = key_byte(5, WireType::Varint);
 
 /// An event's timing fields as the full reader gives them, when the event
 /// is in the usual layout: `metadata_id`, then `offset_ps` or
@@ -119,14 +120,14 @@ pub(crate) struct QuickEvent {
 /// Keys of `XStat`: `metadata_id`, `uint64_value`, `int64_value` and
 /// `ref_value` (varints), `double_value` (fixed 64), `str_value` (UTF-8),
 /// `bytes_value` and `compressed_str_value` (bytes).
-const METADATA_ID: u8 = 1 << 3;
-const DOUBLE: u8 = 2 << 3 | 1;
-const UINT64: u8 = 3 << 3;
-const INT64: u8 = 4 << 3;
-const STR: u8 = 5 << 3 | 2;
-const BYTES: u8 = 6 << 3 | 2;
-const REF: u8 = 7 << 3;
-const COMPRESSED_STR: u8 = 8 << 3 | 2;
+const METADATA_ID: u8 = key_byte(1, WireType::Varint);
+const DOUBLE: u8 = key_byte(2, WireType::Fixed64);
+const UINT64: u8 = key_byte(3, WireType::Varint);
+const INT64: u8 = key_byte(4, WireType::Varint);
+const STR: u8 = key_byte(5, WireType::LengthDelimited);
+const BYTES: u8 = key_byte(6, WireType::LengthDelimited);
+const REF: u8 = key_byte(7, WireType::Varint);
+const COMPRESSED_STR: u8 = key_byte(8, WireType::LengthDelimited);
 
 /// The first stat of `tail` (an event's non-timing fields) whose metadata
 /// id is `metadata_id`, read as the full reader reads it (`Some(None)`
@@ -315,36 +316,19 @@ pub(crate) fn stat(bytes: &[u8]) -> Option<(i64, StatValue<'_>)> {
     (end == bytes.len()).then_some((id as i64, value))
 }
 
-/// The varint at `at` and where it ends: at most 10 bytes, the tenth at
-/// most 1 (as the full reader requires; negative `int64` values take all
-/// ten).
+/// The varint at `at` and where it ends ([`decode_varint`]: at most 10
+/// bytes, the tenth at most 1, as the full reader requires; negative
+/// `int64` values take all ten).
 #[inline(always)]
 fn varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
-    let mut value = 0u64;
-    for i in 0..10 {
-        let b = *bytes.get(at + i)?;
-        if i == 9 && b > 1 {
-            return None;
-        }
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b < 0x80 {
-            return Some((value, at + i + 1));
-        }
-    }
-    None
+    let (value, len) = decode_varint(bytes.get(at..)?).ok()?;
+    Some((value, at + len))
 }
 
-/// The end of the varint at `at`: at most 10 bytes, the tenth at most 1
-/// (as the full reader requires).
+/// The end of the varint at `at` ([`varint`]).
 #[inline]
 fn skip_varint(bytes: &[u8], at: usize) -> Option<usize> {
-    for i in 0..10 {
-        let b = *bytes.get(at + i)?;
-        if b < 0x80 {
-            return (i < 9 || b <= 1).then_some(at + i + 1);
-        }
-    }
-    None
+    varint(bytes, at).map(|(_, end)| end)
 }
 
 /// A length prefix at `at` (short forms only: lengths below 2^28) and
@@ -659,7 +643,7 @@ mod tests {
         (proptest::collection::vec(stat, 0..5), damage()).prop_map(|(stats, damage)| {
             let mut bytes = event_bytes(vec![]);
             for fields in &stats {
-                crate::encode_field(4, &stat_of_fields(fields), &mut bytes);
+                crate::wire::put_bytes_field(&mut bytes, 4, &stat_of_fields(fields));
             }
             damage.apply(&mut bytes);
             bytes
@@ -728,15 +712,15 @@ mod tests {
         ];
         let usual = [(1, 1, String::new()), (3, 7, String::new())];
         let mut bytes = event_bytes(vec![]);
-        crate::encode_field(4, &stat_of_fields(&late_id), &mut bytes);
-        crate::encode_field(4, &stat_of_fields(&usual), &mut bytes);
+        crate::wire::put_bytes_field(&mut bytes, 4, &stat_of_fields(&late_id));
+        crate::wire::put_bytes_field(&mut bytes, 4, &stat_of_fields(&usual));
         let checked = crate::CheckedEvent::parse(&bytes, 0).unwrap();
         let value = |id| checked.find_stat(id).and_then(|s| s.value);
         assert_eq!(value(2), Some(StatValue::Uint64(5)));
         assert_eq!(value(1), Some(StatValue::Uint64(7)));
         // The same stats with the id first, once, are searched by id alone.
         let mut usual_only = event_bytes(vec![]);
-        crate::encode_field(4, &stat_of_fields(&usual), &mut usual_only);
+        crate::wire::put_bytes_field(&mut usual_only, 4, &stat_of_fields(&usual));
         let tail = &usual_only[super::event_checked(&usual_only).unwrap().rest_start..];
         assert_eq!(find_checked_stat(tail, 1), Some(Some((2, 6))));
         assert_eq!(find_checked_stat(tail, 2), Some(None));

@@ -9,7 +9,7 @@ use std::fmt;
 
 use crate::quick::stats_well_formed;
 use crate::view::{EventView, PlaneView, SpaceView, StatView};
-use crate::wire::{Fields, Message, WireError, WireErrorKind};
+use crate::wire::{Fields, Message, WireError, WireErrorKind, WireType};
 
 /// How many of each message an XSpace holds, as counted by [`SpaceView::walk_all`].
 ///
@@ -150,7 +150,7 @@ impl<'a> SpaceView<'a> {
             let mut probe = fields;
             let key = probe.varint()?;
             let (field, wire_type) = ((key >> 3).min(u32::MAX as u64) as u32, (key & 7) as u8);
-            if (1..=4).contains(&field) && wire_type == 2 {
+            if (1..=4).contains(&field) && wire_type == WireType::LengthDelimited as u8 {
                 if let Some(next) = fields.next_field() {
                     next?;
                 }

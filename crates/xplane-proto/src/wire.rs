@@ -1,10 +1,33 @@
-//! Protobuf wire-format primitives for the zero-copy reader.
+//! The protobuf wire format, the workspace's one home for it: the wire
+//! types and keys, varints, and fields, written ([`put_varint_field`],
+//! [`put_bytes_field`], [`open_field`] / [`close_field`], …: the XSpace
+//! writer and the Perfetto writer) and read (the zero-copy reader's
+//! cursor, whose errors are [`WireError`]s with the byte offset).
 //!
-//! Only what XSpace needs: varints, fixed 64-bit values, and
-//! length-delimited fields. Groups (wire types 3 and 4) never occur in
+//! The reader takes only what XSpace needs: varints, fixed 64-bit values,
+//! and length-delimited fields. Groups (wire types 3 and 4) never occur in
 //! XSpace and are rejected.
 
 use std::fmt;
+
+mod encode;
+mod staged;
+
+pub use encode::{
+    WireType, close_field, key, key_byte, open_field, padded_varint, put_bytes_field,
+    put_double_field, put_fixed64_field, put_key, put_varint, put_varint_field, put_word,
+    varint_len, varint_word,
+};
+pub(crate) use staged::Staged;
+
+/// [`WireType::Varint`], as a pattern for the low bits of a key.
+const VARINT: u32 = WireType::Varint as u32;
+/// [`WireType::Fixed64`], as a pattern.
+const FIXED64: u32 = WireType::Fixed64 as u32;
+/// [`WireType::LengthDelimited`], as a pattern.
+const LENGTH_DELIMITED: u32 = WireType::LengthDelimited as u32;
+/// [`WireType::Fixed32`], as a pattern.
+const FIXED32: u32 = WireType::Fixed32 as u32;
 
 /// Which message was being read when a [`WireError`] occurred.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +134,32 @@ impl fmt::Display for WireError {
 
 impl std::error::Error for WireError {}
 
+/// The varint at the start of `bytes` and its length in bytes: at most
+/// 10 bytes, the tenth at most 1 (a value of 64 bits, as prost requires).
+/// Errors: [`WireErrorKind::Truncated`] when the bytes end inside it,
+/// [`WireErrorKind::VarintOverflow`] when it is longer. A plain loop,
+/// small enough to inline into the quick readers' per-field steps; the
+/// reader's cursor reads the bulk of a file by a wider path first
+/// (`Fields::varint`).
+#[inline(always)]
+pub fn decode_varint(bytes: &[u8]) -> Result<(u64, usize), WireErrorKind> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let Some(&b) = bytes.get(i) else {
+            return Err(WireErrorKind::Truncated);
+        };
+        if i == 9 && b > 1 {
+            return Err(WireErrorKind::VarintOverflow);
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Ok((value, i + 1));
+        }
+    }
+    // Not reached: a tenth byte of at most 1 ends the varint.
+    Err(WireErrorKind::VarintOverflow)
+}
+
 /// A field's value as it appears on the wire.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Value<'a> {
@@ -162,7 +211,9 @@ impl<'a> Fields<'a> {
         self.pos >= self.buf.len()
     }
 
-    /// Read one varint (also used for packed repeated fields).
+    /// Read one varint (also used for packed repeated fields): one byte,
+    /// or ten bytes in reach without a bounds check per byte (the usual
+    /// cases), else [`decode_varint`].
     #[inline(always)]
     pub(crate) fn varint(&mut self) -> Result<u64, WireError> {
         let buf = self.buf;
@@ -189,21 +240,12 @@ impl<'a> Fields<'a> {
             }
             return Err(self.error(start, WireErrorKind::VarintOverflow));
         }
-        let mut value = 0u64;
-        let mut i = 0;
-        loop {
-            let Some(&b) = buf.get(start + i) else {
-                return Err(self.error(start, WireErrorKind::Truncated));
-            };
-            if i == 9 && b > 1 {
-                return Err(self.error(start, WireErrorKind::VarintOverflow));
+        match decode_varint(buf.get(start..).unwrap_or_default()) {
+            Ok((value, len)) => {
+                self.pos = start + len;
+                Ok(value)
             }
-            value |= ((b & 0x7f) as u64) << (7 * i);
-            i += 1;
-            if b < 0x80 {
-                self.pos = start + i;
-                return Ok(value);
-            }
+            Err(kind) => Err(self.error(start, kind)),
         }
     }
 
@@ -214,7 +256,7 @@ impl<'a> Fields<'a> {
     /// [`Fields::next_field`] reads in that case, without its general path.
     #[inline(always)]
     pub(crate) fn quick_bytes_field(&mut self, field: u32) -> Option<(&'a [u8], usize)> {
-        let key = (field < 16).then_some((field << 3 | 2) as u8)?;
+        let key = (field < 16).then(|| key_byte(field, WireType::LengthDelimited))?;
         let [k, low] = *self.buf.get(self.pos..self.pos + 2)? else {
             return None;
         };
@@ -267,8 +309,8 @@ impl<'a> Fields<'a> {
         }
         let at = self.pos;
         let value = match key & 7 {
-            0 => Value::Varint(self.varint()?),
-            1 => {
+            VARINT => Value::Varint(self.varint()?),
+            FIXED64 => {
                 let end = at + 8;
                 let bytes = self
                     .buf
@@ -277,7 +319,7 @@ impl<'a> Fields<'a> {
                 self.pos = end;
                 Value::Fixed64(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
             }
-            2 => {
+            LENGTH_DELIMITED => {
                 let len = self.varint()?;
                 let start = self.pos;
                 let end = usize::try_from(len)
@@ -288,7 +330,7 @@ impl<'a> Fields<'a> {
                 self.pos = end;
                 Value::Bytes(&self.buf[start..end])
             }
-            5 => {
+            FIXED32 => {
                 let end = at + 4;
                 let bytes = self
                     .buf
@@ -305,12 +347,12 @@ impl<'a> Fields<'a> {
 }
 
 impl Value<'_> {
-    pub(crate) fn wire_type(&self) -> u8 {
+    pub(crate) fn wire_type(&self) -> WireType {
         match self {
-            Value::Varint(_) => 0,
-            Value::Fixed64(_) => 1,
-            Value::Bytes(_) => 2,
-            Value::Fixed32 => 5,
+            Value::Varint(_) => WireType::Varint,
+            Value::Fixed64(_) => WireType::Fixed64,
+            Value::Bytes(_) => WireType::LengthDelimited,
+            Value::Fixed32 => WireType::Fixed32,
         }
     }
 }
@@ -332,7 +374,7 @@ impl<'a> Typed<'_, 'a> {
             self.at,
             WireErrorKind::WrongWireType {
                 field: self.field,
-                found: self.value.wire_type(),
+                found: self.value.wire_type() as u8,
             },
         )
     }
@@ -434,7 +476,8 @@ mod tests {
         ) {
             // Mostly the field's own key, so that the quick path is tried.
             if keyed && !bytes.is_empty() {
-                bytes[0] = (field << 3 | 2) as u8;
+                // Its low byte for a field of 16 or more: not a key the quick path takes.
+                bytes[0] = key(field, WireType::LengthDelimited) as u8;
             }
             let mut quick = Fields::new(&bytes, base, Message::Event);
             let mut full = quick;
@@ -453,7 +496,7 @@ mod tests {
         /// Usual short fields (lengths of one and two bytes) are read quickly.
         #[test]
         fn usual_fields_are_read_quickly(len in 0usize..16_384, field in 1u32..16) {
-            let mut bytes = vec![(field << 3 | 2) as u8];
+            let mut bytes = vec![key_byte(field, WireType::LengthDelimited)];
             prost::encoding::encode_varint(len as u64, &mut bytes);
             bytes.extend(std::iter::repeat_n(7u8, len));
             let mut fields = Fields::new(&bytes, 5, Message::Event);

@@ -12,17 +12,20 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use prost::Message as _;
-use prost::encoding::{WireType, encode_key, encode_varint};
 
 use crate::background::BackgroundFile;
 use crate::file::MAX_FILE_BYTES;
 use crate::generated::{XEvent, XLine, XPlane, XSpace, XStat, x_event};
 use crate::pool::BufferPool;
 use crate::sink::BufferSink;
-use crate::varint::Staged;
 use crate::view::{EventData, EventView};
+use crate::wire::{
+    Staged, WireType, key_byte, padded_varint, put_bytes_field, put_key, put_varint,
+};
 use crate::{Error, Result};
 
+/// The bytes of a length written in place once known: a padded varint
+/// ([`padded_varint`]) of up to 2^35 - 1.
 const PLACEHOLDER_LEN: u64 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,12 +85,10 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 
     /// Write the key and length of a length-delimited field.
     fn write_field_head(&mut self, tag: u32, len: usize) -> Result<()> {
-        let mut head = [0u8; 16];
-        let mut at = &mut head[..];
-        encode_key(tag, WireType::LengthDelimited, &mut at);
-        encode_varint(len as u64, &mut at);
-        let n = 16 - at.len();
-        self.write(&head[..n])
+        let mut head = Vec::with_capacity(16);
+        put_key(&mut head, tag, WireType::LengthDelimited);
+        put_varint(&mut head, len as u64);
+        self.write(&head)
     }
 
     /// Write the scratch buffer as it is and clear it.
@@ -101,10 +102,10 @@ impl<W: Write + Seek> XSpaceWriter<W> {
 
     fn open_field(&mut self, tag: u32) -> Result<()> {
         let mut head = Vec::with_capacity(4);
-        encode_key(tag, WireType::LengthDelimited, &mut head);
+        put_key(&mut head, tag, WireType::LengthDelimited);
         self.write(&head)?;
         self.open.push(self.pos);
-        self.write(&[0x80, 0x80, 0x80, 0x80, 0x00])
+        self.write(&padded_varint::<{ PLACEHOLDER_LEN as usize }>(0))
     }
 
     fn close_field(&mut self, what: &'static str) -> Result<()> {
@@ -113,13 +114,7 @@ impl<W: Write + Seek> XSpaceWriter<W> {
         if len > MAX_FILE_BYTES {
             return Err(Error::EncodeTooLarge { what, size: len });
         }
-        let mut padded = [0u8; PLACEHOLDER_LEN as usize];
-        for (i, b) in padded.iter_mut().enumerate() {
-            *b = ((len >> (7 * i)) & 0x7f) as u8;
-            if i + 1 < PLACEHOLDER_LEN as usize {
-                *b |= 0x80;
-            }
-        }
+        let padded = padded_varint::<{ PLACEHOLDER_LEN as usize }>(len);
         self.out
             .seek(SeekFrom::Current(-((self.pos - at) as i64)))?;
         self.out.write_all(&padded)?;
@@ -500,7 +495,7 @@ pub fn encode_event_retimed_field(
     let Some(rest) = view.non_timing_fields() else {
         let mut body = Vec::with_capacity(view.encoded().len() + 16);
         encode_event_retimed(view, offset_ps, duration_ps, extra_stats, &mut body);
-        encode_field(tag, &body, out);
+        put_bytes_field(out, tag, &body);
         return;
     };
     let mut head = Staged::new();
@@ -528,23 +523,23 @@ pub fn encode_event_retimed_field(
 fn put_retimed_head(view: &EventView<'_>, offset_ps: i64, duration_ps: i64, head: &mut Staged) {
     const _: () = assert!(Staged::CAPACITY >= 3 * (1 + 10), "three varint fields fit");
     if view.metadata_id != 0 {
-        head.byte(1 << 3);
+        head.byte(key_byte(1, WireType::Varint));
         head.varint(view.metadata_id as u64);
     }
     let count = match view.data {
         Some(EventData::NumOccurrences(n)) => Some(n),
         _ => {
-            head.byte(2 << 3);
+            head.byte(key_byte(2, WireType::Varint));
             head.varint(offset_ps as u64);
             None
         }
     };
     if duration_ps != 0 {
-        head.byte(3 << 3);
+        head.byte(key_byte(3, WireType::Varint));
         head.varint(duration_ps as u64);
     }
     if let Some(n) = count {
-        head.byte(5 << 3);
+        head.byte(key_byte(5, WireType::Varint));
         head.varint(n as u64);
     }
 }
@@ -559,11 +554,4 @@ fn retimed_head(view: &EventView<'_>, offset_ps: i64, duration_ps: i64) -> XEven
         duration_ps,
         stats: Vec::new(),
     }
-}
-
-/// Append `body` to `out` as the length-delimited field `tag`.
-pub fn encode_field(tag: u32, body: &[u8], out: &mut Vec<u8>) {
-    encode_key(tag, WireType::LengthDelimited, out);
-    encode_varint(body.len() as u64, out);
-    out.extend_from_slice(body);
 }

@@ -90,7 +90,7 @@ fn field_form_equals_body_form_in_both_layouts() {
         let mut body = Vec::new();
         encode_event_retimed(&view, 777, 55, &[stat(9, 1)], &mut body);
         let mut want = Vec::new();
-        xplane_proto::encode_field(4, &body, &mut want);
+        prost::encoding::bytes::encode(4, &body, &mut want);
         let mut got = Vec::new();
         xplane_proto::encode_event_retimed_field(4, &view, 777, 55, &[stat(9, 1)], &mut got);
         assert_eq!(got, want);
@@ -271,7 +271,7 @@ proptest::proptest! {
         };
         let body = [head, layout.non_timing(&event), stats_bytes(&extra)].concat();
         let mut want = Vec::new();
-        xplane_proto::encode_field(tag, &body, &mut want);
+        prost::encoding::bytes::encode(tag, &body, &mut want);
         let mut got = vec![0xaa];
         xplane_proto::encode_event_retimed_field(tag, &view, new_offset, new_duration, &extra, &mut got);
         proptest::prop_assert_eq!(&got[1..], &want[..]);

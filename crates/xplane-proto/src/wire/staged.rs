@@ -1,30 +1,9 @@
-//! Varints written a machine word at a time, for the writer's per-event
-//! hot path: a field's bytes are assembled in a small array on the stack
-//! and appended to the output in one copy, where pushing them one by one
-//! would check the output's capacity and store its length after each byte.
+//! A field's bytes assembled on the stack, for the XSpace writer's
+//! per-event hot path: written in a small array and appended to the
+//! output in one copy, where pushing them one by one would check the
+//! output's capacity and store its length after each byte.
 
-/// `value` (below 2^56) as a varint in the low bytes of a word (the
-/// bytes past it zero), and its length in bytes, without a loop over its
-/// bytes: for encoders that store a field's bytes a word at a time.
-#[inline(always)]
-pub fn varint_word(value: u64) -> (u64, usize) {
-    debug_assert!(value < 1 << 56);
-    if value < 0x80 {
-        return (value, 1);
-    }
-    // Spread the 56 bits into 8 groups of 7, one per byte: 28-bit halves
-    // into 32-bit lanes, 14-bit halves into 16-bit lanes, then 7 bits a
-    // byte. Moving the high part `h` of `x` up by `k` bits is adding
-    // `h * (2^k - 1)` to `x`, as the moved bits land on zeros.
-    let x = value + (value & 0x00ff_ffff_f000_0000) * 15;
-    let x = x + (x & 0x0fff_c000_0fff_c000) * 3;
-    let x = x + (x & 0x3f80_3f80_3f80_3f80);
-    // The highest non-zero byte is the last one; the bytes before it have
-    // their continuation bit set.
-    let last = (x | 1).ilog2() & !7;
-    let more = 0x0080_8080_8080_8080 >> (56 - last);
-    (x | more, last as usize / 8 + 1)
-}
+use super::encode::{WireType, key, long_varint, varint_word};
 
 /// Up to [`Staged::CAPACITY`] bytes assembled on the stack, with room for
 /// a prefix of up to [`Staged::PREFIX`] bytes (a field's key and length)
@@ -92,15 +71,15 @@ impl Staged {
     /// in front of the bytes.
     #[inline(always)]
     pub(crate) fn prefix_field(&mut self, tag: u32, len: usize) {
-        let key = tag << 3 | 2;
-        if key < 0x80 && len < 0x80 {
+        let field_key = key(tag, WireType::LengthDelimited);
+        if field_key < 0x80 && len < 0x80 {
             // The usual case: a field below 16 of fewer than 128 bytes.
-            self.bytes[Self::PREFIX - 2] = key as u8;
+            self.bytes[Self::PREFIX - 2] = field_key as u8;
             self.bytes[Self::PREFIX - 1] = len as u8;
             self.start = Self::PREFIX - 2;
             return;
         }
-        let (key, key_len) = varint_word(u64::from(key));
+        let (key, key_len) = varint_word(u64::from(field_key));
         // A key is at most 5 bytes (field numbers end at 2^29 - 1).
         if (len as u64) < 1 << (7 * (8 - key_len)) {
             let (len, len_len) = varint_word(len as u64);
@@ -110,7 +89,7 @@ impl Staged {
             self.bytes[Self::PREFIX - 8..Self::PREFIX].copy_from_slice(&word.to_le_bytes());
             self.start = Self::PREFIX - n;
         } else {
-            let (key, key_len) = long_varint(u64::from(tag << 3 | 2));
+            let (key, key_len) = long_varint(u64::from(field_key));
             let (len, len_len) = long_varint(len as u64);
             let n = key_len + len_len;
             let word = (key | len << (8 * key_len)) << (128 - 8 * n);
@@ -128,46 +107,9 @@ impl Staged {
     }
 }
 
-/// `value` as a varint (up to 10 bytes) in the low bytes of a double
-/// word, and its length in bytes: the rare values of 2^56 and more
-/// (negative ones among them).
-#[cold]
-#[inline(never)]
-fn long_varint(mut value: u64) -> (u128, usize) {
-    let mut word = 0;
-    let mut n = 0;
-    while value >= 0x80 {
-        word |= u128::from((value as u8) | 0x80) << (8 * n);
-        value >>= 7;
-        n += 1;
-    }
-    (word | u128::from(value) << (8 * n), n + 1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn prost_varint(value: u64) -> Vec<u8> {
-        let mut out = Vec::new();
-        prost::encoding::encode_varint(value, &mut out);
-        out
-    }
-
-    #[test]
-    fn word_varints_at_every_length_boundary_match_prost() {
-        for bits in 0..56 {
-            for value in [(1u64 << bits) - 1, 1 << bits, (1 << bits) + 1] {
-                let (word, len) = varint_word(value);
-                assert_eq!(&word.to_le_bytes()[..len], prost_varint(value), "{value}");
-                let past = &word.to_le_bytes()[len..];
-                assert!(
-                    past.iter().all(|&b| b == 0),
-                    "{value}: bytes past the varint"
-                );
-            }
-        }
-    }
 
     fn staged(tag: u32, values: &[u64]) -> Vec<u8> {
         let mut staged = Staged::new();
