@@ -2,7 +2,6 @@
 //! its name): an XSpace protobuf or a Kineto Chrome-trace JSON, either
 //! plain or gzip-compressed.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -28,8 +27,6 @@ impl std::fmt::Display for TraceFormat {
     }
 }
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-
 impl TraceFormat {
     /// How the collectives of traces in this format are read and checked,
     /// the same in every command (`merge`, `align`, `validate`, `report`):
@@ -46,24 +43,17 @@ impl TraceFormat {
     /// gzip when compressed).
     pub fn detect(path: impl AsRef<Path>) -> Result<TraceFormat> {
         let path = path.as_ref();
-        let mut file = std::fs::File::open(path).map_err(RunError::io(path))?;
-        let mut head = [0u8; 64];
-        let n = read_up_to(&mut file, &mut head).map_err(RunError::io(path))?;
-        let head = if head[..n].starts_with(&GZIP_MAGIC) {
-            let file = std::fs::File::open(path).map_err(RunError::io(path))?;
-            let mut inflated = [0u8; 64];
-            let mut gz = flate2::read::GzDecoder::new(file);
-            let n = read_up_to(&mut gz, &mut inflated).map_err(RunError::io(path))?;
-            if n == 0 {
-                return Err(RunError::UnknownFormat {
-                    path: path.to_path_buf(),
-                    reason: "it is gzip of an empty file",
-                });
-            }
-            inflated[..n].to_vec()
-        } else {
-            head[..n].to_vec()
-        };
+        let head = xplane_proto::source::head(path, 64).map_err(|e| match e {
+            xplane_proto::Error::Io { path, source } => RunError::Io { path, source },
+            e => RunError::Trace(e),
+        })?;
+        // Bytes that give none: a gzip stream of nothing.
+        if head.is_empty() && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            return Err(RunError::UnknownFormat {
+                path: path.to_path_buf(),
+                reason: "it is gzip of an empty file (or a gzip stream broken before its first byte)",
+            });
+        }
         Self::of_bytes(&head).map_err(|reason| RunError::UnknownFormat {
             path: path.to_path_buf(),
             reason,
@@ -82,20 +72,6 @@ impl TraceFormat {
             Some(_) => Err("its first byte starts neither a JSON object nor an XSpace field"),
         }
     }
-}
-
-/// Read until `buf` is full or the input ends.
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 #[cfg(test)]
