@@ -131,3 +131,36 @@ fn gzip_round_trip_and_atomic_write() {
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(names.len(), 1, "no temporary file left behind");
 }
+
+#[test]
+fn a_plane_stat_is_found_only_where_a_plane_has_it() {
+    use xplane_proto::{NODE_ID_STAT, SpaceView, XPlaneExt, XStatMetadata, x_stat};
+    for path in fixtures() {
+        let mut space = read_xspace(&path).unwrap();
+        let bytes = space.encode_to_vec();
+        assert!(
+            !SpaceView::new(&bytes).has_plane_stat(NODE_ID_STAT).unwrap(),
+            "{}: a recorded trace names no node",
+            path.display()
+        );
+        let Some(plane) = space.planes.last_mut() else {
+            continue;
+        };
+        // Metadata alone is not a stat of the plane.
+        let id = plane.stat_metadata.keys().max().copied().unwrap_or(0) + 1;
+        plane.stat_metadata.insert(
+            id,
+            XStatMetadata {
+                id,
+                name: NODE_ID_STAT.into(),
+                ..Default::default()
+            },
+        );
+        let bytes = space.encode_to_vec();
+        assert!(!SpaceView::new(&bytes).has_plane_stat(NODE_ID_STAT).unwrap());
+        let plane = space.planes.last_mut().unwrap();
+        plane.set_stat(NODE_ID_STAT, x_stat::Value::Int64Value(3));
+        let bytes = space.encode_to_vec();
+        assert!(SpaceView::new(&bytes).has_plane_stat(NODE_ID_STAT).unwrap());
+    }
+}

@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use collective_check::{NodeId, NodeSource};
 use perfetto_export::{Format, Input, Options, Packets, export_file_with};
-use xplane_proto::{FileBytes, NODE_ID_STAT, PlaneIndex, SpaceView};
+use xplane_proto::{FileBytes, NODE_ID_STAT};
 
 use crate::Global;
 use crate::render;
@@ -140,17 +140,8 @@ fn node_sources(
 
 /// True when some plane of the trace has a `node_id` stat (written by `merge`).
 fn is_merged(file: &FileBytes) -> anyhow::Result<bool> {
-    let space = SpaceView::new(file);
-    for plane in space.planes() {
-        let plane = plane.map_err(|e| file.wire_error(e))?;
-        let index = PlaneIndex::new(&plane).map_err(|e| file.wire_error(e))?;
-        if let Some(id) = index.stat_id(NODE_ID_STAT) {
-            for stat in plane.stats() {
-                if stat.map_err(|e| file.wire_error(e))?.metadata_id == id {
-                    return Ok(true);
-                }
-            }
-        }
-    }
-    Ok(false)
+    let view = file.view();
+    Ok(view
+        .has_plane_stat(NODE_ID_STAT)
+        .map_err(|e| file.wire_error(e))?)
 }

@@ -3,4 +3,5 @@
 
 pub mod align;
 pub mod clock;
+pub mod inspect;
 pub mod merge;

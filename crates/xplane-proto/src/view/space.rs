@@ -26,6 +26,24 @@ impl<'a> SpaceView<'a> {
         Repeated::new(self.bytes, 0, Message::Space, 1)
     }
 
+    /// True when some plane has a plane-level stat named `name` (e.g.
+    /// [`crate::NODE_ID_STAT`], which a merged trace gives every node's
+    /// planes).
+    pub fn has_plane_stat(&self, name: &str) -> Result<bool, WireError> {
+        for plane in self.planes() {
+            let plane = plane?;
+            let Some(id) = crate::PlaneIndex::new(&plane)?.stat_id(name) else {
+                continue;
+            };
+            for stat in plane.stats() {
+                if stat?.metadata_id == id {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
     /// The `hostnames` field.
     pub fn hostnames(&self) -> Strings<'a> {
         Strings(Repeated::new(self.bytes, 0, Message::Space, 4))

@@ -9,8 +9,7 @@ use anyhow::Context as _;
 
 use crate::Global;
 use crate::out::StdoutError;
-use xplane_proto::inspect::{FileReport, Span, scan_file};
-use xplane_proto::utc::{iso8601_ps, seconds_ps};
+use xplane_proto::inspect::{FileReport, scan_file};
 
 /// Arguments of `inspect`.
 #[derive(Debug, clap::Args)]
@@ -60,7 +59,7 @@ fn print_all<'a>(args: &'a Args, global: &Global) -> anyhow::Result<Vec<&'a Path
         if args.json {
             reports.push(report);
         } else {
-            write_text(&mut out, &report, global)
+            crate::render::inspect::write_text(&mut out, &report, global)
                 .and_then(|()| out.flush())
                 .map_err(StdoutError)?;
         }
@@ -77,85 +76,4 @@ fn print_all<'a>(args: &'a Args, global: &Global) -> anyhow::Result<Vec<&'a Path
     }
     out.flush().map_err(StdoutError)?;
     Ok(refused)
-}
-
-fn write_span(out: &mut impl Write, label: &str, span: &Option<Span>) -> io::Result<()> {
-    match span {
-        Some(s) => writeln!(
-            out,
-            "{label}{} .. {} ({} .. {} from session start)",
-            s.start_utc,
-            s.end_utc,
-            seconds_ps(s.start_rel_ps),
-            seconds_ps(s.end_rel_ps)
-        ),
-        None => writeln!(out, "{label}no events"),
-    }
-}
-
-/// The text report. `-q`: one line per plane; `-v`: also one per line.
-fn write_text(out: &mut impl Write, file: &FileReport, global: &Global) -> io::Result<()> {
-    let events: u64 = file.planes.iter().map(|p| p.event_count).sum();
-    writeln!(
-        out,
-        "{}: {} bytes, {} planes, {events} events",
-        file.path,
-        file.bytes,
-        file.planes.len()
-    )?;
-    if !global.quiet {
-        match file.session_start_ns {
-            Some(ns) => writeln!(out, "  session start: {} ({ns} ns)", iso8601_ps(ns * 1000))?,
-            None => writeln!(
-                out,
-                "  session start: none (no Task Environment plane; times are taken as absolute)"
-            )?,
-        }
-    }
-    for p in &file.planes {
-        let problems: u64 = p.problems.iter().map(|x| x.count).sum();
-        writeln!(
-            out,
-            "  plane {} {:?} (id {}): {} lines, {} events, {problems} problems",
-            p.index, p.name, p.id, p.line_count, p.event_count
-        )?;
-        if global.quiet {
-            continue;
-        }
-        write_span(out, "    span: ", &p.span)?;
-        let stats: Vec<String> = p
-            .stats
-            .iter()
-            .map(|s| format!("{} ({})", s.name, s.count))
-            .collect();
-        if stats.is_empty() {
-            writeln!(out, "    stats: none")?;
-        } else {
-            writeln!(out, "    stats: {}", stats.join(", "))?;
-        }
-        if let Some(edges) = p.scope_range_edges {
-            writeln!(
-                out,
-                "    scope range tree: {edges} edges (plane stats: child id -> parent id)"
-            )?;
-        }
-        for x in &p.problems {
-            writeln!(
-                out,
-                "    problem: {} x{}, first at {}",
-                x.kind, x.count, x.first
-            )?;
-        }
-        if global.verbose > 0 {
-            for l in &p.lines {
-                writeln!(
-                    out,
-                    "    line {} {:?} (id {}, display id {}): {} events",
-                    l.index, l.name, l.id, l.display_id, l.event_count
-                )?;
-                write_span(out, "      span: ", &l.span)?;
-            }
-        }
-    }
-    Ok(())
 }
