@@ -432,6 +432,14 @@ pub enum RunError {
         #[source]
         source: Box<perfetto_export::Error>,
     },
+    /// An xprof log folder asked of a PyTorch run.
+    #[error(
+        "{path}: an xprof log folder holds XSpace traces; this run's traces are PyTorch's (convert them with a merge to NAME.xplane.pb)"
+    )]
+    XprofForKineto {
+        /// The output folder.
+        path: PathBuf,
+    },
     /// A repair asked of a PyTorch run.
     #[error(
         "the repair applies to XSpace runs; PyTorch (Kineto) runs are aligned from their collectives without a repair"

@@ -50,8 +50,9 @@
 //! - [`RunFiles::write`] is the one entry point: whatever the traces'
 //!   format (XSpace or PyTorch's Kineto JSON, told from content) and the
 //!   output ([`Output`]: one XSpace, a Perfetto trace or Chrome trace
-//!   JSON, told from its name), it plans, aligns, merges, checks and
-//!   writes the run, and says what it did in one [`MergeOutcome`]. An
+//!   JSON, told from its name; or every node's own trace in a folder,
+//!   [`Output::each_node`]), it plans, aligns, merges, checks and writes
+//!   the run, and says what it did in one [`MergeOutcome`]. An
 //!   XSpace run exported to Perfetto or JSON is exported from the merge
 //!   as it is written, with no merged XSpace on disk.
 //!

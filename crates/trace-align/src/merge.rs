@@ -482,6 +482,13 @@ impl MergeSink {
             OutputKind::XSpace => {
                 MergeSink::File(XSpaceFile::create(path).map_err(RunError::write(path))?)
             }
+            // A merge writes one file.
+            OutputKind::EachNode(_) => {
+                return Err(RunError::OutputFormat {
+                    path: path.to_path_buf(),
+                    expected: Output::SUFFIXES.join(", "),
+                });
+            }
             OutputKind::Export(_) => {
                 let inputs: u64 = nodes
                     .iter()

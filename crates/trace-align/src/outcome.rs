@@ -1,5 +1,6 @@
 //! What writing a run did: one outcome for every input format and output.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use alignment_core::NodeDiagnostics;
@@ -35,6 +36,10 @@ pub struct MergeOutcome {
     pub collective_clocks: Option<EstimateReport>,
     /// Per node, what alignment did, by node id (XSpace runs).
     pub nodes: Vec<NodeDiagnostics>,
+    /// Per node, the file written for it, when each node's trace is
+    /// written on its own (`OutputKind::EachNode`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub outputs: BTreeMap<NodeId, PathBuf>,
     /// Where every plane went (XSpace runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merge: Option<MergeReport>,
@@ -60,6 +65,9 @@ pub struct MergeOutcome {
 pub struct KinetoMerge {
     /// Each rank's launch → kernel lags.
     pub launch_lags: Vec<crate::RankLaunchLag>,
+    /// Written rank by rank with only its times moved: what moved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<crate::AlignedRank>,
     /// Merged into one Chrome-trace JSON from the ranks' own: the
     /// processes, events and flows written.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,6 +103,7 @@ impl MergeOutcome {
             clock_warnings: Vec::new(),
             collective_clocks,
             nodes: Vec::new(),
+            outputs: BTreeMap::new(),
             merge: None,
             repair: None,
             before: None,

@@ -1,7 +1,8 @@
 //! One entry point for a whole run: whatever its traces' format (XSpace
 //! or PyTorch's Kineto JSON) and whatever the output (one XSpace, a
-//! Perfetto trace, Chrome trace JSON), aligned, merged, checked and
-//! written by [`RunFiles::write`], with one [`MergeOutcome`].
+//! Perfetto trace, Chrome trace JSON, or every node's own trace in a
+//! folder), aligned, checked and written by [`RunFiles::write`], with one
+//! [`MergeOutcome`].
 
 use std::path::{Path, PathBuf};
 
@@ -10,12 +11,13 @@ use clock_model::NodeId;
 use perfetto_export::Format;
 
 use crate::discover::RunFiles;
+use crate::each::OutputLayout;
 use crate::error::{Result, RunError};
 use crate::format::TraceFormat;
 use crate::kineto::space::KinetoSpace;
 use crate::merge::MergeSettings;
 use crate::node_clock::ClockPolicy;
-use crate::outcome::MergeOutcome;
+use crate::outcome::{KinetoMerge, MergeOutcome};
 
 /// Where a run is written: a path and the format its name asks for
 /// ([`Output::from_path`]).
@@ -26,7 +28,7 @@ pub struct Output {
 }
 
 /// The format of an [`Output`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutputKind {
     /// One merged XSpace (`*.xplane.pb`; gzip-compressed: `*.xplane.pb.gz`).
@@ -36,6 +38,9 @@ pub enum OutputKind {
     /// PyTorch ranks merge into Chrome trace JSON as JSON, and into a
     /// Perfetto trace through XSpace.
     Export(Format),
+    /// Every node's aligned trace, in its own format, in a folder laid out
+    /// as the layout says ([`Output::each_node`]).
+    EachNode(OutputLayout),
 }
 
 impl Output {
@@ -60,8 +65,8 @@ impl Output {
     /// use trace_align::{Output, OutputKind};
     ///
     /// let out = Output::from_path("run.pftrace")?;
-    /// assert_eq!(out.kind(), OutputKind::Export(Format::Perfetto { gzip: false }));
-    /// assert_eq!(Output::from_path("merged.xplane.pb")?.kind(), OutputKind::XSpace);
+    /// assert_eq!(out.kind(), &OutputKind::Export(Format::Perfetto { gzip: false }));
+    /// assert_eq!(Output::from_path("merged.xplane.pb")?.kind(), &OutputKind::XSpace);
     /// assert!(Output::from_path("run.txt").is_err());
     /// # Ok::<(), trace_align::RunError>(())
     /// ```
@@ -85,6 +90,16 @@ impl Output {
         Ok(Output { path, kind })
     }
 
+    /// Every node's aligned trace in the folder `dir`, laid out by
+    /// `layout` (an xprof log folder for XSpace runs, or each under its
+    /// input's name).
+    pub fn each_node(dir: impl Into<PathBuf>, layout: OutputLayout) -> Output {
+        Output {
+            path: dir.into(),
+            kind: OutputKind::EachNode(layout),
+        }
+    }
+
     /// An XSpace written at `path`, whatever its name.
     pub(crate) fn xspace(path: &Path) -> Output {
         Output {
@@ -93,14 +108,14 @@ impl Output {
         }
     }
 
-    /// The file written.
+    /// The file written (the folder, for [`OutputKind::EachNode`]).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Its format.
-    pub fn kind(&self) -> OutputKind {
-        self.kind
+    pub fn kind(&self) -> &OutputKind {
+        &self.kind
     }
 }
 
@@ -135,6 +150,10 @@ impl RunFiles {
     ///   its collectives; merged into Chrome trace JSON as JSON, or
     ///   converted to XSpace and written as it or exported. A repair
     ///   ([`ClockPolicy::repair`]) is [`RunError::KinetoRepair`].
+    /// - [`OutputKind::EachNode`]: every node's own trace aligned into the
+    ///   folder (XSpace: [`crate::Plan::align_each_as`]; PyTorch: each
+    ///   rank's JSON with only its times moved), the files named in
+    ///   [`MergeOutcome::outputs`]; `progress` is not called.
     ///
     /// The output (and its summary) appear complete, or not at all.
     pub fn write_with_progress(
@@ -143,7 +162,14 @@ impl RunFiles {
         settings: &RunSettings,
         progress: impl FnMut(NodeId),
     ) -> Result<MergeOutcome> {
-        match self.format()? {
+        let format = self.format()?;
+        if let OutputKind::EachNode(layout) = &output.kind {
+            return match format {
+                TraceFormat::XSpace => self.write_each(output.path(), layout, settings),
+                TraceFormat::Kineto => self.write_each_rank(output.path(), layout, settings),
+            };
+        }
+        match format {
             TraceFormat::XSpace => {
                 let (_, outcome) = self.merge_checked(
                     &settings.align,
@@ -156,6 +182,79 @@ impl RunFiles {
             }
             TraceFormat::Kineto => self.write_kineto(output, settings),
         }
+    }
+
+    /// Every node of an XSpace run aligned into `dir` ([`Plan::align_each_as`]).
+    fn write_each(
+        &self,
+        dir: &Path,
+        layout: &OutputLayout,
+        settings: &RunSettings,
+    ) -> Result<MergeOutcome> {
+        let plan = self.plan_clocks(&settings.align, &settings.clocks)?;
+        let validate = settings.merge.validate;
+        let each =
+            plan.align_each_as(dir, layout, validate.then_some(&settings.merge.collectives))?;
+        Ok(MergeOutcome {
+            node_clocks: each.node_clocks,
+            clock_warnings: each.clock_warnings,
+            outputs: each
+                .nodes
+                .iter()
+                .map(|n| (n.diagnostics.node_id, n.output.clone()))
+                .collect(),
+            nodes: each.nodes.into_iter().map(|n| n.diagnostics).collect(),
+            repair: each.repair,
+            before: each.before,
+            after: each.after,
+            ..MergeOutcome::new(
+                dir.to_path_buf(),
+                each.clock_source,
+                each.clock_reason,
+                each.collective_clocks,
+            )
+        })
+    }
+
+    /// Every rank of a PyTorch run rewritten into `dir` with its times
+    /// moved ([`crate::align_kineto`]); an xprof layout is
+    /// [`RunError::XprofForKineto`].
+    fn write_each_rank(
+        &self,
+        dir: &Path,
+        layout: &OutputLayout,
+        settings: &RunSettings,
+    ) -> Result<MergeOutcome> {
+        if settings.clocks.repair.is_some() {
+            return Err(RunError::KinetoRepair);
+        }
+        if *layout != OutputLayout::SameNames {
+            return Err(RunError::XprofForKineto {
+                path: dir.to_path_buf(),
+            });
+        }
+        let reference = settings.align.reference_node;
+        let ranks = crate::align_kineto(&self.traces(), reference, settings.clocks.estimator, dir)?;
+        Ok(MergeOutcome {
+            outputs: ranks
+                .ranks
+                .iter()
+                .map(|r| (r.rank, r.output.clone()))
+                .collect(),
+            before: Some(ranks.before),
+            after: Some(ranks.after),
+            kineto: Some(KinetoMerge {
+                launch_lags: ranks.launch_lags,
+                ranks: ranks.ranks,
+                ..KinetoMerge::default()
+            }),
+            ..MergeOutcome::new(
+                dir.to_path_buf(),
+                ranks.clock_source,
+                ranks.clock_reason,
+                ranks.collective_clocks,
+            )
+        })
     }
 
     /// [`RunFiles::write_with_progress`] of a PyTorch run.

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use collective_check::NodeSource;
 use trace_align::{
-    CORRECTION_COUNTER, CORRECTION_SAMPLES, Output, OutputKind, RunError, RunFiles, RunSettings,
+    CORRECTION_COUNTER, CORRECTION_SAMPLES, Output, OutputKind, OutputLayout, RunError, RunFiles,
+    RunSettings,
 };
 
 fn fixture(run: &str) -> PathBuf {
@@ -155,5 +156,70 @@ fn a_repair_of_a_pytorch_run_is_refused() {
     let output = Output::from_path(dir.path().join("run.pftrace")).unwrap();
     let err = files.write(&output, &settings).unwrap_err();
     assert!(matches!(err, RunError::KinetoRepair), "{err:?}");
+    assert!(listing(dir.path()).is_empty());
+}
+
+#[test]
+fn every_node_written_on_its_own_goes_through_the_same_call() {
+    for run in [
+        "kineto-gloo/n2_gloo_100steps",
+        "jax-cpu/n2_shardmap_psum_50steps",
+    ] {
+        let files = RunFiles::discover(fixture(run)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("aligned");
+        let output = Output::each_node(&out, OutputLayout::SameNames);
+        let outcome = files.write(&output, &RunSettings::default()).unwrap();
+        assert_eq!(outcome.output, out, "{run}");
+        assert_eq!(outcome.after.unwrap().summary.violations, 0, "{run}");
+        // One file per node, under its input's name, and nothing else.
+        let written: Vec<String> = outcome
+            .outputs
+            .values()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        let inputs: Vec<String> = files
+            .nodes
+            .values()
+            .map(|n| n.trace.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(written, inputs, "{run}");
+        assert_eq!(listing(&out), inputs, "{run}");
+        let pytorch = run.starts_with("kineto");
+        assert_eq!(
+            outcome.kineto.map_or(0, |k| k.ranks.len()),
+            if pytorch { 2 } else { 0 },
+            "{run}"
+        );
+        assert_eq!(outcome.nodes.len(), if pytorch { 0 } else { 2 }, "{run}");
+    }
+}
+
+#[test]
+fn an_xprof_folder_of_a_pytorch_run_is_refused_before_anything_is_written() {
+    let files = RunFiles::discover(fixture("kineto-gloo/n2_gloo_100steps")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let layout = OutputLayout::xprof("run").unwrap();
+    let output = Output::each_node(dir.path().join("logs"), layout);
+    let err = files.write(&output, &RunSettings::default()).unwrap_err();
+    assert!(matches!(err, RunError::XprofForKineto { .. }), "{err:?}");
+    assert!(listing(dir.path()).is_empty());
+}
+
+#[test]
+fn a_merge_into_a_folder_is_refused() {
+    let files = RunFiles::discover(fixture("jax-cpu/n2_shardmap_psum_50steps")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = Output::each_node(dir.path().join("aligned"), OutputLayout::SameNames);
+    let err = files
+        .merge_checked(
+            &Default::default(),
+            &Default::default(),
+            &output,
+            &Default::default(),
+            |_| {},
+        )
+        .unwrap_err();
+    assert!(matches!(err, RunError::OutputFormat { .. }), "{err:?}");
     assert!(listing(dir.path()).is_empty());
 }

@@ -8,7 +8,9 @@ use collective_check::NodeId;
 
 mod args;
 pub use args::{Args, Layout};
-use trace_align::{OutputLayout, RunFiles, SingleNode, TraceFormat, TraceRules};
+use trace_align::{
+    Output, OutputLayout, RunFiles, RunSettings, SingleNode, TraceFormat, TraceRules,
+};
 
 use super::merge::enforce_violations;
 use crate::Global;
@@ -36,7 +38,6 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
         allow_empty: args.policy.allow_empty,
         walked: true,
     })?;
-    let show = !args.json && !global.quiet;
     if format == TraceFormat::Kineto {
         if args.layout == Layout::Xprof {
             bail!(
@@ -45,23 +46,9 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
             );
         }
         args.clock.refuse_for_kineto()?;
-        let reference = args.policy.options().reference_node;
-        let estimator = args.clock.policy().estimator;
-        let outcome = trace_align::align_kineto(&run.traces(), reference, estimator, out_dir)?;
-        if args.json {
-            outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
-        } else if show {
-            out!("{}", render::align::ranks(&outcome))?;
-            render::clock::warn_collectives(&outcome.before);
-        }
-        return enforce_violations(Some(&outcome.after), out_dir, args.max_violations);
     }
     if let Some(offsets) = &args.offsets {
         run.offsets = Some(offsets.clone());
-    }
-    let plan = run.plan_clocks(&args.policy.options(), &args.clock.policy())?;
-    if show {
-        render::clock::warn(&plan.clock_warnings);
     }
     let layout = match args.layout {
         Layout::SameNames => OutputLayout::SameNames,
@@ -77,10 +64,16 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
             OutputLayout::xprof(&name)?
         }
     };
-    let outcome = plan.align_each_as(out_dir, &layout, Some(&Default::default()))?;
+    let settings = RunSettings {
+        align: args.policy.options(),
+        clocks: args.clock.policy(),
+        ..RunSettings::default()
+    };
+    let outcome = run.write(&Output::each_node(out_dir, layout), &settings)?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
-    } else if show {
+    } else if !global.quiet {
+        render::clock::warn(&outcome.clock_warnings);
         out!("{}", render::align::nodes(&outcome))?;
         if let Some(before) = &outcome.before {
             render::clock::warn_collectives(before);
