@@ -89,22 +89,23 @@ impl Figures {
             merge.seconds + export.seconds,
             merge.cpu_seconds + export.cpu_seconds
         );
-        let size = |name: &str| std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
         let merged = validate.bytes;
-        let pftrace = size("combined.pftrace");
-        let _ = writeln!(
-            out,
-            "export: {pftrace} bytes of Perfetto trace for {merged} bytes of merged XSpace ({:.0}%), {:.1} bytes per slice",
-            100.0 * pftrace as f64 / merged as f64,
-            pftrace as f64 / export.events as f64
-        );
-        let plain_bytes = size("combined-plain.pftrace");
-        let _ = writeln!(
-            out,
-            "export-plain (--plain-packets): {plain_bytes} bytes ({:.0}% of the merged XSpace), {:.1} bytes per slice",
-            100.0 * plain_bytes as f64 / merged as f64,
-            plain_bytes as f64 / plain.events as f64
-        );
+        for (label, file, stage) in [
+            ("export", "combined.pftrace", export),
+            (
+                "export-plain (--plain-packets)",
+                "combined-plain.pftrace",
+                plain,
+            ),
+        ] {
+            let bytes = std::fs::metadata(dir.join(file)).map_or(0, |m| m.len());
+            let _ = writeln!(
+                out,
+                "{label}: {bytes} bytes of Perfetto trace ({:.0}% of the {merged} bytes of merged XSpace), {:.1} bytes per slice",
+                100.0 * bytes as f64 / merged as f64,
+                bytes as f64 / stage.events as f64
+            );
+        }
         out
     }
 }
