@@ -164,7 +164,8 @@ fn check_merged_kineto_run(dir: &Path, lone: usize) {
 /// A PyTorch run converted as `export` converts it: one XSpace
 /// (`trace_align::kineto_space`) with the Kineto matching's collectives.
 fn check_kineto_run(dir: &Path, lone: usize) {
-    let run = trace_align::kineto_space(&files_ending(dir, ".pt.trace.json.gz")).unwrap();
+    let files = trace_align::RunFiles::from_traces(files_ending(dir, ".pt.trace.json.gz")).unwrap();
+    let run = trace_align::kineto_space(&files.traces()).unwrap();
     check_kineto_space(&dir.display().to_string(), &run, lone);
 }
 

@@ -29,7 +29,7 @@ impl Report {
                 let data = crate::kineto::read(
                     &run.traces(),
                     options.align.reference_node,
-                    options.clock.estimator,
+                    &options.clock,
                 )?;
                 Ok(Report::from_data(data))
             }

@@ -23,13 +23,13 @@ const ANNOTATION_CATEGORY: &str = "user_annotation";
 const WORK_CATEGORIES: [&str; 4] = ["cpu_op", "kernel", "gpu_memcpy", "gpu_memset"];
 
 /// Read a Kineto run (`traces`: rank → file) aligned onto `reference`
-/// with corrections estimated by `estimator`.
+/// with corrections estimated as `clocks` says (or the clocks as recorded).
 pub(crate) fn read(
     traces: &[(NodeId, PathBuf)],
     reference: NodeId,
-    estimator: collective_clock::Estimator,
+    clocks: &trace_align::ClockPolicy,
 ) -> Result<RunData> {
-    let (clocks, _) = trace_align::kineto_clocks(traces, reference, estimator)?;
+    let (clocks, _) = trace_align::kineto_clocks(traces, reference, clocks)?;
     let read = traces
         .par_iter()
         .with_max_len(1) // one task per rank
@@ -55,6 +55,10 @@ pub(crate) fn read(
             "collectives".to_owned(),
             "PyTorch traces are aligned from their collectives".to_owned(),
         ),
+        trace_align::KinetoClocks::Recorded(_) => (
+            "recorded".to_owned(),
+            trace_align::ClockReason::Asked.to_string(),
+        ),
     };
     Ok(RunData {
         format: crate::InputFormat::Kineto,
@@ -76,10 +80,9 @@ fn read_rank(
     let kineto = |source| ReportError::Kineto { rank, source };
     let file = TraceFile::open(path).map_err(kineto)?;
     let trace = file.parse().map_err(kineto)?;
-    let node = match trace.rank().map_err(kineto)? {
-        Some(r) => NodeId(r.rank),
-        None => rank,
-    };
+    // The rank the run gives the file (its own, or given), as every
+    // command reads it.
+    let node = rank;
     let mut ex = Extraction::new();
     collective_check::extract_kineto(
         &trace,

@@ -47,6 +47,7 @@ pub(crate) fn read(plan: &Plan) -> Result<RunData> {
             trace_align::ClockSource::Probes => "probes",
             trace_align::ClockSource::Both => "probes and collectives",
             trace_align::ClockSource::Identity => "identity",
+            trace_align::ClockSource::Recorded => "recorded",
             _ => "collectives",
         }
         .to_owned(),

@@ -432,7 +432,7 @@ fn fit_free(
         &held,
         &collective_clock::Options::with_estimator(estimator),
     )
-    .map_err(|e| RunError::Estimate(Box::new(e)))?;
+    .map_err(RunError::estimate)?;
     crate::plausible::check_estimate(&estimate.report)?;
     Ok(estimate)
 }

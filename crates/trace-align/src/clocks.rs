@@ -33,6 +33,22 @@ pub enum ClockSource {
     /// What a run of one node ends with, whatever was asked but probes:
     /// its own clock is the timeline, no correction (the identity).
     Identity,
+    /// The clocks as written, no correction for any node: for runs on one
+    /// host, or on hosts whose clocks are already synchronised (PTP).
+    Recorded,
+}
+
+impl std::fmt::Display for ClockSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ClockSource::Auto => "auto",
+            ClockSource::Probes => "probes",
+            ClockSource::Collectives => "collectives",
+            ClockSource::Both => "probes and collectives",
+            ClockSource::Identity => "identity",
+            ClockSource::Recorded => "recorded",
+        })
+    }
 }
 
 /// Why a plan aligns with the evidence it has.
@@ -101,6 +117,8 @@ pub enum ClockEvidence {
     },
     /// No correction: the one node of a run keeps its clock.
     Identity,
+    /// No correction for any node: the clocks as recorded, as asked.
+    Recorded,
 }
 
 impl ClockEvidence {
@@ -111,6 +129,7 @@ impl ClockEvidence {
             ClockEvidence::Collectives(_) => ClockSource::Collectives,
             ClockEvidence::Both { .. } => ClockSource::Both,
             ClockEvidence::Identity => ClockSource::Identity,
+            ClockEvidence::Recorded => ClockSource::Recorded,
         }
     }
 
@@ -118,7 +137,7 @@ impl ClockEvidence {
     /// evidence.
     pub fn estimate_report(&self) -> Option<collective_clock::EstimateReport> {
         match self {
-            ClockEvidence::Probes(_) | ClockEvidence::Identity => None,
+            ClockEvidence::Probes(_) | ClockEvidence::Identity | ClockEvidence::Recorded => None,
             ClockEvidence::Collectives(e) | ClockEvidence::Both { estimate: e, .. } => {
                 Some(e.report.clone())
             }
@@ -129,7 +148,9 @@ impl ClockEvidence {
     pub fn offsets(&self) -> Option<&OffsetsFile> {
         match self {
             ClockEvidence::Probes(o) | ClockEvidence::Both { offsets: o, .. } => Some(o),
-            ClockEvidence::Collectives(_) | ClockEvidence::Identity => None,
+            ClockEvidence::Collectives(_) | ClockEvidence::Identity | ClockEvidence::Recorded => {
+                None
+            }
         }
     }
 
@@ -161,7 +182,7 @@ impl ClockEvidence {
                 identity: Some(offsets),
             },
             ClockEvidence::Both { offsets, .. } => Correction::Probes(offsets),
-            ClockEvidence::Identity => Correction::Identity,
+            ClockEvidence::Identity | ClockEvidence::Recorded => Correction::Identity,
         })
     }
 }

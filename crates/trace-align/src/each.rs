@@ -145,6 +145,13 @@ impl Plan {
                         })?;
                         out_dir.join(name)
                     }
+                    // A trace of an xprof log folder keeps its host's name.
+                    OutputLayout::Xprof { run }
+                        if crate::captures::session_of(&input.trace).is_some() =>
+                    {
+                        let name = input.trace.file_name().unwrap_or_default();
+                        out_dir.join("plugins/profile").join(run).join(name)
+                    }
                     OutputLayout::Xprof { run } => {
                         let bytes = open(&input.trace)?;
                         let view = bytes.view();
@@ -277,7 +284,8 @@ pub enum OutputLayout {
     /// `OUT/<the input's file name>`.
     SameNames,
     /// An xprof (TensorBoard profile plugin) log folder:
-    /// `OUT/plugins/profile/<run>/node<N>[-<hostname>].xplane.pb`. xprof
+    /// `OUT/plugins/profile/<run>/node<N>[-<hostname>].xplane.pb`, or the
+    /// input's own name when it is in an xprof log folder already. xprof
     /// takes a host's name from its file name and shows every host of a run
     /// on one timeline, each with its own planes under their own names.
     Xprof {

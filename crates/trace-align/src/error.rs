@@ -186,6 +186,12 @@ pub enum RunError {
     /// inconsistent constraints).
     #[error("estimating the clocks from the collectives")]
     Estimate(#[source] Box<collective_clock::Error>),
+    /// The traces share too few collectives to estimate every clock from
+    /// (a few ranks of a large job, sampled traces): the ways on.
+    #[error(
+        "the traces share no collective to align some node by (a partial or sampled run?): merge on          the clocks as recorded with --clock-source recorded (one host, or clocks synchronised by          PTP), or add the other ranks' traces (a run folder, or --trace N=PATH)"
+    )]
+    NothingShared(#[source] Box<collective_clock::Error>),
     /// The collective estimate holds no correction for a node it was asked
     /// to align (every node of the run is estimated, so this is a fault of
     /// the estimate, not of the input).
@@ -279,14 +285,41 @@ pub enum RunError {
         #[source]
         source: kineto_trace::Error,
     },
-    /// A Kineto trace names no rank (no `distributedInfo.rank`, no
-    /// `rank<N>` in its name).
+    /// A Kineto trace of a run of several names no rank (no
+    /// `distributedInfo.rank`, no `rank<N>` in its name).
     #[error(
-        "{path}: a PyTorch (Kineto) trace without a rank (no distributedInfo.rank, no rank<N> in its name)"
+        "{path}: a PyTorch (Kineto) trace without a rank (no distributedInfo.rank, no rank<N> in its name) in a run of several traces; give its rank with --trace N=PATH"
     )]
     NoRank {
         /// The trace.
         path: PathBuf,
+    },
+    /// A file given as a trace is not a profiler trace.
+    #[error("{path}: {why}")]
+    NotATrace {
+        /// The file.
+        path: PathBuf,
+        /// What it is.
+        why: crate::NotTrace,
+    },
+    /// `--session` names no session folder of the xprof log folder.
+    #[error("no session folder {name} in the run (sessions: {})", if have.is_empty() { "none, not an xprof log folder".to_owned() } else { have.join(", ") })]
+    NoSuchSession {
+        /// The name asked for.
+        name: String,
+        /// The session folders found.
+        have: Vec<String>,
+    },
+    /// Two XSpace traces of one host, with no `node<N>`/`rank<N>` in
+    /// their names to tell their nodes apart.
+    #[error("{first} and {second} are both of host {host}; name them node<N>/rank<N> or give --trace N=PATH")]
+    SameHost {
+        /// The host.
+        host: String,
+        /// The first trace.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
     },
     /// A summary or clocks file could not be read: truncated, corrupt, or
     /// not one at all.
@@ -460,6 +493,19 @@ pub enum RunError {
 pub type Result<T, E = RunError> = std::result::Result<T, E>;
 
 impl RunError {
+    /// The error of an estimate from the collectives: [`RunError::NothingShared`]
+    /// when the traces share too little to estimate from.
+    pub(crate) fn estimate(e: collective_clock::Error) -> RunError {
+        use collective_clock::Error as E;
+        match e {
+            E::NoSharedInstances
+            | E::NoSharedInstance { .. }
+            | E::ReferenceNotShared { .. }
+            | E::Disconnected { .. } => RunError::NothingShared(Box::new(e)),
+            e => RunError::Estimate(Box::new(e)),
+        }
+    }
+
     /// [`RunError::Align`] of `node`; an event with a negative duration,
     /// which an aligning walk refuses as it reads it, is
     /// [`RunError::NegativeDuration`], as [`crate::check_traces`] names it.

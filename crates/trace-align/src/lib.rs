@@ -104,6 +104,7 @@
 
 mod auto;
 mod capture;
+mod captures;
 mod checked;
 mod clocks;
 pub mod cluster;
@@ -115,6 +116,7 @@ mod each;
 mod error;
 mod format;
 mod kineto;
+mod locate;
 mod merge;
 mod merge_export;
 mod node;
@@ -136,16 +138,21 @@ pub use collective_clock::{RepairBound, RepairReport, Unrepaired, UnrepairedCaus
 pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
 pub use content::{TraceRules, check_traces};
 pub use correction::CorrectionCurve;
-pub use discover::{NodeFiles, OFFSETS_FILE_NAME, RunFiles, node_from_name};
+pub use captures::{CAPTURE_GAP_NS, Capture};
+pub use discover::{
+    FindOptions, NodeFiles, NodeOrigin, OFFSETS_FILE_NAME, RunFiles, natural_cmp, node_from_name,
+};
+pub use locate::{NotTrace, Skipped};
 pub use each::{AlignEachOutcome, AlignedNode, OutputLayout, same_file};
 pub use error::{Result, RunError};
 pub use format::TraceFormat;
-pub use kineto::clock::{KinetoClocks, kineto_clocks};
+pub use kineto::clock::{KinetoClockChoice, KinetoClocks, kineto_clocks};
 pub use kineto::flows::flows_report;
 pub use kineto::lag::{RankLaunchLag, kineto_launch_lags};
 pub use kineto::space::{KinetoSpace, kineto_space, merge_kineto_space};
 pub use kineto::{
-    AlignedRank, KinetoOutcome, align_kineto, aligned_collectives, estimate_kineto, merge_kineto,
+    AlignedRank, KinetoOutcome, align_kineto, aligned_collectives, check_kineto_run, estimate_kineto,
+    merge_kineto,
 };
 pub use merge::MergeSettings;
 pub use merge_export::{CORRECTION_COUNTER, CORRECTION_SAMPLES};

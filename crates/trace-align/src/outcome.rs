@@ -57,6 +57,10 @@ pub struct MergeOutcome {
     /// What the merge of PyTorch (Kineto) ranks did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kineto: Option<KinetoMerge>,
+    /// The run read: every node's trace, its rank or host and how its
+    /// node was told, and the files left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<crate::RunFiles>,
 }
 
 /// What the merge of a PyTorch (Kineto) run did besides the clocks.
@@ -110,6 +114,7 @@ impl MergeOutcome {
             after: None,
             export: None,
             kineto: None,
+            run: None,
         }
     }
 }

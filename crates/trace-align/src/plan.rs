@@ -119,6 +119,9 @@ impl RunFiles {
             });
         }
         let nodes = self.node_inputs();
+        if source == ClockSource::Recorded {
+            return Ok(PlanStep::Planned(Plan::recorded(nodes, options)));
+        }
         if nodes.len() == 1 && source != ClockSource::Probes {
             return Ok(PlanStep::Planned(Plan::one_node(nodes, options)));
         }
@@ -176,6 +179,9 @@ pub(crate) fn plan_nodes(
     host: HostCollectives<'_>,
 ) -> Result<PlanStep> {
     let source = policy.source;
+    if source == ClockSource::Recorded {
+        return Ok(PlanStep::Planned(Plan::recorded(nodes, options)));
+    }
     if nodes.len() == 1 && source != ClockSource::Probes {
         return Ok(PlanStep::Planned(Plan::one_node(nodes, options)));
     }
@@ -325,6 +331,33 @@ impl Plan {
             nodes,
             clocks: ClockEvidence::Identity,
             clock_reason: ClockReason::OneNode,
+            node_clocks,
+            clock_warnings: Vec::new(),
+            options: options.clone(),
+            repair: None,
+        }
+    }
+
+    /// The plan of a run merged on its clocks as recorded
+    /// ([`ClockSource::Recorded`]): no node's clock is corrected.
+    pub(crate) fn recorded(nodes: Vec<NodeInput>, options: &AlignOptions) -> Plan {
+        let node_clocks = nodes
+            .iter()
+            .map(|n| NodeClock {
+                node: n.node_id,
+                source: ClockSource::Recorded,
+                reason: if n.node_id == options.reference_node {
+                    NodeClockReason::Reference
+                } else {
+                    NodeClockReason::Asked
+                },
+                probe_check: None,
+            })
+            .collect();
+        Plan {
+            nodes,
+            clocks: ClockEvidence::Recorded,
+            clock_reason: ClockReason::Asked,
             node_clocks,
             clock_warnings: Vec::new(),
             options: options.clone(),

@@ -104,7 +104,7 @@ pub(crate) fn estimate_plausible(
         reference,
         &collective_clock::Options::with_estimator(estimator),
     )
-    .map_err(|e| crate::RunError::Estimate(Box::new(e)))?;
+    .map_err(crate::RunError::estimate)?;
     check_estimate(&estimate.report)?;
     Ok(estimate)
 }

@@ -162,6 +162,18 @@ impl RunFiles {
         settings: &RunSettings,
         progress: impl FnMut(NodeId),
     ) -> Result<MergeOutcome> {
+        let mut outcome = self.write_as(output, settings, progress)?;
+        outcome.run = Some(self.clone());
+        Ok(outcome)
+    }
+
+    /// [`RunFiles::write_with_progress`], before the run is put in the outcome.
+    fn write_as(
+        &self,
+        output: &Output,
+        settings: &RunSettings,
+        progress: impl FnMut(NodeId),
+    ) -> Result<MergeOutcome> {
         let format = self.format()?;
         if let OutputKind::EachNode(layout) = &output.kind {
             return match format {
@@ -234,7 +246,7 @@ impl RunFiles {
             });
         }
         let reference = settings.align.reference_node;
-        let ranks = crate::align_kineto(&self.traces(), reference, settings.clocks.estimator, dir)?;
+        let ranks = crate::align_kineto(&self.traces(), reference, &settings.clocks, dir)?;
         Ok(MergeOutcome {
             outputs: ranks
                 .ranks
@@ -264,14 +276,14 @@ impl RunFiles {
         }
         let traces = self.traces();
         let reference = settings.align.reference_node;
-        let estimator = settings.clocks.estimator;
+        let clocks = &settings.clocks;
         let path = output.path();
         if let OutputKind::Export(Format::ChromeJson { .. }) = output.kind {
-            return crate::merge_kineto(&traces, reference, estimator, path);
+            return crate::merge_kineto(&traces, reference, clocks, path);
         }
         let inputs: Vec<&Path> = traces.iter().map(|(_, t)| t.as_path()).collect();
         crate::check_output(path, &inputs, Output::SUFFIXES)?;
-        let (space, mut outcome) = crate::merge_kineto_space(&traces, reference, estimator)?;
+        let (space, mut outcome) = crate::merge_kineto_space(&traces, reference, clocks)?;
         outcome.output = path.to_path_buf();
         outcome.export = space.write(output, perfetto_export::Packets::default())?;
         Ok(outcome)

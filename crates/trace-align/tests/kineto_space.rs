@@ -7,13 +7,13 @@ use collective_check::{CollectiveKind, NodeId};
 use trace_align::{RunError, kineto_space};
 use xplane_proto::{NODE_ID_STAT, XPlaneExt};
 
-fn ranks(run: &str) -> Vec<PathBuf> {
+fn ranks(run: &str) -> Vec<(NodeId, PathBuf)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/kineto-gloo")
         .join(run);
     let n = if run.starts_with("n2") { 2 } else { 4 };
     (0..n)
-        .map(|r| dir.join(format!("rank{r}.pt.trace.json.gz")))
+        .map(|r| (NodeId(r), dir.join(format!("rank{r}.pt.trace.json.gz"))))
         .collect()
 }
 
@@ -73,12 +73,18 @@ fn two_traces_of_one_rank_are_refused() {
     }
 }
 
+/// A PyTorch trace that names no rank is refused in a run of several, by
+/// name, and is rank 0 alone.
 #[test]
-fn a_trace_without_a_rank_is_refused_by_name() {
+fn a_trace_without_a_rank_is_refused_by_name_among_several() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("trace.json");
     std::fs::write(&path, r#"{"traceEvents": []}"#).unwrap();
-    let err = kineto_space(&[path]).unwrap_err();
+    let other = ranks("n2_gloo_100steps").remove(1).1;
+    let err = trace_align::RunFiles::from_traces([&path, &other]).unwrap_err();
     assert!(matches!(err, RunError::NoRank { .. }), "{err}");
     assert!(err.to_string().contains("trace.json"), "{err}");
+    assert!(err.to_string().contains("--trace N=PATH"), "{err}");
+    let alone = trace_align::RunFiles::from_traces([&path]).unwrap();
+    assert_eq!(alone.nodes[&NodeId(0)].origin, trace_align::NodeOrigin::Lone);
 }

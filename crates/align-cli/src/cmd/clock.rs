@@ -12,6 +12,10 @@ pub enum ClockSourceArg {
     Probes,
     /// The collectives: no participant ends one before all have begun it.
     Collectives,
+    /// The clocks as recorded, no correction: for runs on one host, or on
+    /// hosts whose clocks are already synchronised (PTP); and for partial
+    /// runs whose traces share no collective.
+    Recorded,
 }
 
 impl From<ClockSourceArg> for ClockSource {
@@ -20,6 +24,7 @@ impl From<ClockSourceArg> for ClockSource {
             ClockSourceArg::Auto => ClockSource::Auto,
             ClockSourceArg::Probes => ClockSource::Probes,
             ClockSourceArg::Collectives => ClockSource::Collectives,
+            ClockSourceArg::Recorded => ClockSource::Recorded,
         }
     }
 }
@@ -83,7 +88,8 @@ impl From<EstimatorArg> for Estimator {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClockArgs {
     /// The clock evidence: per node the probe offsets where usable, else
-    /// the collectives (auto); the probe offsets; or the collectives.
+    /// the collectives (auto); the probe offsets; the collectives; or the
+    /// clocks as recorded.
     #[arg(long, value_enum, default_value_t = ClockSourceArg::Auto)]
     pub clock_source: ClockSourceArg,
     /// With auto: check the probe offsets against the collectives (report),

@@ -105,15 +105,28 @@ pub fn summarize(args: SummarizeArgs, global: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The run of one trace given alone, and its node.
+/// The run of one trace given alone, and its node: as every command
+/// reads it ([`super::run_args::find`]), or `--node` where the file does
+/// not name its own.
 fn lone_trace(trace: &std::path::Path, node: Option<NodeId>) -> anyhow::Result<(RunFiles, NodeId)> {
-    let node = match (node, trace_align::node_from_name(trace)) {
-        (Some(n), Some(named)) if n != named => bail!(
-            "{}: the file name says node {named}, --node says {n}; rename the file if it is node {n}'s",
-            trace.display()
+    let found = super::run_args::find(&[trace], None, true)?;
+    let (&told, files) = found
+        .nodes
+        .iter()
+        .next()
+        .context("a trace given alone is one node's")?;
+    let named = matches!(
+        files.origin,
+        trace_align::NodeOrigin::DistributedInfo | trace_align::NodeOrigin::FileName
+    );
+    let node = match node {
+        Some(n) if named && n != told => bail!(
+            "{}: the file says node {told} ({}), --node says {n}; rename the file if it is node {n}'s",
+            trace.display(),
+            files.origin
         ),
-        (Some(n), _) | (None, Some(n)) => n,
-        (None, None) => super::align::node_from_name(trace)?,
+        Some(n) => n,
+        None => told,
     };
     let mut run = RunFiles::default();
     run.add_trace(node, trace.to_path_buf())?;

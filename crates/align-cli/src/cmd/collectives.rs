@@ -130,8 +130,23 @@ pub fn summary(c: &CollectiveClocks) -> String {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    let run = args.run.files()?;
-    let outcome = run.collective_clocks(&args.policy.options(), args.estimator.into())?;
+    let run = args.run.files(global.quiet)?;
+    super::run_args::say_table(&run, global.quiet || args.json);
+    if let [(node, files)] = run.nodes.iter().collect::<Vec<_>>()[..] {
+        // One node: its own clock is the timeline, as every command reads it.
+        let format = run.format()?;
+        if args.json {
+            let one = serde_json::json!({ "format": format, "one_node": node, "trace": files.trace });
+            outln!("{}", serde_json::to_string_pretty(&one)?)?;
+        } else if !global.quiet {
+            outln!(
+                "one node (node {node}, {}): its own clock is the timeline; no other clock to estimate from the collectives",
+                files.trace.display()
+            )?;
+        }
+        return Ok(());
+    }
+    let outcome = run.collective_clocks(&args.policy.options_for(&run), args.estimator.into())?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
     } else if !global.quiet {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use collective_check::{NodeId, NodeSource};
 use perfetto_export::{Format, Input, Options, Packets, export_file_with};
-use xplane_proto::{FileBytes, NODE_ID_STAT};
+use xplane_proto::FileBytes;
 
 use crate::Global;
 use crate::render;
@@ -17,10 +17,14 @@ use crate::render;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// One merged trace (node of each plane from its `node_id` stat), or one
-    /// trace per node (node id from `node<N>`/`rank<N>` in the name, else file
-    /// order), or one PyTorch profiler (Kineto) trace per rank (told by content).
-    #[arg(required = true)]
+    /// trace per node, or run folders (every profiler trace below them),
+    /// XSpace or PyTorch profiler JSON told by content; each trace's node
+    /// read from the file as `merge` reads it.
+    #[arg(required = true, value_name = "TRACE|FOLDER")]
     pub traces: Vec<PathBuf>,
+    /// In an xprof log folder, the capture holding this session folder.
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
     /// The output; its name picks the format.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -37,24 +41,34 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    super::check_output(&args.output, &args.traces, trace_align::Output::SUFFIXES)?;
-    if kineto_inputs(&args)? {
-        return run_kineto(&args, global);
+    let read = super::nodes::read_run(&args.traces, args.session.as_deref(), true, global.quiet)?;
+    let paths = read.paths();
+    super::check_output(&args.output, &paths, trace_align::Output::SUFFIXES)?;
+    if kineto_inputs(&args, &paths)? {
+        let super::nodes::Read::Run(run) = &read else {
+            unreachable!("a merged trace is XSpace")
+        };
+        return run_kineto(&args, run, global);
     }
     if Format::from_path(&args.output).is_none() {
         bail!(perfetto_export::Error::UnknownFormat {
             path: args.output.clone()
         });
     }
-    let files: Vec<FileBytes> = args
-        .traces
+    let (sources, traces): (Vec<NodeSource>, Vec<PathBuf>) = match &read {
+        super::nodes::Read::Merged(path) => (vec![NodeSource::PlaneStat], vec![path.clone()]),
+        super::nodes::Read::Run(run) => super::nodes::with_ids(run, &args.traces, &args.node_ids)?
+            .into_iter()
+            .map(|(node, path)| (NodeSource::Given(node), path))
+            .unzip(),
+    };
+    let files: Vec<FileBytes> = traces
         .iter()
         .map(FileBytes::open)
         .collect::<Result<_, _>>()?;
     for f in &files {
         f.checked_view()?;
     }
-    let sources = node_sources(&args, &files, global)?;
     let inputs: Vec<Input<'_>> = files
         .iter()
         .zip(sources)
@@ -88,19 +102,19 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
 
 /// True when the inputs are PyTorch (Kineto) traces, after the one check
 /// of a command's traces ([`super::check_traces`]).
-fn kineto_inputs(args: &Args) -> anyhow::Result<bool> {
-    let format = super::check_traces(&args.traces, args.allow_empty)?;
+fn kineto_inputs(args: &Args, paths: &[PathBuf]) -> anyhow::Result<bool> {
+    let format = super::check_traces(paths, args.allow_empty)?;
     Ok(format == trace_align::TraceFormat::Kineto)
 }
 
 /// PyTorch traces, one per rank, as recorded: converted to one XSpace, then
 /// written as it or exported with the collectives' flows from their own
 /// matching.
-fn run_kineto(args: &Args, global: &Global) -> anyhow::Result<()> {
+fn run_kineto(args: &Args, run: &trace_align::RunFiles, global: &Global) -> anyhow::Result<()> {
     super::nodes::refuse_for_kineto(&args.node_ids)?;
     let output = trace_align::Output::from_path(&args.output)?;
     let started = Instant::now();
-    let run = trace_align::kineto_space(&args.traces)?;
+    let run = trace_align::kineto_space(&run.traces())?;
     let packets = if args.plain_packets {
         Packets::Plain
     } else {
@@ -121,27 +135,4 @@ fn run_kineto(args: &Args, global: &Global) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// Whose planes each input holds: a single trace with `node_id` plane stats
-/// is a merged one; otherwise each is a node's own (`--node-ids`, else the
-/// name, else file order).
-fn node_sources(
-    args: &Args,
-    files: &[FileBytes],
-    global: &Global,
-) -> anyhow::Result<Vec<NodeSource>> {
-    if args.node_ids.is_empty() && files.len() == 1 && is_merged(&files[0])? {
-        return Ok(vec![NodeSource::PlaneStat]);
-    }
-    let ids = super::nodes::node_ids(&args.traces, &args.node_ids, global.quiet)?;
-    Ok(ids.into_iter().map(NodeSource::Given).collect())
-}
-
-/// True when some plane of the trace has a `node_id` stat (written by `merge`).
-fn is_merged(file: &FileBytes) -> anyhow::Result<bool> {
-    let view = file.view();
-    Ok(view
-        .has_plane_stat(NODE_ID_STAT)
-        .map_err(|e| file.wire_error(e))?)
 }

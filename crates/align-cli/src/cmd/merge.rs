@@ -77,15 +77,8 @@ pub fn merge_bar(nodes: usize, show: bool) -> ProgressBar {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    let run = args.run.files()?;
-    if !global.quiet {
-        for path in &run.ignored {
-            errln!(
-                "note: left out {}: no node<N>/rank<N> in its name",
-                path.display()
-            );
-        }
-    }
+    let run = args.run.files(global.quiet)?;
+    super::run_args::say_table(&run, global.quiet || args.json);
     let inputs = super::run_args::inputs(&run);
     super::check_output(&args.output, &inputs, Output::SUFFIXES)?;
     super::check_output(&trace_merge::summary_beside(&args.output), &inputs, &[])?;
@@ -101,7 +94,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         args.clock.refuse_for_kineto()?;
     }
     let settings = RunSettings {
-        align: args.policy.options(),
+        align: args.policy.options_for(&run),
         clocks: args.clock.policy(),
         merge: MergeSettings {
             gpu_id_stride: args.gpu_id_stride,

@@ -61,9 +61,10 @@ pub enum DeviceTimelineArg {
 /// The alignment policies.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PolicyArgs {
-    /// The node whose host clock is the global timeline.
-    #[arg(long, default_value_t = NodeId(0))]
-    pub reference: NodeId,
+    /// The node whose host clock is the global timeline (default: the
+    /// run's lowest node id, node 0 of a run that has one).
+    #[arg(long)]
+    pub reference: Option<NodeId>,
     /// Outside the snapshot pairs.
     #[arg(long, value_enum, default_value = "extrapolate")]
     pub snapshot_extrapolation: ExtrapolationArg,
@@ -95,10 +96,22 @@ pub struct PolicyArgs {
 }
 
 impl PolicyArgs {
-    /// The library options.
+    /// The library options for the run `run`: the reference, unless
+    /// given, is its lowest node id.
+    pub fn options_for(&self, run: &trace_align::RunFiles) -> AlignOptions {
+        let mut options = self.options();
+        if self.reference.is_none() {
+            if let Some(&first) = run.nodes.keys().next() {
+                options.reference_node = first;
+            }
+        }
+        options
+    }
+
+    /// The library options (reference: node 0 unless given).
     pub fn options(&self) -> AlignOptions {
         AlignOptions {
-            reference_node: self.reference,
+            reference_node: self.reference.unwrap_or(NodeId(0)),
             snapshot_extrapolation: self.snapshot_extrapolation.into(),
             snapshot_model: match self.snapshot_model {
                 SnapshotModelArg::Auto => SnapshotModel::Auto,

@@ -29,7 +29,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
-    let run = args.run.files()?;
+    let run = args.run.files(global.quiet)?;
+    super::run_args::say_table(&run, global.quiet || args.json);
     let output = match (&args.output, args.json) {
         (Some(p), _) => Some(p.clone()),
         (None, false) => Some(PathBuf::from("report.html")),
@@ -45,7 +46,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     })?;
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let options = ReportOptions {
-        align: args.policy.options(),
+        align: args.policy.options_for(&run),
         clock: args.clock.policy(),
     };
     let report = Report::build(&run, &options)?;

@@ -1,23 +1,31 @@
-//! The flags that select a run's files, shared by `merge` and `report`.
+//! The flags that select a run's files, shared by the commands that read
+//! a run (`merge`, `report`, `collectives`), and the one way every
+//! command finds its traces ([`find`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use collective_check::NodeId;
-use trace_align::RunFiles;
+use trace_align::{FindOptions, RunFiles};
 
 /// A run folder and/or trace paths, with per-node overrides.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Node traces (`node<N>`/`rank<N>` in the name gives the node id),
-    /// instead of or beside a run folder.
-    #[arg(value_name = "TRACE")]
+    /// Traces or run folders. A folder gives every profiler trace below
+    /// it (XSpace, PyTorch profiler JSON; told by content, the xprof
+    /// layout `plugins/profile/<session>/` included); each trace's node is
+    /// read from the file (`distributedInfo.rank`, `rank<N>`/`node<N>` in
+    /// the name, the host).
+    #[arg(value_name = "TRACE|FOLDER")]
     pub paths: Vec<PathBuf>,
-    /// A run folder: `node<N>.xplane.pb` / `rank<N>.xplane.pb` traces
-    /// (or PyTorch `rank<N>.pt.trace.json[.gz]`), optional
-    /// `node<N>.snapshots.pb|jsonl`, and `round_offsets.jsonl`.
+    /// A run folder, as a folder among the paths; its
+    /// `node<N>.snapshots.pb|jsonl` and `round_offsets.jsonl` are read too.
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
+    /// In an xprof log folder, the capture holding this session folder
+    /// (default: the newest capture; the others are listed).
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
     /// A node's trace, `N=PATH` (repeatable); overrides what the run folder has for N.
     #[arg(long = "trace", value_name = "N=PATH", value_parser = parse_node_path)]
     pub traces: Vec<(NodeId, PathBuf)>,
@@ -45,22 +53,75 @@ fn parse_node_path(s: &str) -> Result<(NodeId, PathBuf), String> {
     Ok((n, PathBuf::from(p)))
 }
 
-impl RunArgs {
-    /// The run's files: the run folder's, with the overrides given.
-    pub fn files(&self) -> anyhow::Result<RunFiles> {
-        let mut run = match &self.run_dir {
-            Some(dir) => RunFiles::discover(dir)?,
-            None => RunFiles::default(),
-        };
-        for path in &self.paths {
-            let node = trace_align::node_from_name(path).with_context(|| {
-                format!(
-                    "{}: cannot tell the node id from the file name (no node<N>/rank<N>); give --trace N=PATH",
-                    path.display()
-                )
-            })?;
-            run.add_trace(node, path.clone())?;
+/// The run of `paths` (traces and run folders) through the one discovery
+/// of every command, with what it left out and how it told each node
+/// said on stderr unless `quiet`.
+pub fn find<P: AsRef<Path>>(
+    paths: &[P],
+    session: Option<&str>,
+    quiet: bool,
+) -> anyhow::Result<RunFiles> {
+    let options = FindOptions {
+        session: session.map(str::to_owned),
+    };
+    let run = RunFiles::find(paths, &options)?;
+    if !quiet {
+        say(&run);
+    }
+    Ok(run)
+}
+
+/// What the discovery left out, the captures it did not read, and a
+/// trace told rank 0 for being the only one, on stderr.
+pub fn say(run: &RunFiles) {
+    for s in &run.skipped {
+        errln!("note: left out {}: {}", s.path.display(), s.why);
+    }
+    if let Some(taken) = &run.capture {
+        for other in &run.other_captures {
+            errln!(
+                "note: left out an older capture: session {} ({} traces); pick it with --session {}",
+                other.sessions.join(", "),
+                other.traces,
+                other.sessions[0]
+            );
         }
+        if !run.other_captures.is_empty() || taken.sessions.len() > 1 {
+            errln!("note: read the capture of session {}", taken.sessions.join(", "));
+        }
+    }
+    for f in run.nodes.values() {
+        if f.origin == trace_align::NodeOrigin::Lone {
+            errln!(
+                "note: {} names no rank; the one trace of the run is rank 0",
+                f.trace.display()
+            );
+        }
+    }
+}
+
+/// The node ↔ file ↔ rank/host table on stderr (runs of several nodes,
+/// unless `quiet`).
+pub fn say_table(run: &RunFiles, quiet: bool) {
+    if !quiet && run.nodes.len() > 1 {
+        err!("{}", run.table());
+    }
+}
+
+impl RunArgs {
+    /// The run's files: the run folder's and the paths', with the
+    /// overrides given; what was left out said unless `quiet`.
+    pub fn files(&self, quiet: bool) -> anyhow::Result<RunFiles> {
+        let found: Vec<&Path> = self
+            .run_dir
+            .iter()
+            .chain(&self.paths)
+            .map(PathBuf::as_path)
+            .collect();
+        let mut run = match found.is_empty() {
+            true => RunFiles::default(),
+            false => find(&found, self.session.as_deref(), quiet)?,
+        };
         if let Some(offsets) = &self.offsets {
             run.offsets = Some(offsets.clone());
         }
@@ -72,7 +133,17 @@ impl RunArgs {
                 .with_context(|| format!("--snapshots {node}={}", path.display()))?;
         }
         if run.nodes.is_empty() {
-            bail!("no traces found; give trace paths, --run-dir or --trace N=PATH");
+            match found.as_slice() {
+                [] => bail!("no traces found; give trace paths, run folders or --trace N=PATH"),
+                _ => bail!(
+                    "no profiler traces found in {} (every file left out is listed above)",
+                    found
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
         }
         Ok(run)
     }

@@ -4,9 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use collective_check::{
-    NodeId, Options, PlaneChoice, Report, check_files, check_kineto_files, check_merged,
-};
+use collective_check::{NodeId, Options, PlaneChoice, Report, check_files, check_merged};
 
 use crate::Global;
 use crate::exit::ValidationFailed;
@@ -26,11 +24,14 @@ pub enum Planes {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// One merged trace (node of each plane from its `node_id` stat), or one
-    /// trace per node (node id from `node<N>`/`rank<N>` in the name, else file order),
-    /// or PyTorch profiler JSON traces, one per rank (rank from `distributedInfo`,
-    /// else the name; told apart by content).
-    #[arg(required = true)]
+    /// trace per node, or run folders (every profiler trace below them),
+    /// XSpace or PyTorch profiler JSON told by content; each trace's node
+    /// read from the file as `merge` reads it.
+    #[arg(required = true, value_name = "TRACE|FOLDER")]
     pub traces: Vec<PathBuf>,
+    /// In an xprof log folder, the capture holding this session folder.
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
     /// Node ids of the per-node traces, in order (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub node_ids: Vec<NodeId>,
@@ -68,7 +69,13 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             super::check_output(path, &args.traces, &[suffix])?;
         }
     }
-    let kineto = kineto_run(&args)?;
+    let run = super::nodes::read_run(
+        &args.traces,
+        args.session.as_deref(),
+        !args.per_node,
+        global.quiet,
+    )?;
+    let kineto = kineto_run(&args, &run)?;
     let mut options = Options::default();
     options.include_point_to_point = args.include_p2p || kineto;
     options.tolerance_ns = args.tolerance_ns;
@@ -77,14 +84,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         Planes::Host => PlaneChoice::Host,
         Planes::Device => PlaneChoice::Device,
     };
-    let report = if kineto {
-        check_kineto_files(&args.traces, &options)?
-    } else if args.traces.len() == 1 && !args.per_node && args.node_ids.is_empty() {
-        check_merged(&args.traces[0], &options)?
-    } else {
-        let ids = super::nodes::node_ids(&args.traces, &args.node_ids, global.quiet)?;
-        let files: Vec<(NodeId, PathBuf)> = ids.into_iter().zip(args.traces.clone()).collect();
-        check_files(&files, &options)?
+    let report = match &run {
+        super::nodes::Read::Merged(path) => check_merged(path, &options)?,
+        super::nodes::Read::Run(run) if kineto => {
+            trace_align::check_kineto_run(&run.traces(), &options)?
+        }
+        super::nodes::Read::Run(run) => {
+            let files = super::nodes::with_ids(run, &args.traces, &args.node_ids)?;
+            check_files(&files, &options)?
+        }
     };
 
     let to_stdout = |p: &Option<PathBuf>| p.as_deref() == Some(Path::new("-"));
@@ -118,8 +126,8 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
 
 /// True when the traces are Kineto JSON, after the one check of a
 /// command's traces ([`super::check_traces`]).
-fn kineto_run(args: &Args) -> anyhow::Result<bool> {
-    let format = super::check_traces(&args.traces, args.allow_empty)?;
+fn kineto_run(args: &Args, run: &super::nodes::Read) -> anyhow::Result<bool> {
+    let format = super::check_traces(&run.paths(), args.allow_empty)?;
     if format != trace_align::TraceFormat::Kineto {
         return Ok(false);
     }

@@ -14,6 +14,31 @@ use crate::error::{Result, RunError};
 /// The identity, for the rank of a one-rank run.
 static IDENTITY: OffsetMap = OffsetMap::Identity;
 
+/// How a PyTorch run's clocks are had: estimated from the collectives
+/// with an estimator, or taken as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KinetoClockChoice {
+    /// Estimated from the collectives (nothing for one rank).
+    Estimate(Estimator),
+    /// The clocks as recorded ([`ClockSource::Recorded`]).
+    Recorded,
+}
+
+impl From<Estimator> for KinetoClockChoice {
+    fn from(estimator: Estimator) -> Self {
+        KinetoClockChoice::Estimate(estimator)
+    }
+}
+
+impl From<&crate::ClockPolicy> for KinetoClockChoice {
+    fn from(policy: &crate::ClockPolicy) -> Self {
+        match policy.source {
+            ClockSource::Recorded => KinetoClockChoice::Recorded,
+            _ => KinetoClockChoice::Estimate(policy.estimator),
+        }
+    }
+}
+
 /// Every rank's correction onto the reference rank's clock.
 #[derive(Debug, Clone)]
 pub enum KinetoClocks {
@@ -21,6 +46,8 @@ pub enum KinetoClocks {
     OneRank(NodeId),
     /// Corrections estimated from the collectives.
     Estimated(Box<Estimate>),
+    /// The clocks as recorded, for these ranks: no correction.
+    Recorded(Vec<NodeId>),
 }
 
 impl KinetoClocks {
@@ -29,6 +56,7 @@ impl KinetoClocks {
         match self {
             KinetoClocks::OneRank(_) => ClockSource::Identity,
             KinetoClocks::Estimated(_) => ClockSource::Collectives,
+            KinetoClocks::Recorded(_) => ClockSource::Recorded,
         }
     }
 
@@ -37,13 +65,14 @@ impl KinetoClocks {
         match self {
             KinetoClocks::OneRank(_) => ClockReason::OneNode,
             KinetoClocks::Estimated(_) => ClockReason::NoOffsetsFile,
+            KinetoClocks::Recorded(_) => ClockReason::Asked,
         }
     }
 
     /// The report of the estimate (`None` for one rank).
     pub fn report(&self) -> Option<&EstimateReport> {
         match self {
-            KinetoClocks::OneRank(_) => None,
+            KinetoClocks::OneRank(_) | KinetoClocks::Recorded(_) => None,
             KinetoClocks::Estimated(e) => Some(&e.report),
         }
     }
@@ -54,20 +83,36 @@ impl KinetoClocks {
         match self {
             KinetoClocks::OneRank(rank) if *rank == node => Ok(&IDENTITY),
             KinetoClocks::OneRank(_) => Err(RunError::NotEstimated { node }),
+            KinetoClocks::Recorded(ranks) if ranks.contains(&node) => Ok(&IDENTITY),
+            KinetoClocks::Recorded(_) => Err(RunError::NotEstimated { node }),
             KinetoClocks::Estimated(e) => e.maps.get(&node).ok_or(RunError::NotEstimated { node }),
         }
     }
 }
 
 /// The clocks of a Kineto run (`traces`: rank → file) onto rank
-/// `reference`'s clock, and its collectives as recorded: for one rank the
-/// identity (nothing to estimate from or to), else
-/// [`estimate_kineto`](crate::estimate_kineto)'s estimate.
+/// `reference`'s clock, and its collectives as recorded: as recorded when
+/// `choice` says so; for one rank the identity (nothing to estimate from
+/// or to); else [`estimate_kineto`](crate::estimate_kineto)'s estimate.
 pub fn kineto_clocks(
     traces: &[(NodeId, PathBuf)],
     reference: NodeId,
-    estimator: Estimator,
+    choice: impl Into<KinetoClockChoice>,
 ) -> Result<(KinetoClocks, Extraction)> {
+    let estimator = match choice.into() {
+        KinetoClockChoice::Estimate(estimator) => estimator,
+        KinetoClockChoice::Recorded => {
+            if !traces.iter().any(|(rank, _)| *rank == reference) {
+                return Err(RunError::ReferenceWithoutTrace {
+                    node: reference,
+                    have: traces.iter().map(|(rank, _)| *rank).collect(),
+                });
+            }
+            let before = crate::kineto::read_collectives(traces)?;
+            let ranks = traces.iter().map(|(rank, _)| *rank).collect();
+            return Ok((KinetoClocks::Recorded(ranks), before));
+        }
+    };
     match traces {
         [(rank, _)] if *rank == reference => {
             let before = crate::kineto::read_collectives(traces)?;
@@ -87,7 +132,7 @@ pub(crate) fn kineto_clocks_from(
     ranks: &[NodeId],
     before: &Extraction,
     reference: NodeId,
-    estimator: Estimator,
+    choice: impl Into<KinetoClockChoice>,
 ) -> Result<KinetoClocks> {
     if !ranks.contains(&reference) {
         return Err(RunError::ReferenceWithoutTrace {
@@ -95,6 +140,10 @@ pub(crate) fn kineto_clocks_from(
             have: ranks.to_vec(),
         });
     }
+    let estimator = match choice.into() {
+        KinetoClockChoice::Estimate(estimator) => estimator,
+        KinetoClockChoice::Recorded => return Ok(KinetoClocks::Recorded(ranks.to_vec())),
+    };
     match ranks {
         [rank] => Ok(KinetoClocks::OneRank(*rank)),
         _ => {

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::clocks::{ClockReason, ClockSource};
 use crate::error::{Result, RunError};
-use crate::kineto::clock::{KinetoClocks, kineto_clocks};
+use crate::kineto::clock::{KinetoClockChoice, KinetoClocks, kineto_clocks};
 use crate::kineto::lag::{RankLaunchLag, kineto_launch_lags};
 use crate::outcome::{KinetoMerge, MergeOutcome};
 
@@ -79,7 +79,7 @@ pub(crate) struct Record<'a, C: Serialize + ?Sized> {
 pub fn align_kineto(
     traces: &[(NodeId, PathBuf)],
     reference: NodeId,
-    estimator: Estimator,
+    clocks: impl Into<KinetoClockChoice>,
     out_dir: &Path,
 ) -> Result<KinetoOutcome> {
     let inputs: Vec<&Path> = traces.iter().map(|(_, t)| t.as_path()).collect();
@@ -92,7 +92,7 @@ pub fn align_kineto(
         })
         .collect::<Result<_>>()?;
     let launch_lags = kineto_launch_lags(traces)?;
-    let (estimate, before) = kineto_clocks(traces, reference, estimator)?;
+    let (estimate, before) = kineto_clocks(traces, reference, clocks)?;
     let folder = crate::each::NewFolders::create([out_dir])?;
     let mut ranks = Vec::with_capacity(traces.len());
     // Every rank is staged and all are put in place at the end: a
@@ -160,19 +160,51 @@ pub(crate) fn estimate_from(
 /// recorded; ranks that disagree on a process group or an NCCL/RCCL
 /// instance are an error ([`collective_check::verify_kineto_groups`]).
 pub(crate) fn read_collectives(traces: &[(NodeId, PathBuf)]) -> Result<Extraction> {
+    read_collectives_with(traces, &check_options())
+}
+
+/// [`read_collectives`] read with `options`.
+fn read_collectives_with(
+    traces: &[(NodeId, PathBuf)],
+    options: &collective_check::Options,
+) -> Result<Extraction> {
     let per_rank = traces
         .par_iter()
         .with_max_len(1) // one task per rank
-        .map(|(rank, path)| rank_collectives(*rank, path))
+        .map(|(rank, path)| rank_collectives_with(*rank, path, options))
         .collect::<Result<Vec<_>>>()?;
     joined_verified(per_rank)
+}
+
+/// The happens-before check of the collectives of a Kineto run
+/// (`traces`: rank → file, each file read as the rank the run gives it)
+/// as recorded, read and checked with `options`.
+pub fn check_kineto_run(
+    traces: &[(NodeId, PathBuf)],
+    options: &collective_check::Options,
+) -> Result<Report> {
+    let before = read_collectives_with(traces, options)?;
+    Ok(collective_check::check(&before, options))
 }
 
 /// One rank's collectives as recorded in its Kineto trace `path` (what
 /// its summary stores).
 pub(crate) fn rank_collectives(rank: NodeId, path: &Path) -> Result<Extraction> {
+    rank_collectives_with(rank, path, &check_options())
+}
+
+/// [`rank_collectives`] read with `options`.
+fn rank_collectives_with(
+    rank: NodeId,
+    path: &Path,
+    options: &collective_check::Options,
+) -> Result<Extraction> {
     let mut ex = Extraction::new();
-    collective_check::extract_kineto_file(path, &check_options(), &mut ex)
+    let kineto = |source| RunError::Kineto { source };
+    let file = TraceFile::open(path).map_err(kineto)?;
+    let trace = file.parse().map_err(kineto)?;
+    // The rank the run gives the file (its own, or given), whatever it says.
+    collective_check::extract_kineto(&trace, rank, options, &mut ex)
         .map_err(|source| RunError::Collectives { node: rank, source })?;
     Ok(ex)
 }
@@ -200,13 +232,13 @@ pub(crate) fn joined_verified(
 pub fn merge_kineto(
     traces: &[(NodeId, PathBuf)],
     reference: NodeId,
-    estimator: Estimator,
+    clocks: impl Into<KinetoClockChoice>,
     output: &Path,
 ) -> Result<MergeOutcome> {
     let inputs: Vec<&Path> = traces.iter().map(|(_, t)| t.as_path()).collect();
     crate::check_output(output, &inputs, &[".json", ".json.gz"])?;
     let launch_lags = kineto_launch_lags(traces)?;
-    let (estimate, before) = kineto_clocks(traces, reference, estimator)?;
+    let (estimate, before) = kineto_clocks(traces, reference, clocks)?;
     let kineto = |source| RunError::Kineto { source };
     let files = traces
         .iter()
@@ -227,7 +259,7 @@ pub fn merge_kineto(
         .map(|(((rank, _), trace), map)| kineto_trace::MergeInput {
             trace,
             rank: rank.get(),
-            host: None,
+            host: trace.host_name(),
             map,
         })
         .collect();

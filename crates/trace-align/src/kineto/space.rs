@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 
 use collective_check::{Extraction, NodeId, Report};
-use collective_clock::Estimator;
 use kineto_trace::{Compression, Trace, TraceFile, XSpaceStats};
 use trace_merge::{DEFAULT_GPU_ID_STRIDE, IdScheme, MergeError, classify, place};
 use xplane_proto::{
@@ -36,25 +35,22 @@ pub struct KinetoSpace {
     pub unflowed: usize,
 }
 
-/// The Kineto traces `paths` (one per rank; the rank from
-/// `distributedInfo`, else the file name) as recorded, in one XSpace.
-pub fn kineto_space(paths: &[PathBuf]) -> Result<KinetoSpace> {
-    let files = paths
+/// The Kineto traces of a run (`traces`: rank → file, as
+/// [`crate::RunFiles::traces`] gives them) as recorded, in one XSpace.
+pub fn kineto_space(traces: &[(NodeId, PathBuf)]) -> Result<KinetoSpace> {
+    let files = traces
         .iter()
-        .map(|p| TraceFile::open(p).map_err(kineto))
+        .map(|(_, p)| TraceFile::open(p).map_err(kineto))
         .collect::<Result<Vec<_>>>()?;
-    let traces = files
+    let parsed = files
         .iter()
         .map(|f| f.parse().map_err(kineto))
         .collect::<Result<Vec<_>>>()?;
-    let mut ranked = Vec::with_capacity(traces.len());
-    for (trace, path) in traces.iter().zip(paths) {
-        let rank = trace
-            .rank()
-            .map_err(kineto)?
-            .ok_or_else(|| RunError::NoRank { path: path.clone() })?;
-        ranked.push((NodeId(rank.rank), trace));
-    }
+    let ranked: Vec<(NodeId, &Trace<'_>)> = traces
+        .iter()
+        .zip(&parsed)
+        .map(|((rank, _), trace)| (*rank, trace))
+        .collect();
     Ok(space_of(&ranked)?.0)
 }
 
@@ -65,10 +61,10 @@ pub fn kineto_space(paths: &[PathBuf]) -> Result<KinetoSpace> {
 pub fn merge_kineto_space(
     traces: &[(NodeId, PathBuf)],
     reference: NodeId,
-    estimator: Estimator,
+    clocks: impl Into<crate::KinetoClockChoice>,
 ) -> Result<(KinetoSpace, MergeOutcome)> {
     let launch_lags = crate::kineto_launch_lags(traces)?;
-    let (estimate, before) = crate::kineto_clocks(traces, reference, estimator)?;
+    let (estimate, before) = crate::kineto_clocks(traces, reference, clocks)?;
     let mut retimed = Vec::with_capacity(traces.len());
     for (rank, path) in traces {
         let file = TraceFile::open(path).map_err(kineto)?;

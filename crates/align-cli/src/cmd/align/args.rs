@@ -38,6 +38,10 @@ pub struct Args {
     /// (`xprof --logdir OUT` shows every node as a host of one run).
     #[arg(long, value_enum, default_value_t = Layout::SameNames, requires = "run_dir")]
     pub layout: Layout,
+    /// With --run-dir, in an xprof log folder: the capture holding this
+    /// session folder (default: the newest).
+    #[arg(long, value_name = "NAME", requires = "run_dir")]
+    pub session: Option<String>,
     /// With --layout xprof: the run's name in the log folder; default: the
     /// run folder's name.
     #[arg(long, value_name = "NAME", requires = "run_dir")]

@@ -8,9 +8,7 @@ use collective_check::NodeId;
 
 mod args;
 pub use args::{Args, Layout};
-use trace_align::{
-    Output, OutputLayout, RunFiles, RunSettings, SingleNode, TraceFormat, TraceRules,
-};
+use trace_align::{Output, OutputLayout, RunSettings, SingleNode, TraceFormat, TraceRules};
 
 use super::merge::enforce_violations;
 use crate::Global;
@@ -26,13 +24,25 @@ pub fn node_from_name(path: &Path) -> anyhow::Result<NodeId> {
     })
 }
 
-/// `align --run-dir DIR --out-dir OUT`: every node of a run into a folder.
-fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
+/// `align --run-dir DIR --out-dir OUT`: every node of a run (the traces
+/// found in `input`, a run folder or one PyTorch trace) into a folder.
+fn run_each(args: &Args, input: &Path, global: &Global) -> anyhow::Result<()> {
+    let dir = match input.is_dir() {
+        true => input,
+        false => input.parent().unwrap_or(Path::new(".")),
+    };
     let out_dir = &args
         .out_dir
         .clone()
         .unwrap_or_else(|| trace_align::default_out_dir(dir));
-    let mut run = RunFiles::discover(dir)?;
+    let mut run = super::run_args::find(&[input], args.session.as_deref(), global.quiet)?;
+    if run.nodes.is_empty() {
+        bail!(
+            "no profiler traces found in {} (every file left out is listed above)",
+            dir.display()
+        );
+    }
+    super::run_args::say_table(&run, global.quiet || args.json);
     // The alignment's own walk checks every event as it reads it.
     let format = run.check(TraceRules {
         allow_empty: args.policy.allow_empty,
@@ -65,7 +75,7 @@ fn run_each(args: &Args, dir: &Path, global: &Global) -> anyhow::Result<()> {
         }
     };
     let settings = RunSettings {
-        align: args.policy.options(),
+        align: args.policy.options_for(&run),
         clocks: args.clock.policy(),
         ..RunSettings::default()
     };
@@ -86,18 +96,20 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if let Some(dir) = &args.run_dir {
         return run_each(&args, dir, global);
     }
+    // A folder where a trace is expected is a run folder.
+    if let Some(dir) = args.trace.as_deref().filter(|p| p.is_dir()) {
+        return run_each(&args, dir, global);
+    }
     let trace = args
         .trace
         .clone()
         .expect("clap requires a trace without --run-dir");
-    // Told from content: an empty file, or a PyTorch trace (aligned as a
-    // run with --run-dir), is refused here.
-    if super::check_traces(&[&trace], args.policy.allow_empty)? != TraceFormat::XSpace {
-        bail!(
-            "{}: a PyTorch profiler trace; align the run's folder with --run-dir",
-            trace.display()
-        );
+    // Told from content: an empty file is refused here; a PyTorch trace
+    // is a run of its own (one rank: written beside, its times as they are).
+    if TraceFormat::detect(&trace)? != TraceFormat::XSpace {
+        return run_each(&args, &trace, global);
     }
+    super::check_traces(&[&trace], args.policy.allow_empty)?;
     let node = match (args.node, collective_check::node_id_from_path(&trace)) {
         (Some(n), Some(named)) if n != named => bail!(
             "{}: the file name says node {}, --node says {n}; rename the file if it is node {n}'s",
