@@ -80,7 +80,8 @@ fn every_outside_trace_is_a_one_node_run_for_every_command() {
             .assert()
             .success()
             .stdout(predicates::str::contains("one node"));
-        let merged = json(&["merge".as_ref(), p, "--json".as_ref(), "-o".as_ref(), &o("m.json")]);
+        let (m, x, r, su) = (o("m.json"), o("x.pftrace"), o("r.html"), o("s.summary"));
+        let merged = json(&["merge".as_ref(), p, "--json".as_ref(), "-o".as_ref(), &m]);
         assert_eq!(merged["clock_source"], "identity", "{trace}");
         let nodes = merged["run"]["nodes"].as_object().unwrap();
         assert_eq!(nodes.keys().collect::<Vec<_>>(), [&rank.to_string()], "{trace}");
@@ -89,11 +90,11 @@ fn every_outside_trace_is_a_one_node_run_for_every_command() {
         // The aligned file keeps the input's name (and its compression).
         assert!(written.ends_with(&*path.file_name().unwrap().to_string_lossy()), "{written}");
         for args in [
-            vec!["export".as_ref(), p, "-o".as_ref(), o("x.pftrace")],
-            vec!["report".as_ref(), p, "-o".as_ref(), o("r.html")],
+            vec!["export".as_ref(), p, "-o".as_ref(), &x],
+            vec!["report".as_ref(), p, "-o".as_ref(), &r],
             vec!["inspect".as_ref(), p],
             vec!["collectives".as_ref(), p],
-            vec!["summarize".as_ref(), p, "-o".as_ref(), o("s.summary")],
+            vec!["summarize".as_ref(), p, "-o".as_ref(), &su],
         ] {
             cli().args(&args).assert().success();
         }
@@ -111,15 +112,16 @@ fn the_execution_trace_is_refused_by_every_command_naming_what_it_is() {
     let path = alone(dir.path(), EXECUTION_TRACE);
     let p = path.as_os_str();
     let o = |name: &str| dir.path().join(name).into_os_string();
+    let (m, x, r, su) = (o("m.json"), o("x.pftrace"), o("r.html"), o("s.summary"));
     for args in [
         vec!["validate".as_ref(), p],
-        vec!["merge".as_ref(), p, "-o".as_ref(), o("m.json")],
+        vec!["merge".as_ref(), p, "-o".as_ref(), &m],
         vec!["align".as_ref(), p],
-        vec!["export".as_ref(), p, "-o".as_ref(), o("x.pftrace")],
-        vec!["report".as_ref(), p, "-o".as_ref(), o("r.html")],
+        vec!["export".as_ref(), p, "-o".as_ref(), &x],
+        vec!["report".as_ref(), p, "-o".as_ref(), &r],
         vec!["collectives".as_ref(), p],
         vec!["inspect".as_ref(), p],
-        vec!["summarize".as_ref(), p, "-o".as_ref(), o("s.summary")],
+        vec!["summarize".as_ref(), p, "-o".as_ref(), &su],
     ] {
         cli()
             .args(&args)

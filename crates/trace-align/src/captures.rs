@@ -158,6 +158,8 @@ pub(crate) fn choose(found: Vec<Found>, pick: Option<&str>) -> Result<Chosen> {
             }
             summary.sessions.push(name);
         }
+        // Session folders are named by their start: in name order.
+        summary.sessions.sort();
         if k == index {
             chosen.taken = Some(summary);
         } else {

@@ -74,7 +74,11 @@ pub fn find<P: AsRef<Path>>(
 /// What the discovery left out, the captures it did not read, and a
 /// trace told rank 0 for being the only one, on stderr.
 pub fn say(run: &RunFiles) {
-    for s in &run.skipped {
+    // A capture left out is said once, below.
+    let other_capture = |s: &&trace_align::Skipped| {
+        matches!(s.why, trace_align::NotTrace::OtherCapture { .. })
+    };
+    for s in run.skipped.iter().filter(|s| !other_capture(s)) {
         errln!("note: left out {}: {}", s.path.display(), s.why);
     }
     if let Some(taken) = &run.capture {

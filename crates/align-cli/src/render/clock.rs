@@ -118,9 +118,7 @@ pub fn source_words(source: ClockSource) -> &'static str {
         ClockSource::Both => "probe offsets and the collectives",
         ClockSource::Identity => "none needed, the identity",
         ClockSource::Auto => "auto",
-        ClockSource::Recorded => {
-            "as recorded, no correction (the nodes' clocks are taken to agree already)"
-        }
+        ClockSource::Recorded => "as recorded, no correction",
     }
 }
 
