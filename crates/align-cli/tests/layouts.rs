@@ -130,7 +130,9 @@ fn jax_log_folder(log: &Path) -> PathBuf {
         };
         copy(
             &recorded.join(format!("rank{rank}.xplane.pb")),
-            &profile.join(session).join(format!("worker-{rank}.xplane.pb")),
+            &profile
+                .join(session)
+                .join(format!("worker-{rank}.xplane.pb")),
         );
     }
     std::fs::write(
@@ -162,8 +164,12 @@ fn a_jax_profiler_log_folder_aligns_as_the_rank_names_do() {
         .arg(&out)
         .assert()
         .success()
-        .stderr(predicates::str::contains("worker-0.trace.json.gz: the trace viewer's copy"))
-        .stderr(predicates::str::contains("left out an older capture: session 2026_11_27_09_00_00"));
+        .stderr(predicates::str::contains(
+            "worker-0.trace.json.gz: the trace viewer's copy",
+        ))
+        .stderr(predicates::str::contains(
+            "left out an older capture: session 2026_11_27_09_00_00",
+        ));
     let got: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     assert_eq!(clocks(&got), clocks(&want));
     assert_eq!(clocks(&got).len(), 4);
@@ -179,7 +185,11 @@ fn a_jax_profiler_log_folder_aligns_as_the_rank_names_do() {
     }
     // One session folder as the run, and the older capture by name.
     let one = log.join("plugins/profile/2026_11_27_10_00_00");
-    let half = merge(&[&one], &["--clock-source", "recorded"], &dir.path().join("half.xplane.pb"));
+    let half = merge(
+        &[&one],
+        &["--clock-source", "recorded"],
+        &dir.path().join("half.xplane.pb"),
+    );
     assert_eq!(half["run"]["nodes"].as_object().unwrap().len(), 2);
     let older = merge(
         &[&log],
@@ -190,7 +200,15 @@ fn a_jax_profiler_log_folder_aligns_as_the_rank_names_do() {
     // Aligned into an xprof log folder, every host keeps its name.
     let aligned = dir.path().join("aligned");
     cli()
-        .args(["align", "-q", "--layout", "xprof", "--xprof-run", "run1", "--run-dir"])
+        .args([
+            "align",
+            "-q",
+            "--layout",
+            "xprof",
+            "--xprof-run",
+            "run1",
+            "--run-dir",
+        ])
         .arg(&log)
         .arg("--out-dir")
         .arg(&aligned)

@@ -61,7 +61,13 @@ fn alone(dir: &Path, trace: &str) -> PathBuf {
 }
 
 fn json(args: &[&std::ffi::OsStr]) -> serde_json::Value {
-    let out = cli().args(args).assert().success().get_output().stdout.clone();
+    let out = cli()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{args:?}: {e}"))
 }
 
@@ -84,11 +90,18 @@ fn every_outside_trace_is_a_one_node_run_for_every_command() {
         let merged = json(&["merge".as_ref(), p, "--json".as_ref(), "-o".as_ref(), &m]);
         assert_eq!(merged["clock_source"], "identity", "{trace}");
         let nodes = merged["run"]["nodes"].as_object().unwrap();
-        assert_eq!(nodes.keys().collect::<Vec<_>>(), [&rank.to_string()], "{trace}");
+        assert_eq!(
+            nodes.keys().collect::<Vec<_>>(),
+            [&rank.to_string()],
+            "{trace}"
+        );
         let aligned = json(&["align".as_ref(), p, "--json".as_ref()]);
         let written = aligned["outputs"][rank.to_string()].as_str().unwrap();
         // The aligned file keeps the input's name (and its compression).
-        assert!(written.ends_with(&*path.file_name().unwrap().to_string_lossy()), "{written}");
+        assert!(
+            written.ends_with(&*path.file_name().unwrap().to_string_lossy()),
+            "{written}"
+        );
         for args in [
             vec!["export".as_ref(), p, "-o".as_ref(), &x],
             vec!["report".as_ref(), p, "-o".as_ref(), &r],

@@ -11,18 +11,19 @@ fn a_note_on_a_full_stderr_does_not_panic() {
     let dir = tempfile::tempdir().unwrap();
     let run = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/jax-cpu/n2_shardmap_psum_50steps");
-    // Names without node<N>/rank<N>: `validate` notes on stderr that the
-    // node ids follow the file order.
+    // A file of the run folder that is not a trace: `validate` notes on
+    // stderr that it is left out, and why.
     let (a, b) = (
         dir.path().join("a.xplane.pb"),
         dir.path().join("b.xplane.pb"),
     );
     std::fs::copy(run.join("rank0.xplane.pb"), &a).unwrap();
     std::fs::copy(run.join("rank1.xplane.pb"), &b).unwrap();
+    std::fs::write(dir.path().join("settings.json"), b"{}").unwrap();
     let validate = |stderr: Stdio| {
         Command::new(env!("CARGO_BIN_EXE_align-cli"))
             .arg("validate")
-            .args([&a, &b])
+            .arg(dir.path())
             .stdout(Stdio::null())
             .stderr(stderr)
             .status()

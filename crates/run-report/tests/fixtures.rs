@@ -82,9 +82,13 @@ fn kineto_reports_count_violations_as_validate_does() {
         );
 
         let out = tempfile::tempdir().unwrap();
-        let aligned =
-            trace_align::align_kineto(&run.traces(), NodeId(0), collective_clock::Estimator::default(), out.path())
-                .unwrap();
+        let aligned = trace_align::align_kineto(
+            &run.traces(),
+            NodeId(0),
+            collective_clock::Estimator::default(),
+            out.path(),
+        )
+        .unwrap();
         let outputs: Vec<PathBuf> = aligned.ranks.iter().map(|r| r.output.clone()).collect();
         let after = check_kineto_files(&outputs, &Options::default()).unwrap();
         assert_eq!(report.violations.after, after.summary.violations, "{name}");

@@ -113,9 +113,9 @@ pub(crate) fn choose(found: Vec<Found>, pick: Option<&str>) -> Result<Chosen> {
     order.sort();
     let mut captures: Vec<Vec<(Option<i128>, String)>> = Vec::new();
     for (start, name) in order {
-        let joins = captures.last().and_then(|c| c.last()).is_some_and(|(prev, _)| {
-            matches!((prev, start), (Some(a), Some(b)) if b - a <= CAPTURE_GAP_NS)
-        });
+        let joins = captures.last().and_then(|c| c.last()).is_some_and(
+            |(prev, _)| matches!((prev, start), (Some(a), Some(b)) if b - a <= CAPTURE_GAP_NS),
+        );
         match captures.last_mut() {
             Some(last) if joins => last.push((start, name)),
             _ => captures.push(vec![(start, name)]),

@@ -86,7 +86,7 @@ pub fn check_traces<P: AsRef<Path>>(paths: &[P], rules: TraceRules) -> Result<Tr
 
 /// [`RunError::SameTrace`] for the first file given twice (the same
 /// device and inode, whatever the names).
-fn refuse_same_file(paths: &[&Path]) -> Result<()> {
+pub(crate) fn refuse_same_file(paths: &[&Path]) -> Result<()> {
     let mut seen: HashMap<FileId, &Path> = HashMap::new();
     for &path in paths {
         let id = file_id(path)?;

@@ -160,10 +160,13 @@ impl RunFiles {
                 candidates.push((input.to_path_buf(), true));
             }
         }
+        // One file given twice (or through a link) is one trace.
+        let paths: Vec<&Path> = candidates.iter().map(|(p, _)| p.as_path()).collect();
+        crate::content::refuse_same_file(&paths)?;
         let looked: Vec<_> = candidates
             .par_iter()
             .with_max_len(1)
-            .map(|(path, _)| crate::locate::look(path))
+            .map(|(path, given)| crate::locate::look(path, *given))
             .collect();
         let mut found = Vec::new();
         for ((path, given), looked) in candidates.into_iter().zip(looked) {
@@ -236,7 +239,11 @@ impl RunFiles {
             text += &format!(
                 "node {node}: {} ({}; {})\n",
                 f.trace.display(),
-                if who.is_empty() { "-".to_owned() } else { who.join(", ") },
+                if who.is_empty() {
+                    "-".to_owned()
+                } else {
+                    who.join(", ")
+                },
                 f.origin
             );
         }
@@ -369,7 +376,9 @@ fn assign(found: Vec<Found>) -> Result<Vec<(NodeId, NodeFiles)>> {
     for f in found {
         let rank = f.rank.map(|(r, _)| r);
         let told = match (f.format, f.rank, f.named) {
-            (TraceFormat::Kineto, Some((r, true)), _) => Some((NodeId(r), NodeOrigin::DistributedInfo)),
+            (TraceFormat::Kineto, Some((r, true)), _) => {
+                Some((NodeId(r), NodeOrigin::DistributedInfo))
+            }
             (TraceFormat::Kineto, Some((r, false)), _) => Some((NodeId(r), NodeOrigin::FileName)),
             (_, _, Some(n)) => Some((n, NodeOrigin::FileName)),
             (TraceFormat::Kineto, None, None) if lone => Some((NodeId(0), NodeOrigin::Lone)),
@@ -453,7 +462,10 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
             (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
                 let da = a.len() - a.trim_start_matches(|c: char| c.is_ascii_digit()).len();
                 let db = b.len() - b.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-                let (na, nb) = (a[..da].trim_start_matches('0'), b[..db].trim_start_matches('0'));
+                let (na, nb) = (
+                    a[..da].trim_start_matches('0'),
+                    b[..db].trim_start_matches('0'),
+                );
                 let order = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
                 if order != Ordering::Equal {
                     return order;

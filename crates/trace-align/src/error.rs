@@ -189,7 +189,15 @@ pub enum RunError {
     /// The traces share too few collectives to estimate every clock from
     /// (a few ranks of a large job, sampled traces): the ways on.
     #[error(
-        "the traces share no collective to align some node by (a partial or sampled run?): merge on the clocks as recorded with --clock-source recorded (one host, or clocks synchronised by PTP), or add the other ranks' traces (a run folder, or --trace N=PATH)" )] NothingShared(#[source] Box<collective_clock::Error>), /// The collective estimate holds no correction for a node it was asked /// to align (every node of the run is estimated, so this is a fault of /// the estimate, not of the input). #[error("node {node}: the estimate from the collectives holds no correction for it")]
+        "the traces share no collective to align some node by (a partial or sampled run?): \
+         merge on the clocks as recorded with --clock-source recorded (one host, or clocks \
+         synchronised by PTP), or add the other ranks' traces (a run folder, or --trace N=PATH)"
+    )]
+    NothingShared(#[source] Box<collective_clock::Error>),
+    /// The collective estimate holds no correction for a node it was asked
+    /// to align (every node of the run is estimated, so this is a fault of
+    /// the estimate, not of the input).
+    #[error("node {node}: the estimate from the collectives holds no correction for it")]
     NotEstimated {
         /// The node.
         node: collective_check::NodeId,
@@ -306,7 +314,9 @@ pub enum RunError {
     },
     /// Two XSpace traces of one host, with no `node<N>`/`rank<N>` in
     /// their names to tell their nodes apart.
-    #[error("{first} and {second} are both of host {host}; name them node<N>/rank<N> or give --trace N=PATH")]
+    #[error(
+        "{first} and {second} are both of host {host}; name them node<N>/rank<N> or give --trace N=PATH"
+    )]
     SameHost {
         /// The host.
         host: String,

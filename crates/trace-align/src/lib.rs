@@ -129,6 +129,7 @@ mod repair;
 mod single;
 mod write;
 
+pub use captures::{CAPTURE_GAP_NS, Capture};
 pub use clock_model::NodeId;
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 /// How corrections are estimated from the collectives ([`ClockPolicy::estimator`]).
@@ -138,11 +139,9 @@ pub use collective_clock::{RepairBound, RepairReport, Unrepaired, UnrepairedCaus
 pub use collectives::{CollectiveClocks, NodeCollectiveClock, ProbeComparison};
 pub use content::{TraceRules, check_traces};
 pub use correction::CorrectionCurve;
-pub use captures::{CAPTURE_GAP_NS, Capture};
 pub use discover::{
     FindOptions, NodeFiles, NodeOrigin, OFFSETS_FILE_NAME, RunFiles, natural_cmp, node_from_name,
 };
-pub use locate::{NotTrace, Skipped};
 pub use each::{AlignEachOutcome, AlignedNode, OutputLayout, same_file};
 pub use error::{Result, RunError};
 pub use format::TraceFormat;
@@ -151,9 +150,10 @@ pub use kineto::flows::flows_report;
 pub use kineto::lag::{RankLaunchLag, kineto_launch_lags};
 pub use kineto::space::{KinetoSpace, kineto_space, merge_kineto_space};
 pub use kineto::{
-    AlignedRank, KinetoOutcome, align_kineto, aligned_collectives, check_kineto_run, estimate_kineto,
-    merge_kineto,
+    AlignedRank, KinetoOutcome, align_kineto, aligned_collectives, check_kineto_run,
+    estimate_kineto, merge_kineto,
 };
+pub use locate::{NotTrace, Skipped};
 pub use merge::MergeSettings;
 pub use merge_export::{CORRECTION_COUNTER, CORRECTION_SAMPLES};
 pub use node_clock::{

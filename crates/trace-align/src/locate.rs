@@ -27,8 +27,8 @@ pub enum NotTrace {
         /// The XSpace trace it copies.
         of: PathBuf,
     },
-    /// An aligned output of this tool (`.aligned.` in its name, or a
-    /// PyTorch trace holding a `traceAlign` record).
+    /// An aligned output of this tool in a run folder (`.aligned.` in
+    /// its name); named on the command line it is read.
     Aligned,
     /// A merged XSpace trace (its planes carry node ids).
     Merged,
@@ -121,8 +121,9 @@ pub(crate) fn viewer_copy_of(path: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Read what `path` is. `Ok(Err(why))`: not a trace of a run.
-pub(crate) fn look(path: &Path) -> Result<std::result::Result<Found, NotTrace>> {
+/// Read what `path` is (`given`: named on the command line, not found in
+/// a folder). `Ok(Err(why))`: not a trace of a run.
+pub(crate) fn look(path: &Path, given: bool) -> Result<std::result::Result<Found, NotTrace>> {
     let meta = std::fs::metadata(path).map_err(RunError::io(path))?;
     if !meta.is_file() {
         return Ok(Err(NotTrace::NotRegular));
@@ -131,7 +132,7 @@ pub(crate) fn look(path: &Path) -> Result<std::result::Result<Found, NotTrace>> 
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    if name.contains(".aligned.") {
+    if name.contains(".aligned.") && !given {
         return Ok(Err(NotTrace::Aligned));
     }
     if let Some(of) = viewer_copy_of(path) {
@@ -198,13 +199,12 @@ fn look_kineto(path: &Path, named: Option<NodeId>) -> Result<std::result::Result
         }
         Err(e) => return Err(kineto(e)),
     };
-    if trace.member(kineto_trace::TRACE_ALIGN).is_some() {
-        return Ok(Err(NotTrace::Aligned));
-    }
-    let rank = trace
-        .rank()
-        .map_err(kineto)?
-        .map(|r| (r.rank, r.source == kineto_trace::RankSource::DistributedInfo));
+    let rank = trace.rank().map_err(kineto)?.map(|r| {
+        (
+            r.rank,
+            r.source == kineto_trace::RankSource::DistributedInfo,
+        )
+    });
     Ok(Ok(Found {
         path: path.to_path_buf(),
         format: TraceFormat::Kineto,
@@ -221,10 +221,20 @@ mod tests {
 
     #[test]
     fn candidates_by_name() {
-        for name in ["h.xplane.pb", "h.XPLANE.PB.GZ", "r.pt.trace.json.gz", "rank-3.json.gz"] {
+        for name in [
+            "h.xplane.pb",
+            "h.XPLANE.PB.GZ",
+            "r.pt.trace.json.gz",
+            "rank-3.json.gz",
+        ] {
             assert!(candidate(name), "{name}");
         }
-        for name in ["round_offsets.jsonl", "node0.snapshots.pb", "README.md", "x.pb"] {
+        for name in [
+            "round_offsets.jsonl",
+            "node0.snapshots.pb",
+            "README.md",
+            "x.pb",
+        ] {
             assert!(!candidate(name), "{name}");
         }
     }

@@ -25,7 +25,10 @@ fn copy_ranks(dir: &Path, names: [&str; 2]) -> Vec<PathBuf> {
 #[test]
 fn traces_below_a_folder_are_found_by_content_and_the_rest_left_out_with_why() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = copy_ranks(dir.path(), ["a/host_7.1.pt.trace.json.gz", "b/c/profile.json.gz"]);
+    let traces = copy_ranks(
+        dir.path(),
+        ["a/host_7.1.pt.trace.json.gz", "b/c/profile.json.gz"],
+    );
     std::fs::write(dir.path().join("run.json"), br#"{"steps": 3}"#).unwrap();
     std::fs::write(dir.path().join("list.json"), b"[1, 2]").unwrap();
     std::fs::write(
@@ -55,7 +58,11 @@ fn traces_below_a_folder_are_found_by_content_and_the_rest_left_out_with_why() {
     // Named, each is an error saying what it is.
     let err = RunFiles::from_traces([dir.path().join("graph.json")]).unwrap_err();
     assert!(matches!(err, RunError::NotATrace { .. }), "{err}");
-    assert!(err.to_string().contains("graph.json: a PyTorch execution trace"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("graph.json: a PyTorch execution trace"),
+        "{err}"
+    );
 }
 
 /// Two files that claim one rank were once told apart by nothing: an
@@ -69,8 +76,20 @@ fn two_files_claiming_one_rank_are_refused_naming_both() {
     }
     let err = RunFiles::discover(dir.path()).unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, RunError::TwoTraces { node: NodeId(1), .. }), "{text}");
-    assert!(text.contains("x_1.pt.trace.json.gz") && text.contains("y_2.pt.trace.json.gz"), "{text}");
+    assert!(
+        matches!(
+            err,
+            RunError::TwoTraces {
+                node: NodeId(1),
+                ..
+            }
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("x_1.pt.trace.json.gz") && text.contains("y_2.pt.trace.json.gz"),
+        "{text}"
+    );
 }
 
 /// A FIFO in a run folder once blocked the discovery that opened it: it
@@ -79,9 +98,15 @@ fn two_files_claiming_one_rank_are_refused_naming_both() {
 #[test]
 fn regression_a_fifo_in_a_run_folder_is_left_out_unread() {
     let dir = tempfile::tempdir().unwrap();
-    copy_ranks(dir.path(), ["rank0.pt.trace.json.gz", "rank1.pt.trace.json.gz"]);
+    copy_ranks(
+        dir.path(),
+        ["rank0.pt.trace.json.gz", "rank1.pt.trace.json.gz"],
+    );
     let fifo = dir.path().join("rank2.pt.trace.json.gz");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     let run = RunFiles::discover(dir.path()).unwrap();
     assert_eq!(run.nodes.len(), 2);
@@ -98,7 +123,10 @@ fn a_given_node_id_wins_over_the_files_rank() {
     let traces = copy_ranks(dir.path(), ["h_1.pt.trace.json.gz", "h_2.pt.trace.json.gz"]);
     let mut run = RunFiles::find(&[dir.path()], &FindOptions::default()).unwrap();
     run.set_trace(NodeId(5), traces[1].clone());
-    assert_eq!(run.nodes.keys().copied().collect::<Vec<_>>(), [NodeId(0), NodeId(5)]);
+    assert_eq!(
+        run.nodes.keys().copied().collect::<Vec<_>>(),
+        [NodeId(0), NodeId(5)]
+    );
     assert_eq!(run.nodes[&NodeId(5)].origin, NodeOrigin::Given);
     assert_eq!(run.nodes[&NodeId(5)].rank, Some(1));
     assert!(run.table().contains("node 5: "), "{}", run.table());

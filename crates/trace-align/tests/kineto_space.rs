@@ -86,5 +86,8 @@ fn a_trace_without_a_rank_is_refused_by_name_among_several() {
     assert!(err.to_string().contains("trace.json"), "{err}");
     assert!(err.to_string().contains("--trace N=PATH"), "{err}");
     let alone = trace_align::RunFiles::from_traces([&path]).unwrap();
-    assert_eq!(alone.nodes[&NodeId(0)].origin, trace_align::NodeOrigin::Lone);
+    assert_eq!(
+        alone.nodes[&NodeId(0)].origin,
+        trace_align::NodeOrigin::Lone
+    );
 }

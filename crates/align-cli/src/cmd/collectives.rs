@@ -136,7 +136,8 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         // One node: its own clock is the timeline, as every command reads it.
         let format = run.format()?;
         if args.json {
-            let one = serde_json::json!({ "format": format, "one_node": node, "trace": files.trace });
+            let one =
+                serde_json::json!({ "format": format, "one_node": node, "trace": files.trace });
             outln!("{}", serde_json::to_string_pretty(&one)?)?;
         } else if !global.quiet {
             outln!(

@@ -75,9 +75,8 @@ pub fn find<P: AsRef<Path>>(
 /// trace told rank 0 for being the only one, on stderr.
 pub fn say(run: &RunFiles) {
     // A capture left out is said once, below.
-    let other_capture = |s: &&trace_align::Skipped| {
-        matches!(s.why, trace_align::NotTrace::OtherCapture { .. })
-    };
+    let other_capture =
+        |s: &&trace_align::Skipped| matches!(s.why, trace_align::NotTrace::OtherCapture { .. });
     for s in run.skipped.iter().filter(|s| !other_capture(s)) {
         errln!("note: left out {}: {}", s.path.display(), s.why);
     }
@@ -91,7 +90,10 @@ pub fn say(run: &RunFiles) {
             );
         }
         if !run.other_captures.is_empty() || taken.sessions.len() > 1 {
-            errln!("note: read the capture of session {}", taken.sessions.join(", "));
+            errln!(
+                "note: read the capture of session {}",
+                taken.sessions.join(", ")
+            );
         }
     }
     for f in run.nodes.values() {

@@ -97,8 +97,7 @@ fn fit_kineto(
     let ranks: Vec<NodeId> = nodes.keys().copied().collect();
     let before = crate::kineto::joined_verified(nodes.values().map(|s| s.collectives.clone()))?;
     let reference = options.reference_node;
-    let clocks =
-        crate::kineto::clock::kineto_clocks_from(&ranks, &before, reference, policy)?;
+    let clocks = crate::kineto::clock::kineto_clocks_from(&ranks, &before, reference, policy)?;
     let entries = nodes
         .values()
         .map(|s| {

@@ -28,7 +28,11 @@ pub struct KinetoReport {
 }
 
 /// Read the trace at `path` (its rank as the one discovery tells it).
-pub fn read(path: &Path, rank: u32, rank_from: trace_align::NodeOrigin) -> anyhow::Result<KinetoReport> {
+pub fn read(
+    path: &Path,
+    rank: u32,
+    rank_from: trace_align::NodeOrigin,
+) -> anyhow::Result<KinetoReport> {
     let file = kineto_trace::TraceFile::open(path)?;
     let trace = file.parse()?;
     let base = trace.base();

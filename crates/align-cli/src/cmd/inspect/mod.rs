@@ -135,8 +135,7 @@ fn print_all<'a>(
             files: &reports,
             pytorch: &pytorch,
         };
-        serde_json::to_writer_pretty(&mut out, &output)
-            .map_err(|e| StdoutError(e.into()))?;
+        serde_json::to_writer_pretty(&mut out, &output).map_err(|e| StdoutError(e.into()))?;
         writeln!(out).map_err(StdoutError)?;
     }
     out.flush().map_err(StdoutError)?;
