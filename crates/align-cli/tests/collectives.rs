@@ -139,9 +139,18 @@ fn a_merge_of_one_trace_keeps_its_clock_and_names_a_missing_reference() {
             "clocks: none needed, the identity (a one-node run",
         ));
     let out = dir.path().join("merged.xplane.pb");
-    // Without `--reference`, the node the run lacks is named, and the ones it has.
+    // Without `--reference`, the run's lowest node is the reference.
     cli()
-        .args(["merge", "-o"])
+        .args(["merge", "-q", "-o"])
+        .arg(&out)
+        .arg(&rank1)
+        .assert()
+        .success();
+    std::fs::remove_file(&out).unwrap();
+    let _ = std::fs::remove_file(dir.path().join("merged.xplane.pb.metadata.json"));
+    // A reference the run lacks is named, and the nodes it has.
+    cli()
+        .args(["merge", "--reference", "0", "-o"])
         .arg(&out)
         .arg(&rank1)
         .assert()

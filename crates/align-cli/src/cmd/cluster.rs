@@ -121,9 +121,12 @@ fn lone_trace(trace: &std::path::Path, node: Option<NodeId>) -> anyhow::Result<(
     );
     let node = match node {
         Some(n) if named && n != told => bail!(
-            "{}: the file says node {told} ({}), --node says {n}; rename the file if it is node {n}'s",
+            "{}: the {} says node {told}, --node says {n}; rename the file if it is node {n}'s",
             trace.display(),
-            files.origin
+            match files.origin {
+                trace_align::NodeOrigin::FileName => "file name",
+                _ => "file's distributedInfo.rank",
+            }
         ),
         Some(n) => n,
         None => told,

@@ -61,9 +61,11 @@ enum Inspected {
 fn expand(paths: &[PathBuf], global: &Global) -> anyhow::Result<Vec<Inspected>> {
     let mut files = Vec::new();
     for path in paths {
-        if path.is_file()
-            && trace_align::TraceFormat::detect(path).ok() == Some(trace_align::TraceFormat::XSpace)
-        {
+        let pytorch = path.is_file()
+            && trace_align::TraceFormat::detect(path).ok()
+                == Some(trace_align::TraceFormat::Kineto);
+        // XSpace, or unreadable: what the XSpace reader says of it.
+        if !pytorch && !path.is_dir() {
             files.push(Inspected::XSpace(path.clone()));
             continue;
         }
