@@ -36,10 +36,12 @@ pub fn read_run(
     merged: bool,
     quiet: bool,
 ) -> anyhow::Result<Read> {
-    if let [path] = paths {
-        if merged && path.is_file() && is_merged(path)? {
-            return Ok(Read::Merged(path.clone()));
-        }
+    if let [path] = paths
+        && merged
+        && path.is_file()
+        && is_merged(path)?
+    {
+        return Ok(Read::Merged(path.clone()));
     }
     let run = super::run_args::find(paths, session, quiet)?;
     if run.nodes.is_empty() {

@@ -100,10 +100,10 @@ impl PolicyArgs {
     /// given, is its lowest node id.
     pub fn options_for(&self, run: &trace_align::RunFiles) -> AlignOptions {
         let mut options = self.options();
-        if self.reference.is_none() {
-            if let Some(&first) = run.nodes.keys().next() {
-                options.reference_node = first;
-            }
+        if self.reference.is_none()
+            && let Some(&first) = run.nodes.keys().next()
+        {
+            options.reference_node = first;
         }
         options
     }
