@@ -102,6 +102,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod archive;
 mod auto;
 mod capture;
 mod checked;
@@ -127,6 +128,7 @@ mod repair;
 mod single;
 mod write;
 
+pub use archive::ArchiveMember;
 pub use clock_model::NodeId;
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};
 /// How corrections are estimated from the collectives ([`ClockPolicy::estimator`]).

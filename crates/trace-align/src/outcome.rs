@@ -57,6 +57,10 @@ pub struct MergeOutcome {
     /// What the merge of PyTorch (Kineto) ranks did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kineto: Option<KinetoMerge>,
+    /// The members of a Perfetto archive (`OutputKind::PerfettoArchive`),
+    /// one per node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub archive: Vec<crate::ArchiveMember>,
 }
 
 /// What the merge of a PyTorch (Kineto) run did besides the clocks.
@@ -110,6 +114,7 @@ impl MergeOutcome {
             after: None,
             export: None,
             kineto: None,
+            archive: Vec::new(),
         }
     }
 }

@@ -8,6 +8,7 @@ use trace_align::RunFiles;
 
 /// A run folder and/or trace paths, with per-node overrides.
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Input")]
 pub struct RunArgs {
     /// Node traces (`node<N>`/`rank<N>` in the name gives the node id),
     /// instead of or beside a run folder.
