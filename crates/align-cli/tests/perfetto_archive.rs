@@ -96,12 +96,22 @@ fn check_manifest(manifest: &Value, members: &BTreeSet<String>) -> BTreeMap<Stri
 
 /// Slices (begin events) and process names in a Perfetto trace.
 fn slices_and_processes(bytes: &[u8]) -> (u64, BTreeSet<String>) {
-    let trace = Trace::decode(bytes).unwrap();
+    use perfetto_export::proto::trace_packet::Data;
+    let mut packets = Trace::decode(bytes).unwrap().packet;
     let mut slices = 0;
     let mut processes = BTreeSet::new();
-    for packet in &trace.packet {
-        use perfetto_export::proto::trace_packet::Data;
+    while let Some(packet) = packets.pop() {
         match &packet.data {
+            // A bundle of packets, deflated (zlib).
+            Some(Data::CompressedPackets(deflated)) => {
+                let mut plain = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut flate2::read::ZlibDecoder::new(&deflated[..]),
+                    &mut plain,
+                )
+                .unwrap();
+                packets.extend(Trace::decode(&plain[..]).unwrap().packet);
+            }
             Some(Data::TrackEvent(e)) if e.r#type == Some(track_event::Type::SliceBegin as i32) => {
                 slices += 1
             }

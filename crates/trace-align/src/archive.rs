@@ -155,8 +155,13 @@ fn manifest(members: &[ArchiveMember], reference: NodeId, outcome: &MergeOutcome
         "reference_node".into(),
         Attribute::Integer(i64::from(timeline.node.get())),
     );
+    let source = serde_json::to_value(outcome.clock_source)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    attribute("clock_source".into(), Attribute::Text(source));
     attribute(
-        "clock_source".into(),
+        "clock_reason".into(),
         Attribute::Text(outcome.clock_reason.to_string()),
     );
     attribute(
