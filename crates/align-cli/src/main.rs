@@ -143,7 +143,10 @@ impl Command {
                 Command::Cluster(ClusterCommand::Summarize(a)),
                 Some("cluster summarize"),
             ),
-            Command::Fit(a) => (Command::Cluster(ClusterCommand::Fit(a)), Some("cluster fit")),
+            Command::Fit(a) => (
+                Command::Cluster(ClusterCommand::Fit(a)),
+                Some("cluster fit"),
+            ),
             Command::Apply(a) => (
                 Command::Cluster(ClusterCommand::Apply(a)),
                 Some("cluster apply"),

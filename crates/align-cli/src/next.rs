@@ -69,7 +69,12 @@ pub fn view(output: &Path) -> String {
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     let shown = output.display();
-    let perfetto = [".pftrace", ".perfetto-trace", ".pftrace.gz", ".perfetto-trace.gz"];
+    let perfetto = [
+        ".pftrace",
+        ".perfetto-trace",
+        ".pftrace.gz",
+        ".perfetto-trace.gz",
+    ];
     if name.ends_with(".tar") {
         format!(
             "next: open {shown} in Perfetto UI v58.2 or later (https://ui.perfetto.dev, Open trace file): one machine per node on one timeline"
@@ -77,9 +82,7 @@ pub fn view(output: &Path) -> String {
     } else if perfetto.iter().any(|s| name.ends_with(s)) {
         format!("next: open {shown} in Perfetto UI (https://ui.perfetto.dev, Open trace file)")
     } else if name.ends_with(".json") || name.ends_with(".json.gz") {
-        format!(
-            "next: open {shown} in Perfetto UI (https://ui.perfetto.dev) or chrome://tracing"
-        )
+        format!("next: open {shown} in Perfetto UI (https://ui.perfetto.dev) or chrome://tracing")
     } else if name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz") {
         format!(
             "next: view {shown} with xprof (place it in LOGDIR/plugins/profile/RUN/, then `xprof --logdir LOGDIR`), \

@@ -28,10 +28,16 @@ fn help_lists_run_commands_first_and_no_developer_tool_at_the_top() {
     let listed = listed_commands();
     assert_eq!(&listed[..3], ["merge", "align", "report"], "{listed:?}");
     for hidden in ["summarize", "fit", "apply", "bench", "synth", "score"] {
-        assert!(!listed.iter().any(|c| c == hidden), "{hidden} listed: {listed:?}");
+        assert!(
+            !listed.iter().any(|c| c == hidden),
+            "{hidden} listed: {listed:?}"
+        );
     }
     for group in ["cluster", "dev"] {
-        assert!(listed.iter().any(|c| c == group), "{group} missing: {listed:?}");
+        assert!(
+            listed.iter().any(|c| c == group),
+            "{group} missing: {listed:?}"
+        );
     }
     let cluster = stdout_of(&["cluster", "--help"]);
     for c in ["summarize", "fit", "apply"] {
@@ -124,6 +130,9 @@ fn a_synthetic_run_is_written_by_the_old_and_the_new_name() {
         names.sort();
         listings.push(names);
     }
-    assert!(listings[0].iter().any(|n| n == "node1.xplane.pb"), "{listings:?}");
+    assert!(
+        listings[0].iter().any(|n| n == "node1.xplane.pb"),
+        "{listings:?}"
+    );
     assert_eq!(listings[0], listings[1]);
 }

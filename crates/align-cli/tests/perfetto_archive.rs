@@ -83,7 +83,10 @@ fn check_manifest(manifest: &Value, members: &BTreeSet<String>) -> BTreeMap<Stri
             assert!(CLOCKS.contains(&clocks["sync_to"]["clock"].as_str().unwrap()));
             assert_eq!(clocks["offset_ns"], 0, "the traces are aligned already");
         } else {
-            assert_eq!(f["path"], trace_time["file"], "only the timeline is unrelated");
+            assert_eq!(
+                f["path"], trace_time["file"],
+                "only the timeline is unrelated"
+            );
         }
         machines.insert(f["path"].as_str().unwrap().to_owned(), name.to_owned());
     }
@@ -174,10 +177,16 @@ fn check_run(run: &str, word: &str, nodes: usize) {
         assert!(s > 0, "{name} holds events");
         assert_eq!(processes.len(), 1, "{name}: one node: {processes:?}");
         let node = name.trim_start_matches(word).trim_end_matches(".pftrace");
-        assert!(machines[name].contains(&format!("{word} {node}")), "{machines:?}");
+        assert!(
+            machines[name].contains(&format!("{word} {node}")),
+            "{machines:?}"
+        );
         slices += s;
     }
-    assert_eq!(slices, merged_slices, "every event of the merge, in the members");
+    assert_eq!(
+        slices, merged_slices,
+        "every event of the merge, in the members"
+    );
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[lines.len() - 2].starts_with("wrote "), "{stdout}");
     assert!(lines[lines.len() - 1].contains("Perfetto UI"), "{stdout}");

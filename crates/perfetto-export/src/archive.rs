@@ -336,8 +336,7 @@ mod tests {
     fn manifest_json_has_one_top_level_key_and_version_1() {
         let mut m = Manifest::new();
         m.files.push(ManifestFile::on_machine("a.pftrace", "a"));
-        m.attributes
-            .insert("x.n".into(), Attribute::Integer(3));
+        m.attributes.insert("x.n".into(), Attribute::Integer(3));
         let v: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
         let obj = v.as_object().unwrap();
         assert_eq!(obj.len(), 1);

@@ -131,7 +131,9 @@ pub enum Error {
     },
     /// A member name a TAR archive cannot hold safely: empty, over 100
     /// bytes, not plain ASCII, absolute, a folder, or with `..`.
-    #[error("{name:?} cannot be a member of the archive: give a relative name of plain ASCII, at most 100 bytes, without `..`")]
+    #[error(
+        "{name:?} cannot be a member of the archive: give a relative name of plain ASCII, at most 100 bytes, without `..`"
+    )]
     ArchiveName {
         /// The name.
         name: String,

@@ -149,7 +149,9 @@ fn manifest(members: &[ArchiveMember], reference: NodeId, outcome: &MergeOutcome
         });
     }
     let mut attribute = |key: String, value: Attribute| {
-        manifest.attributes.insert(format!("trace_align.{key}"), value);
+        manifest
+            .attributes
+            .insert(format!("trace_align.{key}"), value);
     };
     attribute(
         "reference_node".into(),
@@ -187,7 +189,10 @@ fn manifest(members: &[ArchiveMember], reference: NodeId, outcome: &MergeOutcome
             Attribute::Integer(n.offset_at_run_start_ns),
         );
         if let Some(first) = n.segments.first() {
-            attribute(format!("{key}.drift_ppb"), Attribute::Integer(first.drift_ppb));
+            attribute(
+                format!("{key}.drift_ppb"),
+                Attribute::Integer(first.drift_ppb),
+            );
         }
         attribute(
             format!("{key}.segments"),
@@ -215,7 +220,11 @@ impl std::ops::Deref for NodeBytes {
 }
 
 /// A node's aligned trace as XSpace bytes, and its host's name.
-fn node_space(format: TraceFormat, node: NodeId, file: &Path) -> Result<(NodeBytes, Option<String>)> {
+fn node_space(
+    format: TraceFormat,
+    node: NodeId,
+    file: &Path,
+) -> Result<(NodeBytes, Option<String>)> {
     match format {
         TraceFormat::XSpace => {
             let bytes = crate::node::open(file)?;
@@ -233,7 +242,10 @@ fn node_space(format: TraceFormat, node: NodeId, file: &Path) -> Result<(NodeByt
             let trace = source.parse().map_err(kineto)?;
             let (space, _) = kineto_trace::to_xspace(&trace, node.get()).map_err(kineto)?;
             let bytes = xplane_proto::encode_xspace(&space).map_err(RunError::write(file))?;
-            Ok((NodeBytes::Converted(bytes), space.hostnames.first().cloned()))
+            Ok((
+                NodeBytes::Converted(bytes),
+                space.hostnames.first().cloned(),
+            ))
         }
     }
 }

@@ -53,8 +53,15 @@ fn archive_of_a_synthetic_run_lists_its_members() {
     assert_eq!(names, ["node0.pftrace", "node1.pftrace", "node2.pftrace"]);
     assert_eq!(outcome.after.unwrap().summary.violations, 0);
     let size = std::fs::metadata(output.path()).unwrap().len();
-    let members: u64 = outcome.archive.iter().map(|m| m.bytes.div_ceil(512) * 512 + 512).sum();
-    assert!(size > members, "{size} bytes for {members} of members and headers");
+    let members: u64 = outcome
+        .archive
+        .iter()
+        .map(|m| m.bytes.div_ceil(512) * 512 + 512)
+        .sum();
+    assert!(
+        size > members,
+        "{size} bytes for {members} of members and headers"
+    );
     // Nothing else beside it: no staging folder, no per-node files.
     let mut left: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()

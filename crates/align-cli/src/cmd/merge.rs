@@ -25,7 +25,12 @@ pub struct Args {
     /// (`*.pftrace[.gz]`, `*.perfetto-trace[.gz]`) or Chrome trace JSON
     /// (`*.json[.gz]`), or Perfetto's multi-machine archive (`*.tar`: one
     /// Perfetto trace per node, already aligned, and a `perfetto_manifest`).
-    #[arg(short, long, default_value = "combined.xplane.pb", help_heading = "Output")]
+    #[arg(
+        short,
+        long,
+        default_value = "combined.xplane.pb",
+        help_heading = "Output"
+    )]
     pub output: PathBuf,
     /// GPU plane id stride per node (GPU plane id = node × stride + ordinal).
     #[arg(long, default_value_t = trace_merge::DEFAULT_GPU_ID_STRIDE, help_heading = "Output")]

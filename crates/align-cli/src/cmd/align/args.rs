@@ -40,7 +40,12 @@ pub struct Args {
     pub layout: Layout,
     /// With --layout xprof: the run's name in the log folder; default: the
     /// run folder's name.
-    #[arg(long, value_name = "NAME", requires = "run_dir", help_heading = "Output")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "run_dir",
+        help_heading = "Output"
+    )]
     pub xprof_run: Option<String>,
     /// With --run-dir: the clock evidence (see `merge`).
     #[command(flatten)]
@@ -74,7 +79,12 @@ pub struct Args {
     pub json: bool,
     /// With --run-dir: exit with status 1 when the aligned collectives have
     /// more happens-before violations than this.
-    #[arg(long, default_value_t = 0, requires = "run_dir", help_heading = "Checks")]
+    #[arg(
+        long,
+        default_value_t = 0,
+        requires = "run_dir",
+        help_heading = "Checks"
+    )]
     pub max_violations: usize,
     #[command(flatten)]
     pub policy: PolicyArgs,
