@@ -52,6 +52,9 @@ impl RunFiles {
         settings: &RunSettings,
     ) -> Result<MergeOutcome> {
         let path = output.path();
+        let traces = self.traces();
+        let inputs: Vec<&Path> = traces.iter().map(|(_, t)| t.as_path()).collect();
+        crate::check_output(path, &inputs, &[".tar"])?;
         let folder = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -75,7 +78,7 @@ impl RunFiles {
             path: path.to_path_buf(),
             source: Box::new(source),
         };
-        let mut traces = Vec::with_capacity(outcome.outputs.len());
+        let mut exports = Vec::with_capacity(outcome.outputs.len());
         let mut members = Vec::with_capacity(outcome.outputs.len());
         let mut summary = perfetto_export::Summary::default();
         for (&node, file) in &outcome.outputs {
@@ -101,7 +104,7 @@ impl RunFiles {
                 machine,
                 bytes: trace.len() as u64,
             });
-            traces.push(trace);
+            exports.push(trace);
         }
         let manifest = manifest(&members, settings.align.reference_node, &outcome);
         let json = manifest.to_json();
@@ -109,7 +112,7 @@ impl RunFiles {
         entries.extend(
             members
                 .iter()
-                .zip(&traces)
+                .zip(&exports)
                 .map(|(m, t)| (m.name.as_str(), t.as_slice())),
         );
         let staged = perfetto_export::archive::stage_tar(path, &entries).map_err(export_error)?;
