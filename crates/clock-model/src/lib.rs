@@ -1,7 +1,8 @@
 //! Exact piecewise-linear clock maps: snapshot maps, offset maps, cursors.
 //!
 //! This crate holds the clock mathematics of the alignment model
-//! (`spec/alignment.md`): pure integer arithmetic, no I/O.
+//! (`docs/alignment.md` for what it does to each event, `docs/clock-model.md`
+//! for the maps): pure integer arithmetic, no I/O.
 //!
 //! - [`Time<D>`](Time) is an absolute instant in `i128` picoseconds on clock
 //!   domain `D` ([`Tracer`], [`Host`] or [`Global`]; aliases [`TracerTime`],

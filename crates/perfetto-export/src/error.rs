@@ -129,6 +129,23 @@ pub enum Error {
         /// The output path.
         path: PathBuf,
     },
+    /// A member name a TAR archive cannot hold safely: empty, over 100
+    /// bytes, not plain ASCII, absolute, a folder, or with `..`.
+    #[error(
+        "{name:?} cannot be a member of the archive: give a relative name of plain ASCII, at most 100 bytes, without `..`"
+    )]
+    ArchiveName {
+        /// The name.
+        name: String,
+    },
+    /// A member larger than a ustar header can say (8 GiB).
+    #[error("archive member {name:?} is {size} bytes: more than the 8 GiB a TAR header holds")]
+    ArchiveMemberSize {
+        /// The member.
+        name: String,
+        /// Its size.
+        size: u64,
+    },
     /// Writing the output stream failed.
     #[error("writing the output")]
     Output(#[source] std::io::Error),

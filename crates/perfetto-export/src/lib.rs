@@ -76,6 +76,7 @@ pub mod proto {
 #[allow(unused_imports)]
 use proto as generated;
 
+pub mod archive;
 mod args;
 mod bundle;
 mod chrome;

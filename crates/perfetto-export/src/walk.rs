@@ -52,6 +52,21 @@ pub struct Summary {
     pub counter_points: u64,
 }
 
+impl Summary {
+    /// Count `other` in too (the exports of several files as one).
+    pub fn add(&mut self, other: &Summary) {
+        self.processes += other.processes;
+        self.tracks += other.tracks;
+        self.extra_tracks += other.extra_tracks;
+        self.slices += other.slices;
+        self.aggregated_skipped += other.aggregated_skipped;
+        self.correlated_slices += other.correlated_slices;
+        self.collective_flows += other.collective_flows;
+        self.violations += other.violations;
+        self.counter_points += other.counter_points;
+    }
+}
+
 /// Export `inputs` to `sink`: every node a process, every line a track (plus
 /// extra tracks where its events overlap without nesting), every timed event
 /// a slice with its stats, flows from launches to kernels and through each

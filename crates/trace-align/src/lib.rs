@@ -102,6 +102,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod archive;
 mod auto;
 mod capture;
 mod captures;
@@ -129,6 +130,7 @@ mod repair;
 mod single;
 mod write;
 
+pub use archive::ArchiveMember;
 pub use captures::{CAPTURE_GAP_NS, Capture};
 pub use clock_model::NodeId;
 pub use clocks::{ClockEvidence, ClockReason, ClockSource};

@@ -483,7 +483,7 @@ impl MergeSink {
                 MergeSink::File(XSpaceFile::create(path).map_err(RunError::write(path))?)
             }
             // A merge writes one file.
-            OutputKind::EachNode(_) => {
+            OutputKind::EachNode(_) | OutputKind::PerfettoArchive => {
                 return Err(RunError::OutputFormat {
                     path: path.to_path_buf(),
                     expected: Output::SUFFIXES.join(", "),

@@ -61,6 +61,10 @@ pub struct MergeOutcome {
     /// node was told, and the files left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<crate::RunFiles>,
+    /// The members of a Perfetto archive (`OutputKind::PerfettoArchive`),
+    /// one per node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub archive: Vec<crate::ArchiveMember>,
 }
 
 /// What the merge of a PyTorch (Kineto) run did besides the clocks.
@@ -115,6 +119,7 @@ impl MergeOutcome {
             export: None,
             kineto: None,
             run: None,
+            archive: Vec::new(),
         }
     }
 }

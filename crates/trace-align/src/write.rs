@@ -41,6 +41,11 @@ pub enum OutputKind {
     /// Every node's aligned trace, in its own format, in a folder laid out
     /// as the layout says ([`Output::each_node`]).
     EachNode(OutputLayout),
+    /// Perfetto's multi-machine archive (`*.tar`): every node's aligned
+    /// trace as a Perfetto trace on a machine of its own, and a
+    /// `perfetto_manifest` relating their clocks
+    /// ([`MergeOutcome::archive`] names the members).
+    PerfettoArchive,
 }
 
 impl Output {
@@ -54,6 +59,7 @@ impl Output {
         ".perfetto-trace.gz",
         ".json",
         ".json.gz",
+        ".tar",
     ];
 
     /// The output at `path`, its format told from its name (ASCII
@@ -67,6 +73,7 @@ impl Output {
     /// let out = Output::from_path("run.pftrace")?;
     /// assert_eq!(out.kind(), &OutputKind::Export(Format::Perfetto { gzip: false }));
     /// assert_eq!(Output::from_path("merged.xplane.pb")?.kind(), &OutputKind::XSpace);
+    /// assert_eq!(Output::from_path("run.tar")?.kind(), &OutputKind::PerfettoArchive);
     /// assert!(Output::from_path("run.txt").is_err());
     /// # Ok::<(), trace_align::RunError>(())
     /// ```
@@ -79,6 +86,8 @@ impl Output {
             .unwrap_or_default();
         let kind = if name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz") {
             OutputKind::XSpace
+        } else if name.ends_with(".tar") {
+            OutputKind::PerfettoArchive
         } else if let Some(format) = Format::from_path(&path) {
             OutputKind::Export(format)
         } else {
@@ -154,6 +163,10 @@ impl RunFiles {
     ///   folder (XSpace: [`crate::Plan::align_each_as`]; PyTorch: each
     ///   rank's JSON with only its times moved), the files named in
     ///   [`MergeOutcome::outputs`]; `progress` is not called.
+    /// - [`OutputKind::PerfettoArchive`]: every node aligned as for
+    ///   [`OutputKind::EachNode`], each exported as a Perfetto trace, and
+    ///   all of them with their `perfetto_manifest` in one TAR (the
+    ///   members in [`MergeOutcome::archive`]); `progress` is not called.
     ///
     /// The output (and its summary) appear complete, or not at all.
     pub fn write_with_progress(
@@ -174,6 +187,9 @@ impl RunFiles {
         settings: &RunSettings,
         progress: impl FnMut(NodeId),
     ) -> Result<MergeOutcome> {
+        if output.kind == OutputKind::PerfettoArchive {
+            return self.write_archive(output, settings);
+        }
         let format = self.format()?;
         if let OutputKind::EachNode(layout) = &output.kind {
             return match format {

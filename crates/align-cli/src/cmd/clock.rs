@@ -86,6 +86,7 @@ impl From<EstimatorArg> for Estimator {
 
 /// The clock flags.
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Clocks")]
 pub struct ClockArgs {
     /// The clock evidence: per node the probe offsets where usable, else
     /// the collectives (auto); the probe offsets; the collectives; or the

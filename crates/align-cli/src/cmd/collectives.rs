@@ -16,10 +16,10 @@ pub struct Args {
     #[command(flatten)]
     pub run: RunArgs,
     /// Print the outcome as JSON on stdout (every segment of every node).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub json: bool,
     /// How corrections are estimated (see `merge --estimator`).
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_enum, default_value_t, help_heading = "Clocks")]
     pub estimator: EstimatorArg,
     #[command(flatten)]
     pub policy: PolicyArgs,

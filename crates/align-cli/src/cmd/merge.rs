@@ -23,20 +23,26 @@ pub struct Args {
     pub clock: ClockArgs,
     /// The merged trace: `*.xplane.pb[.gz]`, a Perfetto trace
     /// (`*.pftrace[.gz]`, `*.perfetto-trace[.gz]`) or Chrome trace JSON
-    /// (`*.json[.gz]`).
-    #[arg(short, long, default_value = "combined.xplane.pb")]
+    /// (`*.json[.gz]`), or Perfetto's multi-machine archive (`*.tar`: one
+    /// Perfetto trace per node, already aligned, and a `perfetto_manifest`).
+    #[arg(
+        short,
+        long,
+        default_value = "combined.xplane.pb",
+        help_heading = "Output"
+    )]
     pub output: PathBuf,
     /// GPU plane id stride per node (GPU plane id = node × stride + ordinal).
-    #[arg(long, default_value_t = trace_merge::DEFAULT_GPU_ID_STRIDE)]
+    #[arg(long, default_value_t = trace_merge::DEFAULT_GPU_ID_STRIDE, help_heading = "Output")]
     pub gpu_id_stride: u32,
     /// Skip the collective check.
-    #[arg(long)]
+    #[arg(long, help_heading = "Checks")]
     pub no_validate: bool,
     /// Exit with status 1 when the merged trace has more collective violations than this.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, help_heading = "Checks")]
     pub max_violations: usize,
     /// Print the outcome as JSON on stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub json: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,

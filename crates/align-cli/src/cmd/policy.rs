@@ -60,6 +60,7 @@ pub enum DeviceTimelineArg {
 
 /// The alignment policies.
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Clocks")]
 pub struct PolicyArgs {
     /// The node whose host clock is the global timeline (default: the
     /// run's lowest node id, node 0 of a run that has one).
@@ -82,16 +83,16 @@ pub struct PolicyArgs {
     #[arg(long = "tracer-line", value_name = "PATTERN")]
     pub tracer_lines: Vec<String>,
     /// Where device-plane events are written.
-    #[arg(long, value_enum, default_value = "global")]
+    #[arg(long, value_enum, default_value = "global", help_heading = "Output")]
     pub device_timeline: DeviceTimelineArg,
     /// Copy a node without usable offsets through unaligned instead of failing.
-    #[arg(long)]
+    #[arg(long, help_heading = "Checks")]
     pub pass_through: bool,
     /// Add the stat `timestamp_correction_ns` to every event.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub correction_stat: bool,
     /// Accept a trace with no events (by default an error naming the file).
-    #[arg(long)]
+    #[arg(long, help_heading = "Checks")]
     pub allow_empty: bool,
 }
 

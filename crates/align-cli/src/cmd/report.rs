@@ -19,10 +19,10 @@ pub struct Args {
     #[command(flatten)]
     pub clock: ClockArgs,
     /// The HTML report (default `report.html`; with `--json` only when given).
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = "Output")]
     pub output: Option<PathBuf>,
     /// Print the report's figures as JSON on stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub json: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,

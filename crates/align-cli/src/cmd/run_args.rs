@@ -10,6 +10,7 @@ use trace_align::{FindOptions, RunFiles};
 
 /// A run folder and/or trace paths, with per-node overrides.
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Input")]
 pub struct RunArgs {
     /// Traces or run folders. A folder gives every profiler trace below
     /// it (XSpace, PyTorch profiler JSON; told by content, the xprof

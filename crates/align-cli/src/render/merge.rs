@@ -150,6 +150,13 @@ fn written(outcome: &MergeOutcome, started: Instant) -> String {
     match (&outcome.merge, json, &outcome.export) {
         (_, _, Some(export)) => {
             let mut line = exported_line(&outcome.output, export, started);
+            if !outcome.archive.is_empty() {
+                line += &format!(
+                    "; {} traces, one per node on a machine of its own, and {}",
+                    outcome.archive.len(),
+                    perfetto_export::archive::MANIFEST_NAME
+                );
+            }
             if let Some(summary) = &outcome.summary {
                 line += &format!(" and {}", summary.display());
             }
