@@ -38,6 +38,7 @@
 mod build;
 mod clock;
 mod collectives;
+mod critical;
 mod error;
 mod gpu;
 mod html;
@@ -51,18 +52,19 @@ mod xspace;
 
 pub use build::ReportOptions;
 pub use clock::{BOUND_SLICES, CLOCK_SAMPLES, MAX_EVIDENCE};
+pub use critical::{CriticalPath, KindShare, MAX_PATH_SEGMENTS, NodeShare, PathSegment, StepPath};
 pub use error::{ReportError, Result};
 pub use gpu::{
     GpuNode, GpuStream, GpuTime, GpuWindow, IdleCauses, KERNEL_WAIT_NS, KernelKind, KindTime,
     TOP_KERNELS, TopKernel,
 };
-pub use html::{render_html, write_html};
+pub use html::{MANY_NODES, OUTLIERS, render_html, write_html};
 pub use idle::IDLE_ANNOTATIONS;
 pub use kineto::PROFILER_STEP_PREFIX;
 pub use model::{
     Activity, ClockPicture, ClockSample, Collectives, EvidenceKind, EvidencePoint, IdleAnnotation,
-    InputFormat, KindSkew, NodeClock, NodeIdle, NodeWait, Quantiles, Report, SlowStep, StepRow,
-    StepSource, Steps, StragglerRank, Violations,
+    InputFormat, JSON_SERIES_NODES, KindSkew, NodeClock, NodeIdle, NodeWait, Quantiles, Report,
+    SlowStep, StepRow, StepSource, Steps, StragglerRank, Violations,
 };
 pub use steps::SLOWEST_STEPS;
 pub use xspace::STEP_NUM_STAT;
