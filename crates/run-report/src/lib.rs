@@ -12,9 +12,13 @@
 //!   and the [`GpuTime`] (per node and GPU stream: idle, compute and
 //!   non-compute time, idle by cause, kernels by kind, the top kernels and
 //!   the communication/computation overlap, under the definitions of
-//!   Holistic Trace Analysis 0.5).
+//!   Holistic Trace Analysis 0.5) and the [`CriticalPath`] (per step the
+//!   chain of events that set its length, across nodes at the
+//!   collectives; shares by node, kind and "wait for rank N").
 //! - [`render_html`] writes the report as one HTML page with inline SVG
-//!   and plain tables: no script, no fetch, opens from disk.
+//!   and plain tables: no script, no fetch, opens from disk; above
+//!   [`MANY_NODES`] nodes, the outliers and compact views, and every
+//!   node's figures folded.
 //!   [`write_html`] writes it atomically, never over an input.
 //!
 //! ```

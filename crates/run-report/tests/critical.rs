@@ -61,10 +61,10 @@ fn a_straggler_holds_the_critical_path() {
     assert_eq!(c.by_node[0].node, NodeId(2), "{:?}", c.by_node);
     assert!(c.by_node[0].share > 0.5, "{:?}", c.by_node);
     assert_eq!(c.waits[0].node, NodeId(2), "{:?}", c.waits);
-    // Every step goes through node 2 and the others wait for it about
-    // its delay each step.
+    // Every step goes through node 2, and the others wait for it its
+    // delay less the natural stagger of the next-latest (up to 300 µs).
     let per_step = c.waits[0].ns / c.steps.len() as i64;
-    assert!((250_000..=400_000).contains(&per_step), "{per_step}");
+    assert!((100_000..=400_000).contains(&per_step), "{per_step}");
     let page = render_html(&r);
     assert!(page.contains("id=\"critical-path\""));
     assert!(

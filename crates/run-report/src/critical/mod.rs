@@ -34,6 +34,10 @@ pub struct CriticalPath {
     /// member of the collective the path went through next ("wait for
     /// rank N": its arrival minus the next-latest member's), most first.
     pub waits: Vec<NodeShare>,
+    /// The path's `idle` time by the annotation covering it (the user's
+    /// scopes on the thread that marks the steps, as for the steps' idle
+    /// time; `(none)` for the rest), most first.
+    pub idle_under: Vec<KindShare>,
     /// Per step, in step order.
     pub steps: Vec<StepPath>,
     /// Steps whose `segments` are left out (more than
@@ -107,13 +111,15 @@ pub(crate) fn critical_path(
     t0: i64,
     slowest: &[i64],
 ) -> CriticalPath {
+    let ids: Vec<NodeId> = run.nodes.iter().map(|n| n.node).collect();
+    let index = |id: NodeId| ids.binary_search(&id).ok();
+    let parts = walk::parts_by_node(instances, ids.len(), index);
     let lanes: Vec<Lanes<'_>> = run
         .nodes
         .par_iter()
-        .map(|n| Lanes::new(n, instances))
+        .zip(parts.into_par_iter())
+        .map(|(n, p)| Lanes::new(n, p))
         .collect();
-    let ids: Vec<NodeId> = run.nodes.iter().map(|n| n.node).collect();
-    let index = |id: NodeId| ids.binary_search(&id).ok();
     let steps: Vec<(&i64, &BTreeMap<NodeId, Span>)> = windows.iter().collect();
     let walked: Vec<(i64, i64, usize, Walked)> = steps
         .par_iter()
@@ -129,7 +135,37 @@ pub(crate) fn critical_path(
             Some((step, end - start, from, path))
         })
         .collect();
-    summarise(&ids, walked, t0, slowest)
+    // The idle stretches per node, then by the annotation over them.
+    let mut idle: Vec<Vec<Span>> = vec![Vec::new(); ids.len()];
+    for s in walked.iter().flat_map(|w| &w.3.stretches) {
+        if s.piece == Piece::Idle {
+            idle[s.node].push(Span {
+                start: s.from,
+                end: s.to,
+            });
+        }
+    }
+    let mut under: BTreeMap<String, i64> = BTreeMap::new();
+    for (n, spans) in run.nodes.iter().zip(idle) {
+        let (named, none) = n.annotations.named(&crate::input::union(spans));
+        for (name, ns) in named {
+            *under.entry(name.to_owned()).or_default() += ns;
+        }
+        *under.entry("(none)".to_owned()).or_default() += none;
+    }
+    let mut path = summarise(&ids, walked, t0, slowest);
+    path.idle_under = under
+        .into_iter()
+        .filter(|(_, ns)| *ns > 0)
+        .map(|(kind, ns)| KindShare {
+            kind,
+            ns,
+            share: share(ns, path.steps_ns),
+        })
+        .collect();
+    path.idle_under
+        .sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.kind.cmp(&b.kind)));
+    path
 }
 
 fn summarise(
@@ -185,6 +221,7 @@ fn summarise(
         by_node: node_shares(ids, &run_nodes, steps_ns),
         by_kind: kind_shares(&run_kinds, steps_ns),
         waits: node_shares(ids, &run_waits, steps_ns),
+        idle_under: Vec::new(),
         steps: out_steps,
         segments_left_out: left_out,
     }

@@ -65,9 +65,36 @@ pub(crate) struct Walked {
     pub hops: usize,
 }
 
+/// Per node (`index` of its id), its parts in the `instances` of two
+/// nodes or more, in one pass over them.
+pub(crate) fn parts_by_node(
+    instances: &[NodeInstance],
+    nodes: usize,
+    index: impl Fn(clock_model::NodeId) -> Option<usize>,
+) -> Vec<Vec<Part>> {
+    let mut out: Vec<Vec<Part>> = vec![Vec::new(); nodes];
+    for (k, i) in instances
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.parts.len() >= 2)
+    {
+        for p in &i.parts {
+            if let Some(n) = index(p.node) {
+                out[n].push(Part {
+                    begin: p.begin,
+                    arrival: p.arrival,
+                    end: p.end,
+                    instance: k as u32,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// One node's part in one collective instance, ns.
 #[derive(Clone, Copy, Debug)]
-struct Part {
+pub(crate) struct Part {
     begin: i64,
     arrival: i64,
     end: i64,
@@ -101,8 +128,9 @@ enum Found {
 }
 
 impl<'a> Lanes<'a> {
-    /// The lanes of `data`, and its parts in `instances`.
-    pub fn new(data: &'a NodeData, instances: &[NodeInstance]) -> Lanes<'a> {
+    /// The lanes of `data`, whose parts in the run's instances are
+    /// `parts` (see [`parts_by_node`]).
+    pub fn new(data: &'a NodeData, parts: Vec<Part>) -> Lanes<'a> {
         let kernels = &data.gpu.kernels;
         let mut by_stream: std::collections::BTreeMap<(i64, i64), Vec<u32>> = Default::default();
         for (k, kernel) in kernels.iter().enumerate() {
@@ -118,20 +146,7 @@ impl<'a> Lanes<'a> {
                 v
             })
             .collect();
-        let mut by_arrival: Vec<Part> = instances
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| i.parts.len() >= 2)
-            .filter_map(|(k, i)| {
-                let p = i.parts.iter().find(|p| p.node == data.node)?;
-                Some(Part {
-                    begin: p.begin,
-                    arrival: p.arrival,
-                    end: p.end,
-                    instance: k as u32,
-                })
-            })
-            .collect();
+        let mut by_arrival = parts;
         by_arrival.sort_by_key(|p| p.arrival);
         let mut by_end = by_arrival.clone();
         by_end.sort_by_key(|p| p.end);
@@ -459,8 +474,13 @@ mod tests {
         from: usize,
         window: (i64, i64),
     ) -> Walked {
-        let lanes: Vec<Lanes<'_>> = nodes.iter().map(|n| Lanes::new(n, instances)).collect();
         let index = |id: clock_model::NodeId| nodes.iter().position(|n| n.node == id);
+        let parts = parts_by_node(instances, nodes.len(), index);
+        let lanes: Vec<Lanes<'_>> = nodes
+            .iter()
+            .zip(parts)
+            .map(|(n, p)| Lanes::new(n, p))
+            .collect();
         walk(&lanes, instances, &index, from, window)
     }
 
