@@ -7,8 +7,9 @@
 //!   (stream order) and its launch on the host (correlation); from the
 //!   launch, the host op that made it (CPU op → launch);
 //! - a host op waits for the previous op on its thread (host thread
-//!   order); an idle gap on a thread ends with the latest host op of the
-//!   node to end inside it (another thread handing over work);
+//!   order) and for the collectives that ran inside it; an idle gap on a
+//!   thread ends with the latest host op of the node to end inside it
+//!   (another thread handing over work);
 //! - a collective's end on a node waits for the latest member's arrival:
 //!   the walk goes on from that member, on its node; a lane waiting idle
 //!   until a collective of its node ended waited for that collective.
@@ -301,9 +302,21 @@ pub(crate) fn walk(
         });
         let found_end = found.map_or(i64::MIN, |f| f.1);
         // In a collective, or idle until one ended: the collective's edge.
-        let part = l
+        let mut part = l
             .part_at(t)
             .or_else(|| l.part_ended(t).filter(|p| p.end > found_end));
+        // A host op waited for a collective of its node that ran inside
+        // it (called on its thread), the latest to end before the cursor.
+        if part.is_none()
+            && let Some((Found::Host(h, k), _)) = found
+        {
+            let op = l.host(h, k);
+            part = l.part_ended(t).filter(|p| p.begin >= op.start);
+            if let Some(p) = part {
+                push(&mut out, node, Piece::Cpu, p.end, t);
+                t = p.end;
+            }
+        }
         if let Some(p) = part {
             let at = p.end.min(t);
             push(&mut out, node, Piece::Idle, at, t);
@@ -542,6 +555,24 @@ mod tests {
             140 + 45
         );
         assert_eq!(total(&w, |s| s.piece == Piece::Cpu), 10);
+    }
+
+    #[test]
+    fn a_collective_called_inside_a_host_op_is_on_the_path() {
+        // Node 0's op [0, 400) calls the all-reduce [100, 300), which node
+        // 1 joins at 250: the op's end waits for it, and it for node 1.
+        let nodes = [
+            node(0, vec![vec![s(0, 400)]], Vec::new(), &[]),
+            node(1, vec![vec![s(0, 250)]], Vec::new(), &[]),
+        ];
+        let i = [all_reduce(&[(0, 100, 300), (1, 250, 300)])];
+        let w = run(&nodes, &i, 0, (0, 400));
+        assert_eq!(total(&w, |s| s.node == 0 && s.piece == Piece::Cpu), 100);
+        assert_eq!(
+            total(&w, |s| s.piece == Piece::Collective("all-reduce")),
+            50
+        );
+        assert_eq!(total(&w, |s| s.node == 1 && s.piece == Piece::Cpu), 250);
     }
 
     #[test]
