@@ -147,11 +147,16 @@ pub(crate) fn critical_path(
     }
     let mut under: BTreeMap<String, i64> = BTreeMap::new();
     for (n, spans) in run.nodes.iter().zip(idle) {
-        let (named, none) = n.annotations.named(&crate::input::union(spans));
-        for (name, ns) in named {
-            *under.entry(name.to_owned()).or_default() += ns;
+        // Steps whose windows overlap can both have a node idle at once:
+        // each layer of disjoint stretches is attributed on its own, so
+        // the times add up to the path's idle time.
+        for layer in layers(spans) {
+            let (named, none) = n.annotations.named(&layer);
+            for (name, ns) in named {
+                *under.entry(name.to_owned()).or_default() += ns;
+            }
+            *under.entry("(none)".to_owned()).or_default() += none;
         }
-        *under.entry("(none)".to_owned()).or_default() += none;
     }
     let mut path = summarise(&ids, walked, t0, slowest);
     path.idle_under = under
@@ -227,6 +232,23 @@ fn summarise(
     }
 }
 
+/// `spans` in layers of sorted disjoint spans (the fewest that overlap
+/// allows, each span in the first layer it fits).
+fn layers(mut spans: Vec<Span>) -> Vec<Vec<Span>> {
+    spans.sort_unstable();
+    let mut layers: Vec<Vec<Span>> = Vec::new();
+    for s in spans {
+        match layers
+            .iter_mut()
+            .find(|l| l.last().is_none_or(|last| last.end <= s.start))
+        {
+            Some(l) => l.push(s),
+            None => layers.push(vec![s]),
+        }
+    }
+    layers
+}
+
 fn add_into<K: Ord + Copy>(into: &mut BTreeMap<K, i64>, from: &BTreeMap<K, i64>) {
     for (k, v) in from {
         *into.entry(*k).or_default() += v;
@@ -286,4 +308,22 @@ fn segments(ids: &[NodeId], w: &Walked, t0: i64) -> Vec<PathSegment> {
             end_ns: to - t0,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(start: i64, end: i64) -> Span {
+        Span { start, end }
+    }
+
+    #[test]
+    fn overlapping_idle_stretches_go_to_separate_layers() {
+        let l = layers(vec![s(5, 9), s(0, 4), s(2, 6), s(4, 5), s(8, 10)]);
+        assert_eq!(
+            l,
+            vec![vec![s(0, 4), s(4, 5), s(5, 9)], vec![s(2, 6), s(8, 10)]]
+        );
+    }
 }
