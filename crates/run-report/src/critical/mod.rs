@@ -255,8 +255,14 @@ fn add_into<K: Ord + Copy>(into: &mut BTreeMap<K, i64>, from: &BTreeMap<K, i64>)
     }
 }
 
+/// `ns` over `of`, to 9 decimals: a share prints and reads back exactly
+/// (the JSON round trip is lossless).
 fn share(ns: i64, of: i64) -> f64 {
-    if of > 0 { ns as f64 / of as f64 } else { 0.0 }
+    if of > 0 {
+        (ns as f64 / of as f64 * 1e9).round() / 1e9
+    } else {
+        0.0
+    }
 }
 
 /// Most first, the lowest id on a tie.
