@@ -52,6 +52,8 @@ impl Report {
         let ends = run.nodes.iter().filter_map(|n| n.extent).map(|e| e.end);
         let t0 = starts.min().unwrap_or(0);
         let node_ids: Vec<NodeId> = run.nodes.iter().map(|n| n.node).collect();
+        let (source, windows) = crate::steps::windows(&run, &instances, &ops);
+        let steps = crate::steps::steps(&run, &instances, (source, &windows), t0);
         Report {
             format: run.format,
             reference_node: run.reference_node,
@@ -66,7 +68,14 @@ impl Report {
                 max_after_ns: run.after.summary.max_violation_ns,
             },
             collectives: summarise(&instances, &node_ids),
-            steps: crate::steps::steps(&run, &instances, &ops, t0),
+            critical_path: crate::critical::critical_path(
+                &run,
+                &instances,
+                &windows,
+                t0,
+                &steps.slowest.iter().map(|s| s.step).collect::<Vec<_>>(),
+            ),
+            steps,
             gpu: crate::gpu::GpuTime {
                 nodes: run
                     .nodes
@@ -75,11 +84,37 @@ impl Report {
                     .collect(),
             },
             nodes: node_ids,
+            series_left_out: None,
         }
     }
 
-    /// The report as pretty JSON.
+    /// The report as pretty JSON. A run of more than
+    /// [`JSON_SERIES_NODES`](crate::JSON_SERIES_NODES) nodes keeps every
+    /// node but not the per-node series, and says so in
+    /// `series_left_out`.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a report always serialises")
+        let pretty =
+            |r: &Report| serde_json::to_string_pretty(r).expect("a report always serialises");
+        if self.nodes.len() <= crate::JSON_SERIES_NODES {
+            return pretty(self);
+        }
+        let mut r = self.clone();
+        for n in &mut r.clocks.nodes {
+            n.evidence_left_out += n.evidence.len();
+            n.samples.clear();
+            n.evidence.clear();
+        }
+        for s in &mut r.steps.steps {
+            s.nodes.clear();
+            s.lateness_ns.clear();
+        }
+        r.series_left_out = Some(format!(
+            "a run of {} nodes (more than {}): every node is listed, without its clock's \
+             samples and evidence (clocks.nodes[].samples, .evidence: min_ns and max_ns kept) \
+             and its part of each step (steps.steps[].nodes, .lateness_ns: steps.totals kept)",
+            r.nodes.len(),
+            crate::JSON_SERIES_NODES
+        ));
+        pretty(&r)
     }
 }

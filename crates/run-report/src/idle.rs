@@ -38,6 +38,20 @@ impl Annotations {
         self.spans.push((id, span));
     }
 
+    /// Per name with some, the time of `idle` (sorted, disjoint spans)
+    /// under it as the innermost annotation, ns; and the time under none.
+    pub(crate) fn named(&self, idle: &[Span]) -> (Vec<(&str, i64)>, i64) {
+        let (by_name, none) = self.attribute(idle);
+        let named = self
+            .names
+            .iter()
+            .zip(by_name)
+            .filter(|(_, ns)| *ns > 0)
+            .map(|(name, ns)| (name.as_str(), ns))
+            .collect();
+        (named, none)
+    }
+
     /// Per name, the time of `idle` (sorted, disjoint spans) under it as the
     /// innermost annotation, ns; and the idle time under none.
     fn attribute(&self, idle: &[Span]) -> (Vec<i64>, i64) {

@@ -52,6 +52,8 @@ pub(crate) struct NodeData {
     pub marker_name: Option<String>,
     /// Union of the node's work (kernels, ops), sorted and disjoint.
     pub busy: Vec<Span>,
+    /// Per host thread (line), its ops joined: sorted and disjoint.
+    pub host_lanes: Vec<Vec<Span>>,
     /// First and last aligned time of the node's events.
     pub extent: Option<Span>,
     /// Its GPU work.

@@ -22,6 +22,10 @@ const ANNOTATION_CATEGORY: &str = "user_annotation";
 /// Categories counted as work.
 const WORK_CATEGORIES: [&str; 4] = ["cpu_op", "kernel", "gpu_memcpy", "gpu_memset"];
 
+/// Categories of the host ops a thread runs one after another (its lane
+/// on the critical path).
+const HOST_CATEGORIES: [&str; 3] = ["cpu_op", "cuda_runtime", "cuda_driver"];
+
 /// Read a Kineto run (`traces`: rank → file) aligned onto `reference`
 /// with corrections estimated as `clocks` says (or the clocks as recorded).
 pub(crate) fn read(
@@ -97,6 +101,7 @@ fn read_rank(
     let Walked {
         markers,
         busy,
+        host_lanes,
         extent,
         annotations,
         ..
@@ -108,6 +113,7 @@ fn read_rank(
         marker_name: (!markers.is_empty()).then(|| PROFILER_STEP_PREFIX.to_owned()),
         markers,
         busy,
+        host_lanes,
         extent,
         gpu,
         annotations,
@@ -121,6 +127,8 @@ struct Walked {
     markers: Vec<Marker>,
     /// Union of the work, on the global clock.
     busy: Vec<Span>,
+    /// Per host thread (pid, tid), its ops joined, on the global clock.
+    host_lanes: Vec<Vec<Span>>,
     /// First and last time of the events, on the global clock.
     extent: Option<Span>,
     /// Each step marker's (step, start as recorded), file order.
@@ -134,6 +142,7 @@ fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walk
     let (mut markers, mut busy, mut host_steps) = (Vec::new(), Vec::new(), Vec::new());
     let mut annotations = crate::idle::Annotations::default();
     let mut extent: Option<Span> = None;
+    let mut threads: std::collections::HashMap<_, Vec<Span>> = Default::default();
     for span in trace.complete_spans() {
         let kineto_trace::CompleteSpan { event, start, dur } = span?;
         let host = Span {
@@ -158,6 +167,15 @@ fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walk
         let work = event
             .cat
             .is_some_and(|c| WORK_CATEGORIES.iter().any(|w| c.is(w)));
+        if event
+            .cat
+            .is_some_and(|c| HOST_CATEGORIES.iter().any(|h| c.is(h)))
+        {
+            threads
+                .entry((event.pid, event.tid))
+                .or_default()
+                .push(span);
+        }
         if work {
             busy.push(span);
         } else if event.cat.is_some_and(|c| c.is(ANNOTATION_CATEGORY)) {
@@ -165,9 +183,16 @@ fn walk(trace: &Trace<'_>, correction: &Correction) -> kineto_trace::Result<Walk
         }
     }
     markers.sort_by_key(|m: &Marker| (m.span.start, m.step));
+    let mut host_lanes: Vec<(Vec<Span>, String)> = threads
+        .into_iter()
+        .map(|((pid, tid), spans)| (union(spans), format!("{pid:?}/{tid:?}")))
+        .collect();
+    // In a stable order, whatever the map's.
+    host_lanes.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(Walked {
         markers,
         busy: union(busy),
+        host_lanes: host_lanes.into_iter().map(|l| l.0).collect(),
         extent,
         host_steps,
         annotations,

@@ -12,9 +12,13 @@
 //!   and the [`GpuTime`] (per node and GPU stream: idle, compute and
 //!   non-compute time, idle by cause, kernels by kind, the top kernels and
 //!   the communication/computation overlap, under the definitions of
-//!   Holistic Trace Analysis 0.5).
+//!   Holistic Trace Analysis 0.5) and the [`CriticalPath`] (per step the
+//!   chain of events that set its length, across nodes at the
+//!   collectives; shares by node, kind and "wait for rank N").
 //! - [`render_html`] writes the report as one HTML page with inline SVG
-//!   and plain tables: no script, no fetch, opens from disk.
+//!   and plain tables: no script, no fetch, opens from disk; above
+//!   [`MANY_NODES`] nodes, the outliers and compact views, and every
+//!   node's figures folded.
 //!   [`write_html`] writes it atomically, never over an input.
 //!
 //! ```
@@ -38,6 +42,7 @@
 mod build;
 mod clock;
 mod collectives;
+mod critical;
 mod error;
 mod gpu;
 mod html;
@@ -51,18 +56,19 @@ mod xspace;
 
 pub use build::ReportOptions;
 pub use clock::{BOUND_SLICES, CLOCK_SAMPLES, MAX_EVIDENCE};
+pub use critical::{CriticalPath, KindShare, MAX_PATH_SEGMENTS, NodeShare, PathSegment, StepPath};
 pub use error::{ReportError, Result};
 pub use gpu::{
     GpuNode, GpuStream, GpuTime, GpuWindow, IdleCauses, KERNEL_WAIT_NS, KernelKind, KindTime,
     TOP_KERNELS, TopKernel,
 };
-pub use html::{render_html, write_html};
+pub use html::{MANY_NODES, OUTLIERS, render_html, write_html};
 pub use idle::IDLE_ANNOTATIONS;
 pub use kineto::PROFILER_STEP_PREFIX;
 pub use model::{
     Activity, ClockPicture, ClockSample, Collectives, EvidenceKind, EvidencePoint, IdleAnnotation,
-    InputFormat, KindSkew, NodeClock, NodeIdle, NodeWait, Quantiles, Report, SlowStep, StepRow,
-    StepSource, Steps, StragglerRank, Violations,
+    InputFormat, JSON_SERIES_NODES, KindSkew, NodeClock, NodeIdle, NodeWait, Quantiles, Report,
+    SlowStep, StepRow, StepSource, Steps, StragglerRank, Violations,
 };
 pub use steps::SLOWEST_STEPS;
 pub use xspace::STEP_NUM_STAT;

@@ -37,7 +37,18 @@ pub struct Report {
     pub steps: Steps,
     /// GPU time per node and stream (empty without GPU streams).
     pub gpu: crate::gpu::GpuTime,
+    /// The cross-node critical path of every step.
+    pub critical_path: crate::critical::CriticalPath,
+    /// What [`Report::to_json`] left out of a run of more than
+    /// [`JSON_SERIES_NODES`] nodes, in words (`None`: nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series_left_out: Option<String>,
 }
+
+/// Above this many nodes, [`Report::to_json`] keeps every node but leaves
+/// out the per-node series: each clock's samples and evidence, and each
+/// node's part of every step.
+pub const JSON_SERIES_NODES: usize = 64;
 
 impl Report {
     /// A run of one node: its own clock is the timeline, nothing crosses

@@ -13,12 +13,16 @@ use clock_model::NodeId;
 pub const SLOWEST_STEPS: usize = 5;
 
 /// Every step's window per node: step number → node → span.
-type Windows = BTreeMap<i64, BTreeMap<NodeId, Span>>;
+pub(crate) type Windows = BTreeMap<i64, BTreeMap<NodeId, Span>>;
 
-/// The steps section. `ops` is the op of each instance (same order as
-/// `instances`).
-pub(crate) fn steps(run: &RunData, instances: &[NodeInstance], ops: &[&str], t0: i64) -> Steps {
-    let (source, windows) = windows(run, instances, ops);
+/// The steps section, of the steps in `windows` told apart as `source`
+/// says ([`windows`]).
+pub(crate) fn steps(
+    run: &RunData,
+    instances: &[NodeInstance],
+    (source, windows): (StepSource, &Windows),
+    t0: i64,
+) -> Steps {
     let node_ids: Vec<NodeId> = run.nodes.iter().map(|n| n.node).collect();
     // Per node: its time in collectives, and that joined with its work.
     let comm: Vec<(Vec<Span>, Vec<Span>)> = run
@@ -87,8 +91,13 @@ pub(crate) fn steps(run: &RunData, instances: &[NodeInstance], ops: &[&str], t0:
 }
 
 /// The step windows and how they were found: markers where present,
-/// else each instance of the first collective's op starts a step.
-fn windows(run: &RunData, instances: &[NodeInstance], ops: &[&str]) -> (StepSource, Windows) {
+/// else each instance of the first collective's op starts a step. `ops`
+/// is the op of each instance (same order as `instances`).
+pub(crate) fn windows(
+    run: &RunData,
+    instances: &[NodeInstance],
+    ops: &[&str],
+) -> (StepSource, Windows) {
     let mut w = Windows::new();
     for n in &run.nodes {
         for m in &n.markers {

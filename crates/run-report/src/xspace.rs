@@ -129,6 +129,7 @@ fn read_node(
         markers: walk.markers,
         marker_name: walk.marker_name,
         busy: walk.busy,
+        host_lanes: walk.host_lanes,
         extent: walk.extent,
         gpu,
         annotations: walk.annotations,
@@ -162,6 +163,8 @@ struct Walk {
     markers: Vec<Marker>,
     marker_name: Option<String>,
     busy: Vec<Span>,
+    /// Per host line without step markers, its events joined.
+    host_lanes: Vec<Vec<Span>>,
     extent: Option<Span>,
     /// The other events of the lines with step markers.
     annotations: crate::idle::Annotations,
@@ -203,11 +206,24 @@ fn walk(
         }
     }
     let any_device = lines.iter().any(|l| l.device && !l.spans.is_empty());
-    let work = lines
+    // Work is the device lines when there are any, else the host lines
+    // without markers, which are the host lanes.
+    let (host, rest): (Vec<LineSpans>, Vec<LineSpans>) =
+        lines.into_iter().partition(|l| !l.device && !l.has_markers);
+    let work: Vec<Span> = if any_device {
+        rest.into_iter()
+            .filter(|l| l.device)
+            .flat_map(|l| l.spans)
+            .collect()
+    } else {
+        host.iter().flat_map(|l| l.spans.iter().copied()).collect()
+    };
+    out.busy = union(work);
+    out.host_lanes = host
         .into_iter()
-        .filter(|l| if any_device { l.device } else { !l.has_markers })
-        .flat_map(|l| l.spans);
-    out.busy = union(work.collect());
+        .filter(|l| !l.spans.is_empty())
+        .map(|l| union(l.spans))
+        .collect();
     out.markers.sort_by_key(|m| (m.span.start, m.step));
     Ok(out)
 }

@@ -39,6 +39,9 @@ pub(super) fn section(out: &mut String, r: &Report) {
          memsets, synchronisations alone). With <code>ProfilerStep#N</code> markers, only the \
          work launched before the last step counts (the profiler cuts that step short).</p>"
     );
+    if super::nodes::many(r) {
+        return compact(out, nodes);
+    }
     let rows: Vec<(NodeId, [i64; 3])> = nodes
         .iter()
         .map(|n| {
@@ -56,6 +59,38 @@ pub(super) fn section(out: &mut String, r: &Report) {
     stream_table(out, nodes);
     kind_table(out, nodes);
     top_tables(out, nodes);
+}
+
+/// Many nodes: the most idle drawn, every node's figures folded; the
+/// streams, kinds and top kernels are in each node's own section.
+fn compact(out: &mut String, nodes: &[GpuNode]) {
+    let idle = |n: &GpuNode| n.gpu_idle_ns as f64 / n.gpu_span_ns.max(1) as f64;
+    let mut ranked: Vec<&GpuNode> = nodes.iter().collect();
+    ranked.sort_by(|a, b| idle(b).total_cmp(&idle(a)).then(a.node.cmp(&b.node)));
+    ranked.truncate(super::nodes::CHART_ROWS);
+    let _ = write!(
+        out,
+        "<p class=\"note\">The {} nodes whose GPUs are most idle, of {}; each node's \
+         streams and top kernels are in its own section.</p>",
+        ranked.len(),
+        nodes.len()
+    );
+    let rows: Vec<(NodeId, [i64; 3])> = ranked
+        .iter()
+        .map(|n| {
+            (
+                n.node,
+                [n.gpu_compute_ns, n.gpu_non_compute_ns, n.gpu_idle_ns],
+            )
+        })
+        .collect();
+    out.push_str(&svg::activity_bars(
+        &rows,
+        ["compute", "non-compute", "idle"],
+    ));
+    out.push_str("<details><summary>Every node's GPU time</summary>");
+    node_table(out, nodes);
+    out.push_str("</details>\n");
 }
 
 fn pct(part: i64, whole: i64) -> String {

@@ -1,8 +1,12 @@
 //! The report as one self-contained HTML page: inline SVG charts, each
 //! followed by the same figures as a plain table; no script, no fetch.
 
+mod critical;
 mod gpu;
+mod nodes;
 mod svg;
+
+pub use nodes::{MANY_NODES, OUTLIERS};
 
 use std::fmt::Write;
 use std::path::Path;
@@ -26,6 +30,7 @@ svg{display:block;margin:4px 0}.axis{stroke:#999}.tick{font-size:10px;fill:#555}
 .bar{fill:#e0a030}.step{fill:#9fb8e0}.slow{fill:#d1495b}
 .compute{fill:#1f4e99}.comm{fill:#e0a030}.idle{fill:#ddd}
 details{margin:6px 0}summary{cursor:pointer;color:#1f4e99}
+.cpu{fill:#2a9d8f}.launch{fill:#c77dba}.mem{fill:#8e6cbd}.hop{stroke:#222;stroke-width:1}
 ";
 
 /// The report as one HTML page.
@@ -40,12 +45,21 @@ pub fn render_html(report: &Report) -> String {
         // shared, no node late.
         one_node_header(&mut out, report);
     } else {
+        // The run first, then its outliers, then the sections, then
+        // (many nodes) every node.
         header(&mut out, report);
+        critical::section(&mut out, report);
+        if nodes::many(report) {
+            nodes::outliers(&mut out, report);
+        }
         clocks(&mut out, report);
         collectives(&mut out, report);
     }
     steps(&mut out, report);
     gpu::section(&mut out, report);
+    if nodes::many(report) {
+        nodes::every_node(&mut out, report);
+    }
     out.push_str("</body></html>\n");
     out
 }
@@ -99,6 +113,15 @@ pub(crate) fn fmt_ns(ns: i64) -> String {
     }
 }
 
+/// A node's id, a link to its own section on a page for many nodes.
+pub(crate) fn node_link(r: &Report, node: NodeId) -> String {
+    if nodes::many(r) {
+        format!("<a href=\"#node-{node}\">{node}</a>")
+    } else {
+        node.to_string()
+    }
+}
+
 fn header(out: &mut String, r: &Report) {
     let format = match r.format {
         crate::InputFormat::Xspace => "XSpace",
@@ -132,6 +155,72 @@ fn header(out: &mut String, r: &Report) {
         v.after,
         fmt_ns(v.max_after_ns as i64)
     );
+    glance(out, r);
+}
+
+/// The run in four lines: how sure the clocks are, the slowest step,
+/// who waited on whom, and what holds the critical path.
+fn glance(out: &mut String, r: &Report) {
+    out.push_str("<ul>");
+    let ranked = nodes::least_certain(r);
+    if let Some(n) = ranked.first() {
+        let _ = match nodes::widest_band(n) {
+            Some(b) => write!(
+                out,
+                "<li>Clocks: the widest uncertainty band is ± {} (node {}).</li>",
+                fmt_ns(b),
+                node_link(r, n.node)
+            ),
+            None => write!(
+                out,
+                "<li>Clocks: the largest change of a correction over the run is {} (node {}).</li>",
+                fmt_ns(n.max_ns - n.min_ns),
+                node_link(r, n.node)
+            ),
+        };
+    }
+    if let Some(s) = r.steps.slowest.first() {
+        let _ = write!(
+            out,
+            "<li>Slowest step: {}, {} ({:.2}× the median){}.</li>",
+            s.step,
+            fmt_ns(s.length_ns),
+            s.vs_median,
+            s.slowed_by.map_or(String::new(), |n| format!(
+                ", node {} arrived {} late",
+                node_link(r, n),
+                fmt_ns(s.late_by_ns)
+            ))
+        );
+    }
+    if let Some(s) = r
+        .collectives
+        .stragglers
+        .first()
+        .filter(|s| s.times_last > 0)
+    {
+        let _ = write!(
+            out,
+            "<li>Who waited on whom: node {} arrived last at {:.1} % of the collectives, {} \
+             late when last.</li>",
+            node_link(r, s.node),
+            s.share * 100.0,
+            fmt_ns(s.mean_lateness_when_last_ns)
+        );
+    }
+    let c = &r.critical_path;
+    if let (Some(n), Some(k)) = (c.by_node.first(), c.by_kind.first()) {
+        let _ = write!(
+            out,
+            "<li><a href=\"#critical-path\">Critical path</a>: node {} holds {:.1} % of the \
+             steps' time; {} holds {:.1} % of it.</li>",
+            node_link(r, n.node),
+            n.share * 100.0,
+            escape(&k.kind),
+            k.share * 100.0
+        );
+    }
+    out.push_str("</ul>\n");
 }
 
 fn one_node_header(out: &mut String, r: &Report) {
@@ -160,35 +249,44 @@ fn clocks(out: &mut String, r: &Report) {
          of 120 slices of the run, the tightest bounds its collectives put on the correction \
          from below and from above, given the other nodes.</p>",
     );
+    if nodes::many(r) {
+        nodes::compact_clocks(out, r);
+        return;
+    }
     let _ = write!(
         out,
         "<p>node {} is the reference: its clock is the timeline (correction 0).</p>",
         r.reference_node
     );
     for n in r.clocks.nodes.iter().filter(|n| n.node != r.reference_node) {
-        let anchors = n
-            .evidence
-            .iter()
-            .filter(|e| e.kind == EvidenceKind::ProbeAnchor)
-            .count();
-        let bounds = n.evidence.len() - anchors;
-        let _ = write!(out, "<h3>node {}</h3>", n.node);
-        out.push_str(&svg::clock_chart(n, r.run_length_ns));
-        let _ = write!(
-            out,
-            "<p class=\"note\">correction {} … {}; {anchors} probe anchors; {bounds} slices of collective bounds{}.</p>",
-            fmt_ns(n.min_ns),
-            fmt_ns(n.max_ns),
-            if n.evidence_left_out > 0 {
-                format!(
-                    " ({} points folded into the slices or left out)",
-                    n.evidence_left_out
-                )
-            } else {
-                String::new()
-            }
-        );
+        clock_node(out, n, r.run_length_ns);
     }
+}
+
+/// One node's clock chart and its figures.
+fn clock_node(out: &mut String, n: &crate::model::NodeClock, run_length_ns: i64) {
+    let anchors = n
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::ProbeAnchor)
+        .count();
+    let bounds = n.evidence.len() - anchors;
+    let _ = write!(out, "<h3>node {}</h3>", n.node);
+    out.push_str(&svg::clock_chart(n, run_length_ns));
+    let _ = write!(
+        out,
+        "<p class=\"note\">correction {} … {}; {anchors} probe anchors; {bounds} slices of collective bounds{}.</p>",
+        fmt_ns(n.min_ns),
+        fmt_ns(n.max_ns),
+        if n.evidence_left_out > 0 {
+            format!(
+                " ({} points folded into the slices or left out)",
+                n.evidence_left_out
+            )
+        } else {
+            String::new()
+        }
+    );
 }
 
 /// The counts in the words every command prints ([`collective_check::Counts`]'s
@@ -234,18 +332,29 @@ fn collectives(out: &mut String, r: &Report) {
         }
     }
     out.push_str("</table>\n<h3>Waiting for the last participant</h3>");
-    let waits: Vec<(String, i64)> = c
-        .waiting
+    let many = nodes::many(r);
+    let mut waiting: Vec<&crate::model::NodeWait> = c.waiting.iter().collect();
+    if many {
+        waiting.sort_by_key(|w| (std::cmp::Reverse(w.wait_ns), w.node));
+        waiting.truncate(nodes::CHART_ROWS);
+        let _ = write!(
+            out,
+            "<p class=\"note\">The {} nodes waiting longest, of {}.</p>",
+            waiting.len(),
+            c.waiting.len()
+        );
+    }
+    let waits: Vec<(String, i64)> = waiting
         .iter()
         .map(|w| (format!("node {}", w.node), w.wait_ns))
         .collect();
     out.push_str(&svg::bars(&waits, "time waiting in collectives per node"));
     out.push_str("<table><tr><th>node</th><th>instances</th><th>waiting</th><th>in collectives</th><th>share waiting</th></tr>");
-    for w in &c.waiting {
+    for w in waiting {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} %</td></tr>",
-            w.node,
+            node_link(r, w.node),
             w.instances,
             fmt_ns(w.wait_ns),
             fmt_ns(w.in_collectives_ns),
@@ -254,12 +363,24 @@ fn collectives(out: &mut String, r: &Report) {
     }
     out.push_str("</table>\n<h3>Stragglers</h3><p class=\"note\">A node arrives when its last device begins; \
         lateness is its arrival minus the median arrival of the other nodes.</p>");
+    let shown = if many {
+        nodes::CHART_ROWS
+    } else {
+        c.stragglers.len()
+    };
+    if shown < c.stragglers.len() {
+        let _ = write!(
+            out,
+            "<p class=\"note\">The {shown} latest of {} nodes.</p>",
+            c.stragglers.len()
+        );
+    }
     out.push_str("<table><tr><th>node</th><th>last</th><th>share</th><th>median lateness</th><th>lateness when last</th><th>lead when last</th></tr>");
-    for s in &c.stragglers {
+    for s in c.stragglers.iter().take(shown) {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{:.1} %</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            s.node,
+            node_link(r, s.node),
             s.times_last,
             s.share * 100.0,
             fmt_ns(s.median_lateness_ns),
@@ -270,7 +391,24 @@ fn collectives(out: &mut String, r: &Report) {
     out.push_str("</table>\n");
     if !r.steps.steps.is_empty() {
         out.push_str("<h3>Lateness over the run (node × step)</h3>");
-        out.push_str(&svg::heat_strip(&r.nodes, &r.steps.steps));
+        // Many nodes: the rows of the latest ones only.
+        let rows: Vec<(NodeId, usize)> = if many {
+            c.stragglers
+                .iter()
+                .take(nodes::CHART_ROWS)
+                .filter_map(|s| Some((s.node, r.nodes.iter().position(|&n| n == s.node)?)))
+                .collect()
+        } else {
+            r.nodes.iter().copied().zip(0..).collect()
+        };
+        if many {
+            let _ = write!(
+                out,
+                "<p class=\"note\">The rows of the {} latest nodes, latest first.</p>",
+                rows.len()
+            );
+        }
+        out.push_str(&svg::heat_strip(&rows, &r.steps.steps));
     }
 }
 
@@ -302,15 +440,30 @@ fn steps(out: &mut String, r: &Report) {
     }
     let slow: Vec<i64> = s.slowest.iter().map(|x| x.step).collect();
     out.push_str(&svg::step_lengths(&s.steps, &slow));
-    let totals: Vec<(NodeId, [i64; 3])> = s
-        .totals
+    let many = nodes::many(r);
+    let mut totals: Vec<&crate::model::Activity> = s.totals.iter().collect();
+    if many {
+        // The most idle nodes drawn; every node in the folded table.
+        totals.sort_by_key(|a| (std::cmp::Reverse(a.idle_ns), a.node));
+        totals.truncate(nodes::CHART_ROWS);
+        let _ = write!(
+            out,
+            "<p class=\"note\">The {} nodes most idle in their steps, of {}.</p>",
+            totals.len(),
+            s.totals.len()
+        );
+    }
+    let bars: Vec<(NodeId, [i64; 3])> = totals
         .iter()
         .map(|a| (a.node, [a.compute_ns, a.communication_ns, a.idle_ns]))
         .collect();
     out.push_str(&svg::activity_bars(
-        &totals,
+        &bars,
         ["compute", "communication", "idle"],
     ));
+    if many {
+        out.push_str("<details><summary>Every node's compute, communication and idle</summary>");
+    }
     out.push_str(
         "<table><tr><th>node</th><th>compute</th><th>communication</th><th>idle</th></tr>",
     );
@@ -318,14 +471,22 @@ fn steps(out: &mut String, r: &Report) {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            a.node,
+            node_link(r, a.node),
             fmt_ns(a.compute_ns),
             fmt_ns(a.communication_ns),
             fmt_ns(a.idle_ns)
         );
     }
     out.push_str("</table>\n");
-    idle_table(out, &s.idle);
+    if many {
+        out.push_str("</details>\n");
+        let mut idle: Vec<crate::model::NodeIdle> = s.idle.clone();
+        idle.sort_by_key(|n| (std::cmp::Reverse(n.idle_ns), n.node));
+        idle.truncate(nodes::CHART_ROWS);
+        idle_table(out, &idle);
+    } else {
+        idle_table(out, &s.idle);
+    }
     out.push_str("<h3>Slowest steps</h3><table><tr><th>step</th><th>length</th><th>× median</th>");
     if !one {
         out.push_str("<th>slowed by</th><th>late by</th>");
@@ -405,6 +566,9 @@ fn idle_table(out: &mut String, idle: &[crate::model::NodeIdle]) {
 }
 
 fn step_table(out: &mut String, r: &Report) {
+    if nodes::many(r) {
+        return step_table_many(out, r);
+    }
     let one = r.is_one_node();
     out.push_str("<details><summary>Every step, every node</summary><table><tr><th>step</th><th>start</th><th>length</th><th>node</th><th>compute</th><th>comm.</th><th>idle</th>");
     out.push_str(if one {
@@ -430,6 +594,45 @@ fn step_table(out: &mut String, r: &Report) {
             }
             out.push_str("</tr>");
         }
+    }
+    out.push_str("</table></details>\n");
+}
+
+/// Every step, one row each: its length, the node latest at its
+/// collectives and the node holding most of its critical path.
+fn step_table_many(out: &mut String, r: &Report) {
+    out.push_str(
+        "<details><summary>Every step</summary><table><tr><th>step</th><th>start</th>\
+         <th>length</th><th>latest node</th><th>lateness</th><th>most on the critical \
+         path</th></tr>",
+    );
+    for (k, s) in r.steps.steps.iter().enumerate() {
+        let latest = s
+            .lateness_ns
+            .iter()
+            .zip(&r.nodes)
+            .filter_map(|(l, n)| Some((*l.as_ref()?, *n)))
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let path = r
+            .critical_path
+            .steps
+            .get(k)
+            .filter(|p| p.step == s.step)
+            .and_then(|p| p.nodes.first());
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            s.step,
+            fmt_ns(s.start_ns),
+            fmt_ns(s.length_ns),
+            latest.map_or("–".to_owned(), |l| node_link(r, l.1)),
+            latest.map_or("–".to_owned(), |l| fmt_ns(l.0)),
+            path.map_or("–".to_owned(), |p| format!(
+                "{} ({:.0} %)",
+                node_link(r, p.node),
+                p.share * 100.0
+            )),
+        );
     }
     out.push_str("</table></details>\n");
 }
@@ -494,6 +697,8 @@ mod tests {
                 idle: Vec::new(),
             },
             gpu: crate::gpu::GpuTime::default(),
+            critical_path: Default::default(),
+            series_left_out: None,
         }
     }
 

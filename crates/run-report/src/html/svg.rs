@@ -291,7 +291,7 @@ const MIN_CELL: f64 = 3.0;
 /// group of consecutive steps on a long run, so no cell is narrower than
 /// [`MIN_CELL`]), darker the later the node arrived at the step's
 /// collectives (the latest of its group's steps).
-pub(super) fn heat_strip(nodes: &[NodeId], steps: &[StepRow]) -> String {
+pub(super) fn heat_strip(nodes: &[(NodeId, usize)], steps: &[StepRow]) -> String {
     let row_h = 18.0;
     let h = nodes.len() as f64 * row_h + 28.0;
     let mut out = String::new();
@@ -307,8 +307,8 @@ pub(super) fn heat_strip(nodes: &[NodeId], steps: &[StepRow]) -> String {
     let per_cell = steps.len().div_ceil((width / MIN_CELL) as usize).max(1);
     let groups: Vec<&[StepRow]> = steps.chunks(per_cell).collect();
     let cell = width / groups.len().max(1) as f64;
-    for (r, node) in nodes.iter().enumerate() {
-        let top = 4.0 + r as f64 * row_h;
+    for (row, &(node, r)) in nodes.iter().enumerate() {
+        let top = 4.0 + row as f64 * row_h;
         let _ = write!(
             out,
             r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">node {node}</text>"#,
@@ -448,6 +448,138 @@ pub(super) fn activity_bars(rows: &[(NodeId, [i64; 3])], parts: [&str; 3]) -> St
     out
 }
 
+/// One column per node, ranked as given, its height the node's value:
+/// every node of a large run on one chart.
+pub(super) fn ranked_strip(rows: &[(NodeId, i64)], label: &str) -> String {
+    let h = 110.0;
+    let mut out = String::new();
+    open(&mut out, h, label);
+    let max = rows.iter().map(|r| r.1).max().unwrap_or(1).max(1) as f64;
+    let x = Scale::new(0.0, rows.len().max(1) as f64, LEFT, W - RIGHT);
+    let y = Scale::new(0.0, max, h - 20.0, 8.0);
+    axes(&mut out, &x, &y, h, ("µs", 1e3), |v| {
+        let k = (v as usize).min(rows.len().saturating_sub(1));
+        rows.get(k)
+            .map_or(String::new(), |r| format!("node {}", r.0))
+    });
+    let w = (x.at(1.0) - x.at(0.0)).max(0.3);
+    for (k, (node, v)) in rows.iter().enumerate() {
+        let top = y.at((*v).max(0) as f64);
+        let _ = write!(
+            out,
+            r#"<rect class="step" x="{:.2}" y="{top:.1}" width="{w:.2}" height="{:.1}"><title>node {node}: {}</title></rect>"#,
+            x.at(k as f64),
+            (h - 20.0 - top).max(0.5),
+            fmt_ns(*v)
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// Rows of the path chart: the nodes holding most of the step, then one
+/// row for the others.
+const PATH_ROWS: usize = 10;
+
+/// The CSS class of a kind of time on the critical path.
+fn path_class(kind: &str) -> &'static str {
+    match kind {
+        "cpu" => "cpu",
+        "idle" => "idle",
+        "launch delay" => "launch",
+        "kernel: compute" => "compute",
+        "kernel: communication" => "comm",
+        k if k.starts_with("collective") => "comm",
+        _ => "mem",
+    }
+}
+
+/// One step's critical path: a row per node on it (the
+/// [`PATH_ROWS`]` − 1` holding most, then the others), each stretch
+/// coloured by its kind, a thin line where the path changes node.
+/// `start_ns` is the step's start (since the run start).
+pub(super) fn path_chart(step: &crate::critical::StepPath, start_ns: i64) -> String {
+    let shown: Vec<NodeId> = if step.nodes.len() > PATH_ROWS {
+        step.nodes[..PATH_ROWS - 1].iter().map(|n| n.node).collect()
+    } else {
+        step.nodes.iter().map(|n| n.node).collect()
+    };
+    let rows = shown.len() + usize::from(step.nodes.len() > shown.len());
+    let row_h = 18.0;
+    let h = rows as f64 * row_h + 44.0;
+    let mut out = String::new();
+    open(&mut out, h, &format!("critical path of step {}", step.step));
+    let x = Scale::new(0.0, step.length_ns.max(1) as f64, LEFT, W - RIGHT);
+    let row_of = |n: NodeId| shown.iter().position(|&s| s == n).unwrap_or(shown.len());
+    for r in 0..rows {
+        let label = shown
+            .get(r)
+            .map_or("others".to_owned(), |n| format!("node {n}"));
+        let _ = write!(
+            out,
+            r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{label}</text>"#,
+            LEFT - 4.0,
+            4.0 + r as f64 * row_h + 12.0
+        );
+    }
+    let mut previous: Option<usize> = None;
+    for s in &step.segments {
+        let r = row_of(s.node);
+        let (x0, x1) = (
+            x.at((s.start_ns - start_ns) as f64),
+            x.at((s.end_ns - start_ns) as f64),
+        );
+        let top = 4.0 + r as f64 * row_h;
+        if let Some(pr) = previous.filter(|&p| p != r) {
+            let (a, b) = (pr.min(r) as f64, pr.max(r) as f64);
+            let _ = write!(
+                out,
+                r#"<line class="hop" x1="{x0:.1}" x2="{x0:.1}" y1="{:.1}" y2="{:.1}"/>"#,
+                4.0 + a * row_h + 8.0,
+                4.0 + b * row_h + 8.0
+            );
+        }
+        previous = Some(r);
+        let _ = write!(
+            out,
+            r#"<rect class="{}" x="{x0:.1}" y="{top:.1}" width="{:.2}" height="16"><title>node {}, {}: {}</title></rect>"#,
+            path_class(&s.kind),
+            (x1 - x0).max(0.3),
+            s.node,
+            escape(&s.kind),
+            fmt_ns(s.end_ns - s.start_ns)
+        );
+    }
+    let base = h - 22.0;
+    let _ = write!(
+        out,
+        r#"<text class="tick" x="{LEFT}" y="{base:.1}">step {} start</text><text class="tick" x="{:.1}" y="{base:.1}" text-anchor="end">+{}</text>"#,
+        step.step,
+        W - RIGHT,
+        fmt_ns(step.length_ns)
+    );
+    let mut at = LEFT;
+    for (class, name) in [
+        ("cpu", "cpu"),
+        ("compute", "kernel: compute"),
+        ("comm", "collective, communication"),
+        ("mem", "memory, other"),
+        ("launch", "launch delay"),
+        ("idle", "idle"),
+    ] {
+        let _ = write!(
+            out,
+            r#"<rect class="{class}" x="{at:.1}" y="{:.1}" width="10" height="10"/><text class="tick" x="{:.1}" y="{:.1}">{name}</text>"#,
+            h - 13.0,
+            at + 14.0,
+            h - 4.0
+        );
+        at += 14.0 + name.len() as f64 * 5.6 + 12.0;
+    }
+    out.push_str("</svg>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,7 +598,7 @@ mod tests {
 
     #[test]
     fn a_thousand_steps_heat_strip_was_subpixel_cells() {
-        let svg = heat_strip(&[NodeId(0), NodeId(1)], &steps(1_000));
+        let svg = heat_strip(&[(NodeId(0), 0), (NodeId(1), 1)], &steps(1_000));
         // 640 px for 1 000 steps: 5 steps a cell, 200 cells a node.
         assert_eq!(svg.matches("<rect").count(), 2 * 200);
         assert!(svg.contains("5 steps a cell"), "{svg}");
@@ -479,7 +611,7 @@ mod tests {
 
     #[test]
     fn a_short_run_keeps_a_cell_per_step() {
-        let svg = heat_strip(&[NodeId(0), NodeId(1)], &steps(20));
+        let svg = heat_strip(&[(NodeId(0), 0), (NodeId(1), 1)], &steps(20));
         assert_eq!(svg.matches("<rect").count(), 40);
         assert!(!svg.contains("steps a cell"));
         assert!(svg.contains("node 1, step 7: 7 ns"), "{svg}");

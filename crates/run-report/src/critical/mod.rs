@@ -1,0 +1,335 @@
+//! The cross-node critical path: per step, the chain of events that set
+//! its length, walked back from the step's end to its start within each
+//! node (CPU op → launch → kernel, stream order, host thread order) and
+//! across nodes at the collectives (a collective's end waits for its
+//! latest member's arrival).
+
+mod walk;
+
+use std::collections::BTreeMap;
+
+use clock_model::NodeId;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::collectives::NodeInstance;
+use crate::input::{RunData, Span};
+use walk::{Lanes, Piece, Walked};
+
+/// Above this many stretches over all steps, the per-step `segments` are
+/// kept for the slowest steps only.
+pub const MAX_PATH_SEGMENTS: usize = 20_000;
+
+/// The critical path of every step, and the shares over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CriticalPath {
+    /// The steps' lengths added up, ns: the time the shares are of.
+    pub steps_ns: i64,
+    /// Per node, its time on the path, most first.
+    pub by_node: Vec<NodeShare>,
+    /// Per kind of time (`cpu`, `kernel: compute`, `collective:
+    /// all-reduce`, `launch delay`, `idle`), most first.
+    pub by_kind: Vec<KindShare>,
+    /// Per node, the time on the path during which it held up every other
+    /// member of the collective the path went through next ("wait for
+    /// rank N": its arrival minus the next-latest member's), most first.
+    pub waits: Vec<NodeShare>,
+    /// The path's `idle` time by the annotation covering it (the user's
+    /// scopes on the thread that marks the steps, as for the steps' idle
+    /// time; `(none)` for the rest), most first.
+    pub idle_under: Vec<KindShare>,
+    /// Per step, in step order.
+    pub steps: Vec<StepPath>,
+    /// Steps whose `segments` are left out (more than
+    /// [`MAX_PATH_SEGMENTS`] over the run: kept for the slowest steps).
+    pub segments_left_out: usize,
+}
+
+/// Time on the path held by one node.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeShare {
+    /// The node.
+    pub node: NodeId,
+    /// Its time, ns.
+    pub ns: i64,
+    /// Over the steps' time (`steps_ns`, or the step's length).
+    pub share: f64,
+}
+
+/// Time on the path of one kind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KindShare {
+    /// The kind.
+    pub kind: String,
+    /// Its time, ns.
+    pub ns: i64,
+    /// Over the steps' time.
+    pub share: f64,
+}
+
+/// One step's path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepPath {
+    /// The step number.
+    pub step: i64,
+    /// Its length, ns (the path's stretches add up to it).
+    pub length_ns: i64,
+    /// The node where the step ended last (the path's end).
+    pub ends_on: NodeId,
+    /// Times the path goes from one node to another.
+    pub hops: usize,
+    /// Per node on the path, its time, most first.
+    pub nodes: Vec<NodeShare>,
+    /// Per kind, most first.
+    pub kinds: Vec<KindShare>,
+    /// Per node waited for, most first.
+    pub waits: Vec<NodeShare>,
+    /// The path in time order, consecutive stretches of one node and kind
+    /// joined (empty when left out, see `segments_left_out`).
+    pub segments: Vec<PathSegment>,
+}
+
+/// A stretch of the path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathSegment {
+    /// The node it is on.
+    pub node: NodeId,
+    /// What it was.
+    pub kind: String,
+    /// ns since the run start.
+    pub start_ns: i64,
+    /// ns since the run start.
+    pub end_ns: i64,
+}
+
+/// The critical path of every step in `windows` (step → node → its
+/// window on the run's clock); times since `t0`.
+pub(crate) fn critical_path(
+    run: &RunData,
+    instances: &[NodeInstance],
+    windows: &BTreeMap<i64, BTreeMap<NodeId, Span>>,
+    t0: i64,
+    slowest: &[i64],
+) -> CriticalPath {
+    let ids: Vec<NodeId> = run.nodes.iter().map(|n| n.node).collect();
+    let index = |id: NodeId| ids.binary_search(&id).ok();
+    let parts = walk::parts_by_node(instances, ids.len(), index);
+    let lanes: Vec<Lanes<'_>> = run
+        .nodes
+        .par_iter()
+        .zip(parts.into_par_iter())
+        .map(|(n, p)| Lanes::new(n, p))
+        .collect();
+    let steps: Vec<(&i64, &BTreeMap<NodeId, Span>)> = windows.iter().collect();
+    let walked: Vec<(i64, i64, usize, Walked)> = steps
+        .par_iter()
+        .filter_map(|&(&step, w)| {
+            let start = w.values().map(|s| s.start).min()?;
+            let (last, end) = w
+                .iter()
+                .map(|(n, s)| (s.end, std::cmp::Reverse(*n)))
+                .max()
+                .map(|(end, n)| (n.0, end))?;
+            let from = index(last)?;
+            let path = walk::walk(&lanes, instances, &index, from, (start, end));
+            Some((step, end - start, from, path))
+        })
+        .collect();
+    // The idle stretches per node, then by the annotation over them.
+    let mut idle: Vec<Vec<Span>> = vec![Vec::new(); ids.len()];
+    for s in walked.iter().flat_map(|w| &w.3.stretches) {
+        if s.piece == Piece::Idle {
+            idle[s.node].push(Span {
+                start: s.from,
+                end: s.to,
+            });
+        }
+    }
+    let mut under: BTreeMap<String, i64> = BTreeMap::new();
+    for (n, spans) in run.nodes.iter().zip(idle) {
+        // Steps whose windows overlap can both have a node idle at once:
+        // each layer of disjoint stretches is attributed on its own, so
+        // the times add up to the path's idle time.
+        for layer in layers(spans) {
+            let (named, none) = n.annotations.named(&layer);
+            for (name, ns) in named {
+                *under.entry(name.to_owned()).or_default() += ns;
+            }
+            *under.entry("(none)".to_owned()).or_default() += none;
+        }
+    }
+    let mut path = summarise(&ids, walked, t0, slowest);
+    path.idle_under = under
+        .into_iter()
+        .filter(|(_, ns)| *ns > 0)
+        .map(|(kind, ns)| KindShare {
+            kind,
+            ns,
+            share: share(ns, path.steps_ns),
+        })
+        .collect();
+    path.idle_under
+        .sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.kind.cmp(&b.kind)));
+    path
+}
+
+fn summarise(
+    ids: &[NodeId],
+    walked: Vec<(i64, i64, usize, Walked)>,
+    t0: i64,
+    slowest: &[i64],
+) -> CriticalPath {
+    let mut run_nodes: BTreeMap<usize, i64> = BTreeMap::new();
+    let mut run_kinds: BTreeMap<Piece, i64> = BTreeMap::new();
+    let mut run_waits: BTreeMap<usize, i64> = BTreeMap::new();
+    let total: usize = walked.iter().map(|w| w.3.stretches.len()).sum();
+    let keep_all = total <= MAX_PATH_SEGMENTS;
+    let mut steps_ns = 0;
+    let mut out_steps = Vec::with_capacity(walked.len());
+    let mut left_out = 0;
+    for (step, length, from, w) in walked {
+        steps_ns += length;
+        let mut nodes: BTreeMap<usize, i64> = BTreeMap::new();
+        let mut kinds: BTreeMap<Piece, i64> = BTreeMap::new();
+        let mut waits: BTreeMap<usize, i64> = BTreeMap::new();
+        for s in &w.stretches {
+            *nodes.entry(s.node).or_default() += s.to - s.from;
+            *kinds.entry(s.piece).or_default() += s.to - s.from;
+        }
+        for &(n, ns) in &w.waits {
+            *waits.entry(n).or_default() += ns;
+        }
+        add_into(&mut run_nodes, &nodes);
+        add_into(&mut run_kinds, &kinds);
+        add_into(&mut run_waits, &waits);
+        let keep = keep_all || slowest.contains(&step);
+        if !keep {
+            left_out += 1;
+        }
+        out_steps.push(StepPath {
+            step,
+            length_ns: length,
+            ends_on: ids[from],
+            hops: w.hops,
+            nodes: node_shares(ids, &nodes, length),
+            kinds: kind_shares(&kinds, length),
+            waits: node_shares(ids, &waits, length),
+            segments: if keep {
+                segments(ids, &w, t0)
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    CriticalPath {
+        steps_ns,
+        by_node: node_shares(ids, &run_nodes, steps_ns),
+        by_kind: kind_shares(&run_kinds, steps_ns),
+        waits: node_shares(ids, &run_waits, steps_ns),
+        idle_under: Vec::new(),
+        steps: out_steps,
+        segments_left_out: left_out,
+    }
+}
+
+/// `spans` in layers of sorted disjoint spans (the fewest that overlap
+/// allows, each span in the first layer it fits).
+fn layers(mut spans: Vec<Span>) -> Vec<Vec<Span>> {
+    spans.sort_unstable();
+    let mut layers: Vec<Vec<Span>> = Vec::new();
+    for s in spans {
+        match layers
+            .iter_mut()
+            .find(|l| l.last().is_none_or(|last| last.end <= s.start))
+        {
+            Some(l) => l.push(s),
+            None => layers.push(vec![s]),
+        }
+    }
+    layers
+}
+
+fn add_into<K: Ord + Copy>(into: &mut BTreeMap<K, i64>, from: &BTreeMap<K, i64>) {
+    for (k, v) in from {
+        *into.entry(*k).or_default() += v;
+    }
+}
+
+/// `ns` over `of`, to 9 decimals: a share prints and reads back exactly
+/// (the JSON round trip is lossless).
+fn share(ns: i64, of: i64) -> f64 {
+    if of > 0 {
+        (ns as f64 / of as f64 * 1e9).round() / 1e9
+    } else {
+        0.0
+    }
+}
+
+/// Most first, the lowest id on a tie.
+fn node_shares(ids: &[NodeId], by: &BTreeMap<usize, i64>, of: i64) -> Vec<NodeShare> {
+    let mut v: Vec<NodeShare> = by
+        .iter()
+        .filter(|(_, ns)| **ns > 0)
+        .map(|(&n, &ns)| NodeShare {
+            node: ids[n],
+            ns,
+            share: share(ns, of),
+        })
+        .collect();
+    v.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.node.cmp(&b.node)));
+    v
+}
+
+fn kind_shares(by: &BTreeMap<Piece, i64>, of: i64) -> Vec<KindShare> {
+    let mut v: Vec<KindShare> = by
+        .iter()
+        .filter(|(_, ns)| **ns > 0)
+        .map(|(p, &ns)| KindShare {
+            kind: p.words(),
+            ns,
+            share: share(ns, of),
+        })
+        .collect();
+    v.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.kind.cmp(&b.kind)));
+    v
+}
+
+/// The stretches in time order, consecutive ones of one node and kind
+/// joined.
+fn segments(ids: &[NodeId], w: &Walked, t0: i64) -> Vec<PathSegment> {
+    let mut out: Vec<(usize, Piece, i64, i64)> = Vec::new();
+    for s in w.stretches.iter().rev() {
+        match out.last_mut() {
+            Some(last) if last.0 == s.node && last.1 == s.piece && last.3 == s.from => {
+                last.3 = s.to
+            }
+            _ => out.push((s.node, s.piece, s.from, s.to)),
+        }
+    }
+    out.into_iter()
+        .map(|(n, p, from, to)| PathSegment {
+            node: ids[n],
+            kind: p.words(),
+            start_ns: from - t0,
+            end_ns: to - t0,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(start: i64, end: i64) -> Span {
+        Span { start, end }
+    }
+
+    #[test]
+    fn overlapping_idle_stretches_go_to_separate_layers() {
+        let l = layers(vec![s(5, 9), s(0, 4), s(2, 6), s(4, 5), s(8, 10)]);
+        assert_eq!(
+            l,
+            vec![vec![s(0, 4), s(4, 5), s(5, 9)], vec![s(2, 6), s(8, 10)]]
+        );
+    }
+}
