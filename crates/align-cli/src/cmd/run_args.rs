@@ -38,6 +38,21 @@ pub fn inputs(run: &RunFiles) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Refuse a node that `flag` gives twice.
+fn once_per_node(flag: &str, given: &[(NodeId, PathBuf)]) -> anyhow::Result<()> {
+    let mut seen = std::collections::BTreeMap::new();
+    for (node, path) in given {
+        if let Some(first) = seen.insert(*node, path) {
+            bail!(
+                "{flag} {node}={}: node {node} is given twice ({flag} {node}={} before); one node has one file",
+                path.display(),
+                first.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `N=PATH`.
 fn parse_node_path(s: &str) -> Result<(NodeId, PathBuf), String> {
     let (n, p) = s.split_once('=').ok_or("expected N=PATH")?;
@@ -46,8 +61,13 @@ fn parse_node_path(s: &str) -> Result<(NodeId, PathBuf), String> {
 }
 
 impl RunArgs {
-    /// The run's files: the run folder's, with the overrides given.
+    /// The run's files: the run folder's, with the overrides given. A
+    /// node given twice by one flag (`--trace 0=A --trace 0=B`) is an
+    /// error: the last would otherwise win, and a run of two traces
+    /// would be merged as one node.
     pub fn files(&self) -> anyhow::Result<RunFiles> {
+        once_per_node("--trace", &self.traces)?;
+        once_per_node("--snapshots", &self.snapshots)?;
         let mut run = match &self.run_dir {
             Some(dir) => RunFiles::discover(dir)?,
             None => RunFiles::default(),
