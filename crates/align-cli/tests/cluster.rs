@@ -454,3 +454,57 @@ fn gzip(path: &Path, text: &str) {
     gz.write_all(text.as_bytes()).unwrap();
     gz.finish().unwrap();
 }
+
+/// A clocks file's `snapshots_file` could be absolute or `../`, and
+/// `apply` read that file; two nodes fitted from traces with identical
+/// bytes made `apply` take node 0 for rank 1; `apply -o x.pftrace` wrote
+/// XSpace into it.
+#[test]
+fn apply_reads_only_plain_names_one_node_and_writes_its_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, _, clocks) = fitted(dir.path());
+    let text = std::fs::read_to_string(&clocks).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let trace = run.join("node1.xplane.pb");
+    let out = dir.path().join("out.xplane.pb");
+    let apply = |clocks: &Path, out: &Path| {
+        let mut cmd = cli();
+        cmd.arg("apply")
+            .arg(&trace)
+            .arg("--clocks")
+            .arg(clocks)
+            .arg("-o")
+            .arg(out);
+        cmd
+    };
+    for name in [
+        "../secret.snapshots.pb",
+        "/etc/passwd",
+        "sub/node1.snapshots.pb",
+        "..",
+    ] {
+        let mut edited = json.clone();
+        edited["nodes"][1]["snapshots_file"] = serde_json::json!({
+            "file_name": name, "size": 1, "fnv1a64": "0000000000000000"
+        });
+        let path = dir.path().join("edited.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+        apply(&path, &out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("must be a plain file name"));
+    }
+    let mut twins = json.clone();
+    twins["nodes"][0]["trace"] = json["nodes"][1]["trace"].clone();
+    let path = dir.path().join("twins.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&twins).unwrap()).unwrap();
+    apply(&path, &out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nodes 0 and 1"));
+    apply(&clocks, &dir.path().join("x.pftrace"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("must end in a format"));
+    assert!(!out.exists() && !dir.path().join("x.pftrace").exists());
+}
