@@ -94,7 +94,7 @@ impl OutputRecord {
         };
         let text = match std::fs::read(dir.join(RECORD_FILE)) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(record),
+            Err(e) if no_folder(&e) => return Ok(record),
             Err(source) => {
                 return Err(Error::Record {
                     path: dir.join(RECORD_FILE),
@@ -143,7 +143,7 @@ impl OutputRecord {
         while let Some(dir) = stack.pop() {
             let entries = match std::fs::read_dir(&dir) {
                 Ok(e) => e,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir == self.dir => {
+                Err(e) if no_folder(&e) && dir == self.dir => {
                     return Ok(found);
                 }
                 Err(source) => return Err(Error::Record { path: dir, source }),
@@ -222,6 +222,12 @@ impl OutputRecord {
             })?;
         tmp.persist(&target)
     }
+}
+
+/// Whether `e` says the folder is not there (missing, or a file where a
+/// folder of its path should be): it then holds nothing.
+fn no_folder(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::NotADirectory
 }
 
 /// [`OutputRecord::add`] with the folder already locked.

@@ -296,11 +296,12 @@ pub enum RunError {
     /// The ranks of a Kineto run disagree on a process group or collective.
     #[error("the collectives of the ranks do not agree")]
     CollectivesDisagree(#[source] collective_check::Error),
-    /// A Kineto trace could not be read or written.
-    #[error("a PyTorch (Kineto) trace")]
+    /// A Kineto trace could not be read or written: the trace's own
+    /// error, which names the file (and byte offset), and nothing before
+    /// it (an ENOSPC on an output once began "a PyTorch (Kineto) trace").
+    #[error(transparent)]
     Kineto {
         /// Why (naming the file and byte offset).
-        #[source]
         source: kineto_trace::Error,
     },
     /// A Kineto trace names no rank (no `distributedInfo.rank`, no

@@ -94,7 +94,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),
     };
-    if !folder.is_dir() {
+    if std::fs::metadata(folder).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         anyhow::bail!(
             "{}: its folder {} does not exist (merge does not create it)",
             args.output.display(),

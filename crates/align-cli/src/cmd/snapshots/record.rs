@@ -98,8 +98,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let signals = SignalStop::install()?;
     // Before the first pair: a folder that is missing or cannot be
     // written fails now, not after hours of recording.
-    let file = RecordingFile::create(&args.output, "", args.period, args.tries)
-        .with_context(|| format!("creating {}", args.output.display()))?;
+    let file = RecordingFile::create(&args.output, "", args.period, args.tries)?;
     let unfinished = Unfinished(Some(args.output.clone()));
     let kind = ClockKind::from(args.clock);
     let tracer = kind.open(args.tsc_calibration)?;
