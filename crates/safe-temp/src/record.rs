@@ -319,10 +319,10 @@ mod tests {
         std::fs::write(&path, b"them").unwrap();
         let record = OutputRecord::read(dir.path()).unwrap();
         assert!(!record.proves(&path));
-        assert_eq!(record.strangers().unwrap(), [path.clone()]);
+        assert_eq!(record.strangers().unwrap(), std::slice::from_ref(&path));
         assert_eq!(
             OutputRecord::remove_proven(dir.path(), std::slice::from_ref(&path)).unwrap(),
-            [path.clone()]
+            std::slice::from_ref(&path)
         );
         assert!(path.exists(), "a file not proven is never removed");
     }

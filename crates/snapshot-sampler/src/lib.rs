@@ -68,6 +68,6 @@ pub use error::{Result, SamplerError};
 pub use pacer::{MonotonicPacer, Pacer, State, StopSignal};
 pub use record::{Recording, RecordingFile, WindowStats};
 pub use ring::Ring;
-pub use sampler::{Config, Counters, MAX_CAPACITY, MAX_TRIES, Sampler};
+pub use sampler::{Config, Counters, MAX_CAPACITY, MAX_TRIES, PairSink, Sampler};
 pub use sandwich::{Sample, read_pair};
 pub use tsc::Tsc;

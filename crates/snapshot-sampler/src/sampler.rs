@@ -79,6 +79,9 @@ impl Config {
     }
 }
 
+/// Where [`Sampler::start_streaming`] hands each pair kept.
+pub type PairSink = Box<dyn FnMut(&Sample) -> Result<()> + Send>;
+
 /// What the sampler counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
@@ -130,7 +133,7 @@ impl Sampler {
     pub fn start_streaming(
         config: Config,
         tracer: Box<dyn TracerClock>,
-        sink: Box<dyn FnMut(&Sample) -> Result<()> + Send>,
+        sink: PairSink,
     ) -> Result<Sampler> {
         Self::start_full(
             config,
@@ -156,7 +159,7 @@ impl Sampler {
         host: Box<dyn TracerClock>,
         tracer: Box<dyn TracerClock>,
         pacer: Box<dyn Pacer>,
-        sink: Option<Box<dyn FnMut(&Sample) -> Result<()> + Send>>,
+        sink: Option<PairSink>,
     ) -> Result<Sampler> {
         config.validate()?;
         let shared = Arc::new(Mutex::new(Shared {
@@ -247,7 +250,7 @@ struct Worker {
     host: Box<dyn TracerClock>,
     tracer: Box<dyn TracerClock>,
     pacer: Box<dyn Pacer>,
-    sink: Option<Box<dyn FnMut(&Sample) -> Result<()> + Send>>,
+    sink: Option<PairSink>,
 }
 
 impl Worker {

@@ -316,7 +316,10 @@ pub fn memory_budget() -> u64 {
             };
             // SAFETY: getrlimit writes the struct it is given.
             let rc = unsafe { libc::getrlimit(resource, &mut r) };
-            (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
+            // `rlim_t` is 32 bits on some Linux targets.
+            #[allow(clippy::unnecessary_cast)]
+            let cur = r.rlim_cur as u64;
+            (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
         };
         [total, limit(libc::RLIMIT_AS), limit(libc::RLIMIT_DATA)]
             .into_iter()
