@@ -48,6 +48,11 @@ pub struct Global {
     /// Print more detail (repeat for even more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Most bytes one gzip input may decompress to (default: 100 times its
+    /// compressed size, at least 256 MiB, at most half the memory this
+    /// process may use); a file that decompresses to more is refused.
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub max_decompressed: Option<u64>,
 }
 
 /// The subcommands, one module each under `src/cmd/`: the run-level
@@ -218,6 +223,7 @@ fn main() -> ExitCode {
         let old = now.rsplit(' ').next().unwrap_or(now);
         errln!("note: `align-cli {old}` is now `align-cli {now}`; the old name keeps working");
     }
+    xplane_proto::source::set_inflate_limit(cli.global.max_decompressed);
     if !command.handles_signals() {
         signals::remove_temps_on_signal();
     }

@@ -454,3 +454,63 @@ fn gzip(path: &Path, text: &str) {
     gz.write_all(text.as_bytes()).unwrap();
     gz.finish().unwrap();
 }
+
+/// A clocks file's `snapshots_file` could be absolute or `../`, and
+/// `apply` read that file; two nodes fitted from traces with identical
+/// bytes made `apply` take node 0 for rank 1; `apply -o x.pftrace` wrote
+/// XSpace into it.
+#[test]
+fn apply_reads_only_plain_names_one_node_and_writes_its_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, _, clocks) = fitted(dir.path());
+    // Edited as text: its epoch picoseconds do not fit a JSON `Value`.
+    let text = std::fs::read_to_string(&clocks).unwrap();
+    let trace = run.join("node1.xplane.pb");
+    let out = dir.path().join("out.xplane.pb");
+    let apply = |clocks: &Path, out: &Path| {
+        let mut cmd = cli();
+        cmd.arg("apply")
+            .arg(&trace)
+            .arg("--clocks")
+            .arg(clocks)
+            .arg("-o")
+            .arg(out);
+        cmd
+    };
+    let snapshots = "\"file_name\": \"node1.snapshots.pb\"";
+    assert!(text.contains(snapshots), "{text}");
+    for name in [
+        "../secret.snapshots.pb",
+        "/etc/passwd",
+        "sub/node1.snapshots.pb",
+        "..",
+    ] {
+        let path = dir.path().join("edited.json");
+        let edited = text.replace(snapshots, &format!("\"file_name\": {name:?}"));
+        std::fs::write(&path, edited).unwrap();
+        apply(&path, &out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("must be a plain file name"));
+    }
+    // Node 0's trace named by node 1's identity.
+    let identity = |node: &str| {
+        let at = text
+            .find(&format!("\"file_name\": \"{node}.xplane.pb\""))
+            .unwrap();
+        let end = at + text[at..].find('}').unwrap();
+        text[at..end].to_owned()
+    };
+    let twins = text.replace(&identity("node0"), &identity("node1"));
+    let path = dir.path().join("twins.json");
+    std::fs::write(&path, twins).unwrap();
+    apply(&path, &out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nodes 0 and 1"));
+    apply(&clocks, &dir.path().join("x.pftrace"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("must end in a format"));
+    assert!(!out.exists() && !dir.path().join("x.pftrace").exists());
+}

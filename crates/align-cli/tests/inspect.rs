@@ -376,3 +376,35 @@ fn closed_stdout_pipe_counts_as_success() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     let _ = std::io::stderr().flush();
 }
+
+/// `inspect` printed stat-metadata names (and plane and line names) raw,
+/// so escape sequences in a trace reached the terminal (a window title
+/// set, the screen cleared) and a U+202E reversed what followed.
+#[test]
+fn control_characters_in_a_trace_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("escapes.xplane.pb");
+    let hostile = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{202e}gpj.exe";
+    let mut space = broken_space();
+    let plane = &mut space.planes[0];
+    plane.lines[0].events.retain(|e| e.duration_ps >= 0);
+    plane.name = format!("/device:GPU:0{hostile}");
+    plane.lines[0].name = format!("Stream{hostile}");
+    plane.stat_metadata.get_mut(&1).unwrap().name = format!("hlo_op{hostile}");
+    write_xspace(&path, &space).unwrap();
+    let out = cli()
+        .args(["inspect", "-v"])
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        !text.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "raw control characters on stdout: {text:?}"
+    );
+    assert!(text.contains("hlo_op\\u{1B}]0;owned\\u{7}"), "{text}");
+    assert!(text.contains("\\u{202E}gpj.exe"), "{text}");
+}

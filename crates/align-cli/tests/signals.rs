@@ -93,15 +93,29 @@ fn interrupted_merges_and_aligns_leave_no_temporary() {
     assert_eq!(interrupt(merge("m.pftrace"), &out, libc::SIGTERM), 143);
     assert_eq!(temps_in(&out), Vec::<String>::new());
 
-    let mut align = bin();
-    align
-        .arg("align")
-        .arg("--run-dir")
-        .arg(&run)
-        .arg("--out-dir")
-        .arg(&out);
-    assert_eq!(interrupt(spawn(&mut align), &out, libc::SIGTERM), 143);
+    let align = |out: &Path| {
+        let mut align = bin();
+        align
+            .arg("align")
+            .arg("--run-dir")
+            .arg(&run)
+            .arg("--out-dir")
+            .arg(out);
+        spawn(&mut align)
+    };
+    assert_eq!(interrupt(align(&out), &out, libc::SIGTERM), 143);
     assert_eq!(temps_in(&out), Vec::<String>::new());
+
+    // A new output folder, interrupted: it was left behind, empty.
+    let fresh = out.join("fresh");
+    let child = align(&fresh);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !fresh.exists() {
+        assert!(Instant::now() < deadline, "the folder never appeared");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(interrupt(child, &fresh, libc::SIGINT), 130);
+    assert!(!fresh.exists(), "the new, empty output folder is removed");
 }
 
 #[test]

@@ -67,7 +67,7 @@ impl OffsetsFile {
     /// Read and check an offsets file.
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let file = std::fs::File::open(path).map_err(AlignError::io(path))?;
+        let file = xplane_proto::source::open_input(path).map_err(AlignError::io(path))?;
         Self::parse(std::io::BufReader::new(file), path)
     }
 

@@ -132,10 +132,10 @@ impl Snapshots {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("json"));
         if jsonl {
-            let file = std::fs::File::open(path).map_err(AlignError::io(path))?;
+            let file = xplane_proto::source::open_input(path).map_err(AlignError::io(path))?;
             return Self::parse_jsonl(std::io::BufReader::new(file), path);
         }
-        let bytes = std::fs::read(path).map_err(AlignError::io(path))?;
+        let bytes = xplane_proto::source::read_input(path).map_err(AlignError::io(path))?;
         Self::parse_protobuf(&bytes, path)
     }
 

@@ -26,12 +26,10 @@ fn write_err(what: &'static str) -> impl FnOnce(std::io::Error) -> Error {
     move |source| Error::Write { what, source }
 }
 
+/// A text cell: trace text is data, never a formula or a control
+/// sequence ([`xplane_proto::text::csv_cell`]).
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
+    xplane_proto::text::csv_cell(s)
 }
 
 impl Report {
@@ -62,7 +60,7 @@ impl Report {
                 csv_field(&i.op),
                 csv_field(i.module.as_deref().unwrap_or("")),
                 i.kind.to_string(),
-                i.key.to_string(),
+                csv_field(&i.key.to_string()),
                 i.slots.len().to_string(),
                 i.complete.to_string(),
                 format!("{:.3}", i.start_spread_ns),

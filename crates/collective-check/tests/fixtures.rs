@@ -488,3 +488,34 @@ fn files_read_in_parallel_give_the_report_of_one_read_after_another() {
         assert!(err.contains("rank0.xplane.pb"), "{err}");
     }
 }
+
+/// `validate --csv` wrote trace text as it was: a module or op name
+/// starting with `=`, `+`, `@` became a spreadsheet formula, and control
+/// characters went into the cell.
+#[test]
+fn csv_cells_from_trace_text_are_never_formulas_or_control_characters() {
+    let run = "n2x2dev_jit_allreduce_50steps";
+    let module = check_run(run).instances[0].module.clone().unwrap();
+    let hostile = "=HYPERLINK(\"http://x\";\"y\")\u{1b}[2J";
+    let dir = tempfile::tempdir().unwrap();
+    let inputs: Vec<(NodeId, PathBuf)> = ranked(&fixture(run))
+        .into_iter()
+        .map(|(node, path)| {
+            let mut space = read_xspace(&path).unwrap();
+            rename_op(&mut space, &module, hostile);
+            let file = format!("rank{}.xplane.pb", node.0);
+            (node, write(dir.path(), &file, &space))
+        })
+        .collect();
+    let report = check_files(&inputs, &Options::default()).unwrap();
+    assert_eq!(report.instances[0].module.as_deref(), Some(hostile));
+    let mut csv = Vec::new();
+    report.write_csv(&mut csv).unwrap();
+    let csv = String::from_utf8(csv).unwrap();
+    assert!(!csv.contains('\u{1b}'), "{csv}");
+    assert!(!csv.contains(",=") && !csv.contains(",\"="), "{csv}");
+    assert!(
+        csv.contains("\"'=HYPERLINK(\"\"http://x\"\";\"\"y\"\")\\u{1B}[2J\""),
+        "{csv}"
+    );
+}

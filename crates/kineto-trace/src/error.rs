@@ -74,6 +74,34 @@ pub enum Error {
         /// The key.
         field: &'static str,
     },
+    /// `baseTimeNanoseconds` is negative: no epoch time (a -1 would move
+    /// the rank by 56 years).
+    #[error(
+        "{path}: byte {offset}: \"baseTimeNanoseconds\" is negative ({value} ns); a time base is epoch ns"
+    )]
+    NegativeBaseTime {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the value.
+        offset: usize,
+        /// The value.
+        value: i64,
+    },
+    /// A key of the top-level object appears twice (JSON readers differ
+    /// on which one they keep).
+    #[error(
+        "{path}: byte {offset}: the key {key:?} appears twice in the top-level object (first at byte {first})"
+    )]
+    DuplicateHeaderKey {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the second value.
+        offset: usize,
+        /// Byte offset of the first value.
+        first: usize,
+        /// The key.
+        key: String,
+    },
     /// `distributedInfo` does not have the expected shape.
     #[error("{path}: byte {offset}: \"distributedInfo\" is malformed")]
     DistributedInfo {

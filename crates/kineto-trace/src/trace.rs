@@ -116,6 +116,17 @@ impl<'a> Trace<'a> {
             };
             return Err(json(path, s));
         }
+        let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+        for (key, v, _) in &found {
+            if let Some(first) = seen.insert(key.as_str(), *v) {
+                return Err(Error::DuplicateHeaderKey {
+                    path: path.to_path_buf(),
+                    offset: *v,
+                    first,
+                    key: key.clone(),
+                });
+            }
+        }
         let mut members = Vec::with_capacity(found.len());
         let mut sep = open;
         for (key, _, value) in found {
@@ -243,15 +254,22 @@ fn parse_base(text: &[u8], offset: usize, path: &Path) -> Result<EpochNs> {
             field: BASE_TIME,
         });
     }
-    std::str::from_utf8(text)
+    let value: i64 = std::str::from_utf8(text)
         .ok()
         .and_then(|t| t.parse().ok())
-        .map(EpochNs)
         .ok_or(Error::TimeOutOfRange {
-            path,
+            path: path.clone(),
             offset,
             field: BASE_TIME,
-        })
+        })?;
+    if value < 0 {
+        return Err(Error::NegativeBaseTime {
+            path,
+            offset,
+            value,
+        });
+    }
+    Ok(EpochNs(value))
 }
 
 #[cfg(test)]
@@ -379,5 +397,32 @@ mod tests {
             parse(r#"{"traceEvents": [], "baseTimeNanoseconds": 1.5}"#),
             Err(Error::TimeOutOfRange { .. })
         ));
+    }
+
+    /// `baseTimeNanoseconds: -1` moved a rank by 56 years, exit 0.
+    #[test]
+    fn a_negative_base_time_is_refused() {
+        let err = parse(r#"{"traceEvents": [], "baseTimeNanoseconds": -1}"#)
+            .err()
+            .unwrap();
+        assert!(
+            matches!(err, Error::NegativeBaseTime { value: -1, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("rank3.json"), "{err}");
+    }
+
+    /// A header key given twice: JSON readers differ on which one counts
+    /// (the base time, the rank), so the commands did too.
+    #[test]
+    fn a_top_level_key_given_twice_is_refused() {
+        let err =
+            parse(r#"{"baseTimeNanoseconds": 1, "traceEvents": [], "baseTimeNanoseconds": 2}"#)
+                .err()
+                .unwrap();
+        assert!(
+            matches!(&err, Error::DuplicateHeaderKey { key, first: 24, .. } if key == "baseTimeNanoseconds"),
+            "{err}"
+        );
     }
 }

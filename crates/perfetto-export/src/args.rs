@@ -1,7 +1,6 @@
 //! Stats of an event as named arguments, the form both writers need.
 
 use std::borrow::Cow;
-use std::io::Read;
 
 use xplane_proto::{PlaneIndex, StatValue, StatView};
 
@@ -52,6 +51,7 @@ pub enum ArgValue<'a> {
 #[derive(Debug)]
 pub(crate) struct BadCompressed {
     pub stat: String,
+    pub why: String,
 }
 
 /// One stat as an argument (a compressed string is decompressed).
@@ -69,12 +69,22 @@ pub(crate) fn arg<'a>(
         Some(StatValue::Bytes(b)) => ArgValue::Bytes(b),
         Some(StatValue::Ref(id)) => ArgValue::Ref(id),
         Some(StatValue::CompressedStr(gz)) => {
-            let mut text = String::new();
-            flate2::read::MultiGzDecoder::new(gz)
-                .read_to_string(&mut text)
-                .map_err(|_| BadCompressed {
-                    stat: stat_name(index, stat.metadata_id).into_owned(),
-                })?;
+            let bad = |why: String| BadCompressed {
+                stat: stat_name(index, stat.metadata_id).into_owned(),
+                why,
+            };
+            let not_text = || "is not gzip-compressed UTF-8 text".to_owned();
+            // Bounded: no more than the limit for its compressed size.
+            let limit = xplane_proto::source::inflate_limit(gz.len() as u64);
+            let text = match xplane_proto::source::inflate(gz, std::path::Path::new(""), "stat") {
+                Ok(text) => String::from_utf8(text).map_err(|_| bad(not_text()))?,
+                Err(xplane_proto::Error::InflateLimit { compressed, .. }) => {
+                    return Err(bad(format!(
+                        "decompresses to more than {limit} bytes, the limit for {compressed} compressed bytes; raise it with --max-decompressed BYTES"
+                    )));
+                }
+                Err(_) => return Err(bad(not_text())),
+            };
             ArgValue::Str(Cow::Owned(text))
         }
     };

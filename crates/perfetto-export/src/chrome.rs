@@ -124,11 +124,14 @@ impl<W: Write> ChromeWriter<W> {
         self.out.write_all(b",\"name\":")?;
         string(&mut self.out, s.name())?;
         write!(self.out, ",\"cat\":\"{}\",\"args\":{{", self.category)?;
+        let mut keys: Vec<String> = Vec::with_capacity(s.args.len());
         for (k, a) in s.args.iter().enumerate() {
             if k > 0 {
                 self.out.write_all(b",")?;
             }
-            string(&mut self.out, &stat_name(s.names, a.name_id))?;
+            let key = unique_key(&keys, &stat_name(s.names, a.name_id));
+            string(&mut self.out, &key)?;
+            keys.push(key);
             self.out.write_all(b":")?;
             match &a.value {
                 ArgValue::Int(v) => write!(self.out, "{v}")?,
@@ -230,11 +233,14 @@ impl<W: Write> Sink for ChromeWriter<W> {
             w.out.write_all(b",\"name\":")?;
             string(&mut w.out, &i.name)?;
             write!(w.out, ",\"cat\":\"{}\",\"args\":{{", w.category)?;
+            let mut keys: Vec<String> = Vec::with_capacity(i.args.len());
             for (k, (name, value)) in i.args.iter().enumerate() {
                 if k > 0 {
                     w.out.write_all(b",")?;
                 }
-                string(&mut w.out, name)?;
+                let key = unique_key(&keys, name);
+                string(&mut w.out, &key)?;
+                keys.push(key);
                 w.out.write_all(b":")?;
                 match value {
                     ArgValue::Double(v) => {
@@ -273,6 +279,20 @@ impl<W: Write> Sink for ChromeWriter<W> {
         };
         close(self).map_err(Error::Output)
     }
+}
+
+/// `name` as a key of an `args` object that already holds `taken`: two
+/// stats of one name (two metadata entries named alike) would make
+/// duplicate JSON keys, of which viewers keep only the last, so a repeat
+/// becomes `name (2)`, `name (3)`, ...
+fn unique_key(taken: &[String], name: &str) -> String {
+    if !taken.iter().any(|t| t == name) {
+        return name.to_owned();
+    }
+    (2..)
+        .map(|n| format!("{name} ({n})"))
+        .find(|k| !taken.contains(k))
+        .expect("some suffix is free")
 }
 
 #[cfg(test)]

@@ -92,8 +92,9 @@ pub enum Error {
         /// The absolute time, ps.
         time_ps: i128,
     },
-    /// A `compressed_str_value` stat is not valid gzip of UTF-8 text.
-    #[error("{path}: plane {plane:?}: stat {stat:?} is not gzip-compressed UTF-8 text")]
+    /// A `compressed_str_value` stat is not valid gzip of UTF-8 text, or
+    /// decompresses past the limit for its size.
+    #[error("{path}: plane {plane:?}: stat {stat:?} {why}")]
     CompressedStat {
         /// The input.
         path: PathBuf,
@@ -101,6 +102,8 @@ pub enum Error {
         plane: String,
         /// The stat's name.
         stat: String,
+        /// What is wrong with it.
+        why: String,
     },
     /// A counter's points break its invariant.
     #[error("counter {name:?} of node {node}: {reason}")]

@@ -454,6 +454,7 @@ impl<'a> PlaneWalk<'_, 'a> {
                     path: self.input.path.to_path_buf(),
                     plane: self.entry.plane.name.to_owned(),
                     stat: bad.stat,
+                    why: bad.why,
                 })?,
             );
         }

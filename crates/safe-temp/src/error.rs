@@ -29,13 +29,24 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// The record of a folder's outputs, or a file it names, could not be
+    /// read or written.
+    #[error("{}: cannot read or write the record of outputs", path.display())]
+    Record {
+        /// The file or folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 impl Error {
     /// The underlying I/O error, for callers whose errors carry one.
     pub fn into_io(self) -> std::io::Error {
         match self {
-            Error::Create { source, .. } | Error::Persist { source, .. } => source,
+            Error::Create { source, .. }
+            | Error::Persist { source, .. }
+            | Error::Record { source, .. } => source,
             Error::NotAFileName { .. } => {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name")
             }

@@ -19,6 +19,11 @@
 //!   is cleaned up by the next run writing into that folder. Only names
 //!   of this exact form, from this machine, whose process is not running,
 //!   are touched.
+//! - [`persist_together`] puts the outputs in place with their folders
+//!   locked ([`DirLock`]): two processes writing the same outputs leave
+//!   one's set whole, never a mix. [`persist_together_recorded`] also
+//!   notes them in the folder's [`OutputRecord`], so that a later run
+//!   replaces or removes only files it can show were written there.
 //!
 //! ```
 //! use std::io::Write;
@@ -45,6 +50,7 @@ mod dir;
 mod error;
 mod file;
 mod name;
+mod record;
 mod registry;
 mod stale;
 mod together;
@@ -53,6 +59,7 @@ pub use dir::TempDir;
 pub use error::{Error, Result};
 pub use file::TempFile;
 pub use name::{TempName, this_host};
-pub use registry::{live_count, remove_all_and_exit};
+pub use record::{DirLock, OutputRecord, RECORD_FILE};
+pub use registry::{forget_new_folder, list_new_folder, live_count, remove_all_and_exit};
 pub use stale::sweep_stale;
-pub use together::persist_together;
+pub use together::{persist_together, persist_together_recorded};

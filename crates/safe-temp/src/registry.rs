@@ -8,6 +8,8 @@ use std::sync::{Mutex, MutexGuard};
 pub(crate) enum Kind {
     File,
     Dir,
+    /// An output folder a command created: removed only when empty.
+    NewDir,
 }
 
 static LIVE: Mutex<Vec<(PathBuf, Kind)>> = Mutex::new(Vec::new());
@@ -57,6 +59,18 @@ pub(crate) fn forget_in(live: &mut Vec<(PathBuf, Kind)>, path: &Path) {
     }
 }
 
+/// List `dir`, an output folder this process has just created, to be
+/// removed on a signal if it is still empty then (after the temporaries
+/// in it are gone); [`forget_new_folder`] once it holds outputs.
+pub fn list_new_folder(dir: &Path) {
+    live().push((dir.to_path_buf(), Kind::NewDir));
+}
+
+/// Stop listing a folder of [`list_new_folder`].
+pub fn forget_new_folder(dir: &Path) {
+    forget(dir);
+}
+
 /// How many temporaries of this process exist now.
 pub fn live_count() -> usize {
     live().len()
@@ -72,7 +86,13 @@ pub fn remove_all_and_exit(code: i32) -> ! {
         let _ = match kind {
             Kind::File => std::fs::remove_file(path),
             Kind::Dir => std::fs::remove_dir_all(path),
+            Kind::NewDir => Ok(()),
         };
+    }
+    // New output folders last, innermost first: empty once the
+    // temporaries in them are gone, unless outputs were placed there.
+    for (path, _) in live.iter().rev().filter(|(_, k)| *k == Kind::NewDir) {
+        let _ = std::fs::remove_dir(path);
     }
     std::process::exit(code)
 }

@@ -2,10 +2,11 @@
 //! together (a trace and its summary, every node of a run) appear all or
 //! none.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::file::TempFile;
+use crate::file::{TempFile, parent_of};
+use crate::record::DirLock;
 use crate::registry;
 
 /// Rename every (complete) temporary over its target, in order. The
@@ -15,6 +16,8 @@ use crate::registry;
 /// a rename fails, the targets already put in place are removed, the
 /// other temporaries too, and the error names the target that failed:
 /// none of the targets is left (a file that was there before is gone).
+/// The targets' folders are locked meanwhile ([`DirLock`]): two
+/// processes writing the same targets leave one's set, whole.
 ///
 /// ```
 /// use std::io::Write;
@@ -31,6 +34,37 @@ use crate::registry;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn persist_together(files: Vec<(TempFile, PathBuf)>) -> Result<()> {
+    let _locks = lock_folders(&files, None);
+    place(files)
+}
+
+/// [`persist_together`], and the targets noted in `dir`'s
+/// [`crate::OutputRecord`] (every target must lie in `dir`, at any
+/// depth), under the same folder locks: a later run can then tell them
+/// from files someone else put there.
+pub fn persist_together_recorded(files: Vec<(TempFile, PathBuf)>, dir: &Path) -> Result<()> {
+    let _locks = lock_folders(&files, Some(dir));
+    let targets: Vec<PathBuf> = files.iter().map(|(_, t)| t.clone()).collect();
+    place(files)?;
+    crate::record::add_locked(dir, &targets)
+}
+
+/// Lock every folder a target is in, and `extra`, in one order (by
+/// path), so that two processes never wait on each other's locks.
+fn lock_folders(files: &[(TempFile, PathBuf)], extra: Option<&Path>) -> Vec<DirLock> {
+    let mut dirs: Vec<PathBuf> = files
+        .iter()
+        .map(|(_, target)| parent_of(target))
+        .chain(extra)
+        .map(|d| d.canonicalize().unwrap_or_else(|_| d.to_path_buf()))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs.iter().map(|d| DirLock::acquire(d)).collect()
+}
+
+/// The renames of [`persist_together`], the folders locked.
+fn place(files: Vec<(TempFile, PathBuf)>) -> Result<()> {
     // Taken out of their `TempFile`s first: dropping one takes the lock.
     let files: Vec<_> = files
         .into_iter()

@@ -118,3 +118,64 @@ fn a_root_is_not_a_target() {
         Err(safe_temp::Error::NotAFileName { .. })
     ));
 }
+
+/// The child half of
+/// `two_processes_writing_one_pair_of_outputs_leave_one_pair_whole`: with
+/// `SAFE_TEMP_WRITER` set, put this process's id into both outputs of the
+/// folder `SAFE_TEMP_DIR` together, once the start file appears.
+#[test]
+fn writer_child() {
+    let (Ok(dir), Ok(go)) = (
+        std::env::var("SAFE_TEMP_DIR"),
+        std::env::var("SAFE_TEMP_GO"),
+    ) else {
+        return;
+    };
+    let dir = Path::new(&dir);
+    let me = std::process::id().to_string();
+    let targets = [dir.join("m.pftrace"), dir.join("m.pftrace.metadata.json")];
+    let files: Vec<_> = targets
+        .iter()
+        .map(|t| {
+            let mut tmp = TempFile::beside(t).unwrap();
+            std::io::Write::write_all(&mut tmp, me.as_bytes()).unwrap();
+            (tmp, t.clone())
+        })
+        .collect();
+    while !Path::new(&go).exists() {
+        std::hint::spin_loop();
+    }
+    safe_temp::persist_together(files).unwrap();
+}
+
+/// Two processes writing one output (a trace and its summary) once left
+/// the trace of one and the summary of the other (15 of 80 tries).
+#[test]
+fn two_processes_writing_one_pair_of_outputs_leave_one_pair_whole() {
+    let exe = std::env::current_exe().unwrap();
+    let mut mixed = 0;
+    for round in 0..60 {
+        let dir = tempfile::tempdir().unwrap();
+        let go = dir.path().join(format!("go{round}"));
+        let children: Vec<_> = (0..3)
+            .map(|_| {
+                Command::new(&exe)
+                    .args(["--exact", "writer_child", "--test-threads", "1", "-q"])
+                    .env("SAFE_TEMP_DIR", dir.path())
+                    .env("SAFE_TEMP_GO", &go)
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::fs::write(&go, b"").unwrap();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        let trace = std::fs::read(dir.path().join("m.pftrace")).unwrap();
+        let summary = std::fs::read(dir.path().join("m.pftrace.metadata.json")).unwrap();
+        mixed += usize::from(trace != summary);
+    }
+    assert_eq!(mixed, 0, "{mixed} of 60 rounds mixed two writers' outputs");
+}

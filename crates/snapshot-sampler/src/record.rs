@@ -128,7 +128,7 @@ impl Recording {
 
     /// Read a `SnapshotPairs` file.
     pub fn read(path: &Path) -> Result<Recording> {
-        let bytes = std::fs::read(path).map_err(|source| SamplerError::Io {
+        let bytes = xplane_proto::source::read_input(path).map_err(|source| SamplerError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -139,6 +139,123 @@ impl Recording {
             }
         })?;
         Ok(Self::from_message(message))
+    }
+}
+
+/// A `SnapshotPairs` file written as the pairs are taken: created (never
+/// over an existing file) before the first pair, each pair appended as
+/// one more `pairs` field and handed to the system at once, the counters
+/// appended at the end. Protobuf merges repeated fields, so the file
+/// reads as a whole recording at every moment: a recorder killed outright
+/// (SIGKILL, power loss after the system wrote it out) leaves every pair
+/// appended so far.
+#[derive(Debug)]
+pub struct RecordingFile {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    tracer_clock: String,
+    tries: u32,
+}
+
+impl RecordingFile {
+    /// Create `path` (it must not exist) and write the recording's
+    /// header: the period and the tries (the tracer clock, when known
+    /// only later, with [`RecordingFile::set_tracer_clock`]).
+    pub fn create(
+        path: &Path,
+        tracer_clock: &str,
+        period: Duration,
+        tries: u32,
+    ) -> Result<RecordingFile> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|source| SamplerError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let mut out = RecordingFile {
+            file,
+            path: path.to_path_buf(),
+            tracer_clock: tracer_clock.to_owned(),
+            tries,
+        };
+        out.put(&SnapshotPairs {
+            pairs: Vec::new(),
+            sampling_period_ns: period.as_nanos() as u64,
+            sampler: Some(out.sampler_record(Counters::default(), None)),
+        })?;
+        Ok(out)
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Name the tracer clock (once it is open).
+    pub fn set_tracer_clock(&mut self, tracer_clock: &str) -> Result<()> {
+        self.tracer_clock = tracer_clock.to_owned();
+        self.put(&SnapshotPairs {
+            pairs: Vec::new(),
+            sampling_period_ns: 0,
+            sampler: Some(self.sampler_record(Counters::default(), None)),
+        })
+    }
+
+    /// Append one pair.
+    pub fn append(&mut self, pair: &Sample) -> Result<()> {
+        self.put(&SnapshotPairs {
+            pairs: vec![SnapshotPair {
+                sys_clock_ns: pair.sys_ns,
+                tracer_clock_ns: pair.tracer_ns,
+                read_window_ns: pair.window_ns,
+            }],
+            sampling_period_ns: 0,
+            sampler: None,
+        })
+    }
+
+    /// Append the final counters (the file keeps every pair, so none
+    /// counts as overwritten) and sync the file to disk.
+    pub fn finish(mut self, counters: Counters, sampler_cpu_ns: Option<u64>) -> Result<()> {
+        let counters = Counters {
+            overwritten: 0,
+            ..counters
+        };
+        self.put(&SnapshotPairs {
+            pairs: Vec::new(),
+            sampling_period_ns: 0,
+            sampler: Some(self.sampler_record(counters, sampler_cpu_ns)),
+        })?;
+        self.file.sync_all().map_err(|source| SamplerError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    fn sampler_record(&self, counters: Counters, sampler_cpu_ns: Option<u64>) -> SamplerRecord {
+        SamplerRecord {
+            tracer_clock: self.tracer_clock.clone(),
+            tries: self.tries,
+            snapshots_taken: counters.snapshots_taken,
+            missed_deadline: counters.missed_deadline,
+            overwritten: counters.overwritten,
+            rejected: counters.rejected,
+            sampler_cpu_ns: sampler_cpu_ns.unwrap_or(0),
+        }
+    }
+
+    /// One write of the message's bytes (unbuffered: in the system's
+    /// hands when this returns).
+    fn put(&mut self, message: &SnapshotPairs) -> Result<()> {
+        std::io::Write::write_all(&mut self.file, &message.encode_to_vec()).map_err(|source| {
+            SamplerError::Io {
+                path: self.path.clone(),
+                source,
+            }
+        })
     }
 }
 
@@ -184,6 +301,34 @@ mod tests {
             err.contains("node3.snapshots.pb") && err.contains("SnapshotPairs"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_streamed_file_reads_whole_at_every_moment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node3.snapshots.pb");
+        let rec = recording(&[40, 30, 50]);
+        let mut file =
+            RecordingFile::create(&path, &rec.tracer_clock, rec.period, rec.tries).unwrap();
+        assert!(Recording::read(&path).unwrap().pairs.is_empty());
+        for (k, pair) in rec.pairs.iter().enumerate() {
+            file.append(pair).unwrap();
+            // What a process killed here leaves.
+            let read = Recording::read(&path).unwrap();
+            assert_eq!(read.pairs, rec.pairs[..=k]);
+            assert_eq!(
+                (read.tracer_clock.as_str(), read.tries),
+                ("CLOCK_MONOTONIC", 5)
+            );
+        }
+        file.finish(rec.counters, rec.sampler_cpu_ns).unwrap();
+        let read = Recording::read(&path).unwrap();
+        assert_eq!(read.counters.overwritten, 0);
+        assert_eq!(read.counters.rejected, rec.counters.rejected);
+        assert_eq!(read.pairs, rec.pairs);
+        assert_eq!(read.period, rec.period);
+        // Never over an existing file.
+        assert!(RecordingFile::create(&path, "x", rec.period, 1).is_err());
     }
 
     #[test]

@@ -10,12 +10,12 @@ pub struct Ring<T> {
 }
 
 impl<T: Clone> Ring<T> {
-    /// An empty ring holding at most `capacity` (at least 1) items.
+    /// An empty ring holding at most `capacity` (at least 1) items; its
+    /// memory grows with the items held, not with `capacity`.
     pub fn new(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
         Ring {
-            items: VecDeque::with_capacity(capacity),
-            capacity,
+            items: VecDeque::new(),
+            capacity: capacity.max(1),
         }
     }
 

@@ -12,8 +12,18 @@ use crate::record::Recording;
 use crate::ring::Ring;
 use crate::sandwich::{Sample, read_pair};
 
+/// Most sandwich reads per pair ([`Config::tries`]): beyond a few the
+/// tightest no longer improves, and each costs three clock reads before
+/// the sampler can see a stop.
+pub const MAX_TRIES: u32 = 1000;
+
+/// Most pairs kept in memory ([`Config::capacity`]): 2^26 pairs, 1.5 GiB
+/// (about 8.5 years at the default 4 s period).
+pub const MAX_CAPACITY: usize = 1 << 26;
+
 /// How to sample. Invariants (checked by [`Config::validate`]): a period
-/// of at least 1 µs, at least one try, a capacity of at least one pair.
+/// of at least 1 µs, 1 to [`MAX_TRIES`] tries, a capacity of 1 to
+/// [`MAX_CAPACITY`] pairs (checked before anything is allocated).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// Time between deadlines; the first sample is taken at the start.
@@ -49,15 +59,28 @@ impl Config {
         if self.period < Duration::from_micros(1) {
             return bad("period", &format!("{:?} is under 1 µs", self.period));
         }
-        if self.tries == 0 {
-            return bad("tries", "must be at least 1");
+        if self.tries == 0 || self.tries > MAX_TRIES {
+            return bad(
+                "tries",
+                &format!("{} is not between 1 and {MAX_TRIES}", self.tries),
+            );
         }
-        if self.capacity == 0 {
-            return bad("capacity", "must be at least 1 pair");
+        if self.capacity == 0 || self.capacity > MAX_CAPACITY {
+            return bad(
+                "capacity",
+                &format!(
+                    "{} pairs is not between 1 and {MAX_CAPACITY} ({} bytes each)",
+                    self.capacity,
+                    std::mem::size_of::<Sample>()
+                ),
+            );
         }
         Ok(())
     }
 }
+
+/// Where [`Sampler::start_streaming`] hands each pair kept.
+pub type PairSink = Box<dyn FnMut(&Sample) -> Result<()> + Send>;
 
 /// What the sampler counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -102,12 +125,41 @@ impl Sampler {
         )
     }
 
+    /// [`Sampler::start`], every pair kept also handed to `sink` as it is
+    /// taken (on the sampling thread; a sink error stops the sampler and
+    /// is [`Sampler::finish`]'s): e.g. appended to a
+    /// [`crate::RecordingFile`], so that a process killed outright leaves
+    /// the pairs taken so far.
+    pub fn start_streaming(
+        config: Config,
+        tracer: Box<dyn TracerClock>,
+        sink: PairSink,
+    ) -> Result<Sampler> {
+        Self::start_full(
+            config,
+            Box::new(PosixClock::realtime()),
+            tracer,
+            Box::new(MonotonicPacer),
+            Some(sink),
+        )
+    }
+
     /// Sample with any host clock and pacer (fakes in tests).
     pub fn start_with(
         config: Config,
         host: Box<dyn TracerClock>,
         tracer: Box<dyn TracerClock>,
         pacer: Box<dyn Pacer>,
+    ) -> Result<Sampler> {
+        Self::start_full(config, host, tracer, pacer, None)
+    }
+
+    fn start_full(
+        config: Config,
+        host: Box<dyn TracerClock>,
+        tracer: Box<dyn TracerClock>,
+        pacer: Box<dyn Pacer>,
+        sink: Option<PairSink>,
     ) -> Result<Sampler> {
         config.validate()?;
         let shared = Arc::new(Mutex::new(Shared {
@@ -124,6 +176,7 @@ impl Sampler {
             host,
             tracer,
             pacer,
+            sink,
         };
         let thread = std::thread::Builder::new()
             .name("snapshot-sampler".into())
@@ -197,10 +250,11 @@ struct Worker {
     host: Box<dyn TracerClock>,
     tracer: Box<dyn TracerClock>,
     pacer: Box<dyn Pacer>,
+    sink: Option<PairSink>,
 }
 
 impl Worker {
-    fn run(self) -> Result<()> {
+    fn run(mut self) -> Result<()> {
         /// Marks the thread finished however it ends.
         struct Finished(StopSignal);
         impl Drop for Finished {
@@ -219,7 +273,7 @@ impl Worker {
 
     /// Deadlines at `start + k·period`; after each sample the next is the
     /// first deadline not yet passed, and those skipped count as missed.
-    fn sample_loop(&self) -> Result<()> {
+    fn sample_loop(&mut self) -> Result<()> {
         let period = self.config.period.as_nanos().max(1) as u64;
         let ticks = self
             .config
@@ -246,8 +300,17 @@ impl Worker {
         }
     }
 
-    fn take(&self) -> Result<()> {
+    fn take(&mut self) -> Result<()> {
         let sample = read_pair(self.host.as_ref(), self.tracer.as_ref(), self.config.tries)?;
+        let kept = self.keep(sample);
+        match (kept, self.sink.as_mut()) {
+            (Some(s), Some(sink)) => sink(&s),
+            _ => Ok(()),
+        }
+    }
+
+    /// Keep `sample` when it rises; the pair kept.
+    fn keep(&self, sample: Option<Sample>) -> Option<Sample> {
         let mut shared = lock(&self.shared);
         let rises = |s: &Sample| {
             shared
@@ -261,9 +324,12 @@ impl Worker {
                 if shared.ring.push(s) {
                     shared.counters.overwritten += 1;
                 }
+                Some(s)
             }
-            _ => shared.counters.rejected += 1,
+            _ => {
+                shared.counters.rejected += 1;
+                None
+            }
         }
-        Ok(())
     }
 }

@@ -76,6 +76,7 @@ impl Plan {
     ) -> Result<AlignEachOutcome> {
         let out_dir = out_dir.as_ref();
         let outputs = self.outputs_in(out_dir, layout)?;
+        crate::check_out_dir(out_dir)?;
         let prepared = self
             .nodes
             .par_iter()
@@ -109,7 +110,7 @@ impl Plan {
                 diagnostics: walked.diagnostics,
             });
         }
-        persist_all(staged)?;
+        persist_all_recorded(staged, out_dir)?;
         folders.keep();
         let (before, after) = match (all, collectives) {
             (Some(c), Some(options)) => (
@@ -175,16 +176,36 @@ impl Plan {
 /// Put every staged output in place, all or none
 /// ([`safe_temp::persist_together`]).
 pub(crate) fn persist_all(staged: Vec<(safe_temp::TempFile, PathBuf)>) -> Result<()> {
-    safe_temp::persist_together(staged).map_err(|e| match e {
+    safe_temp::persist_together(staged).map_err(|e| persist_error(e, Path::new("")))
+}
+
+/// A failed [`safe_temp::persist_together`]: the target it names, or
+/// `dir`'s record of outputs.
+fn persist_error(e: safe_temp::Error, dir: &Path) -> RunError {
+    match e {
         safe_temp::Error::Persist { target, source } => RunError::Write {
             path: target,
             source,
         },
+        e @ safe_temp::Error::Record { .. } => RunError::OutputRecord {
+            path: dir.to_path_buf(),
+            source: e,
+        },
         e => RunError::Write {
-            path: PathBuf::new(),
+            path: dir.to_path_buf(),
             source: e.into_io(),
         },
-    })
+    }
+}
+
+/// [`persist_all`], the outputs noted in `dir`'s record of outputs
+/// ([`safe_temp::persist_together_recorded`]): a later run may replace
+/// them, and nothing else in `dir` ([`crate::check_out_dir`]).
+pub(crate) fn persist_all_recorded(
+    staged: Vec<(safe_temp::TempFile, PathBuf)>,
+    dir: &Path,
+) -> Result<()> {
+    safe_temp::persist_together_recorded(staged, dir).map_err(|e| persist_error(e, dir))
 }
 
 /// The output folders a command created, removed again (when empty)
@@ -205,6 +226,8 @@ impl NewFolders {
                     path: d.to_path_buf(),
                     source,
                 })?;
+                // Removed on a signal too, while still empty.
+                safe_temp::list_new_folder(d);
                 made.0.push(d.to_path_buf());
             }
         }
@@ -213,7 +236,9 @@ impl NewFolders {
 
     /// Keep the folders: the outputs are in them.
     pub(crate) fn keep(mut self) {
-        self.0.clear();
+        for dir in self.0.drain(..) {
+            safe_temp::forget_new_folder(&dir);
+        }
     }
 }
 
@@ -221,6 +246,7 @@ impl Drop for NewFolders {
     fn drop(&mut self) {
         for dir in self.0.iter().rev() {
             let _ = std::fs::remove_dir(dir);
+            safe_temp::forget_new_folder(dir);
         }
     }
 }

@@ -160,6 +160,30 @@ pub enum RunError {
         /// The run folder (a folder of the command's inputs).
         folder: PathBuf,
     },
+    /// An output folder holds a file this tool did not write there (or
+    /// that changed since): its outputs would replace it, or lie beside
+    /// it as if of one run.
+    #[error(
+        "{dir}: an output folder must be new, empty, or hold only this tool's outputs (as its record {record} shows); {file} is not one: choose another folder"
+    )]
+    OutDirNotOurs {
+        /// The output folder.
+        dir: PathBuf,
+        /// The first file in it that is not this tool's output.
+        file: PathBuf,
+        /// The record's file name.
+        record: &'static str,
+    },
+    /// The record of an output folder's outputs could not be read or
+    /// written.
+    #[error("{path}: the record of the outputs written here")]
+    OutputRecord {
+        /// The folder.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: safe_temp::Error,
+    },
     /// An output's name does not end in a format the command writes.
     #[error("{path}: the output's name must end in a format this command writes: {expected}")]
     OutputFormat {
@@ -280,11 +304,12 @@ pub enum RunError {
     /// The ranks of a Kineto run disagree on a process group or collective.
     #[error("the collectives of the ranks do not agree")]
     CollectivesDisagree(#[source] collective_check::Error),
-    /// A Kineto trace could not be read or written.
-    #[error("a PyTorch (Kineto) trace")]
+    /// A Kineto trace could not be read or written: the trace's own
+    /// error, which names the file (and byte offset), and nothing before
+    /// it (an ENOSPC on an output once began "a PyTorch (Kineto) trace").
+    #[error(transparent)]
     Kineto {
         /// Why (naming the file and byte offset).
-        #[source]
         source: kineto_trace::Error,
     },
     /// A Kineto trace of a run of several names no rank (no
@@ -431,6 +456,37 @@ pub enum RunError {
         path: PathBuf,
         /// The clocks file.
         clocks: PathBuf,
+        /// The trace's identity.
+        found: String,
+    },
+    /// A clocks file or summary names a file by something other than a
+    /// plain name in the trace's own folder (an absolute path, `..`, a
+    /// folder): it would read a file outside the run.
+    #[error(
+        "{path}: node {node} names the file {name:?}; a file named here must be a plain file name in the trace's folder (no folder, no '..', not absolute)"
+    )]
+    FileNameNotPlain {
+        /// The clocks file or summary.
+        path: PathBuf,
+        /// The node.
+        node: NodeId,
+        /// The name found.
+        name: String,
+    },
+    /// Two nodes of a clocks file were summarised from traces with the
+    /// same bytes: which one a trace is cannot be told from it.
+    #[error(
+        "{path}: nodes {first} and {second} of {clocks} were summarised from traces with the same bytes ({found}); give --node to name it"
+    )]
+    TraceAmbiguousInClocks {
+        /// The trace.
+        path: PathBuf,
+        /// The clocks file.
+        clocks: PathBuf,
+        /// One node.
+        first: NodeId,
+        /// Another.
+        second: NodeId,
         /// The trace's identity.
         found: String,
     },

@@ -75,6 +75,37 @@ pub fn check_output(output: &Path, inputs: &[&Path], suffixes: &[&str]) -> Resul
     Ok(())
 }
 
+/// Check that `dir` may take every node's output of a run: it must not
+/// exist, or be an empty folder, or hold only files its
+/// [`safe_temp::OutputRecord`] proves this tool wrote there and nobody
+/// changed since ([`RunError::OutDirNotOurs`] names the first other
+/// file). Outputs written into it are then recorded
+/// ([`crate::each`]'s `persist_all_recorded`), so that the next run may
+/// replace them.
+pub fn check_out_dir(dir: &Path) -> Result<()> {
+    if let Ok(meta) = std::fs::metadata(dir)
+        && !meta.is_dir()
+    {
+        return Err(RunError::OutputNotAFile {
+            path: dir.to_path_buf(),
+            kind: "not a folder",
+        });
+    }
+    let record_error = |source| RunError::OutputRecord {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let record = safe_temp::OutputRecord::read(dir).map_err(record_error)?;
+    match record.strangers().map_err(record_error)?.into_iter().next() {
+        Some(file) => Err(RunError::OutDirNotOurs {
+            dir: dir.to_path_buf(),
+            file,
+            record: safe_temp::RECORD_FILE,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The run folder that `output` would change: the input's folder that
 /// holds it, when it exists there already or is named like a node's trace.
 fn run_folder_of(output: &Path, inputs: &[&Path]) -> Option<PathBuf> {
@@ -82,8 +113,13 @@ fn run_folder_of(output: &Path, inputs: &[&Path]) -> Option<PathBuf> {
     let out_dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
     let name = output.file_name()?.to_string_lossy().to_ascii_lowercase();
     let replaces = output.exists();
-    let trace_named =
-        TRACE_SUFFIXES.iter().any(|s| name.ends_with(s)) && crate::node_from_name(output).is_some();
+    // A name the folder's next run would read: a node's trace or
+    // snapshots, or the offsets file.
+    let node_named = (TRACE_SUFFIXES.iter().any(|s| name.ends_with(s))
+        || name.ends_with(".snapshots.pb")
+        || name.ends_with(".snapshots.jsonl"))
+        && crate::node_from_name(output).is_some();
+    let trace_named = node_named || name == "round_offsets.jsonl";
     if !replaces && !trace_named {
         return None;
     }

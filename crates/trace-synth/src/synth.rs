@@ -46,7 +46,8 @@ impl SynthRun {
 
 /// Generate the run `config` describes into `out_dir` (created if missing):
 /// `node<i>.xplane.pb`, `node<i>.snapshots.pb`, [`OFFSETS_FILE`],
-/// [`TRUTH_FILE`] and [`CONFIG_FILE`]. Streaming: memory does not grow with
+/// [`TRUTH_FILE`] and [`CONFIG_FILE`], each noted in the folder's
+/// [`safe_temp::OutputRecord`]. Streaming: memory does not grow with
 /// the number of steps beyond a few bytes per step. The same config gives
 /// byte-identical files.
 pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<SynthRun, SynthError> {
@@ -71,6 +72,18 @@ pub fn synthesize(config: &SynthConfig, out_dir: impl AsRef<Path>) -> Result<Syn
     xplane_proto::write_atomically(&config_path, |f| {
         std::io::Write::write_all(f, json.as_bytes())
     })?;
+    // Noted as written here: a later `--force` removes only these.
+    let written: Vec<PathBuf> = nodes
+        .iter()
+        .flat_map(|n| [n.xplane_path.clone(), n.snapshots_path.clone()])
+        .chain([
+            truth_path.clone(),
+            offsets_path.clone(),
+            config_path.clone(),
+        ])
+        .collect();
+    safe_temp::OutputRecord::add(out_dir, &written)
+        .map_err(|e| SynthError::io(out_dir)(e.into_io()))?;
     Ok(SynthRun {
         out_dir: out_dir.to_owned(),
         nodes,

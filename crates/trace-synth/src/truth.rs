@@ -173,7 +173,7 @@ impl Truth {
     /// Read and check `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Truth, SynthError> {
         let path = path.as_ref();
-        let file = std::fs::File::open(path).map_err(SynthError::io(path))?;
+        let file = xplane_proto::source::open_input(path).map_err(SynthError::io(path))?;
         let empty = file.metadata().map_err(SynthError::io(path))?.len() == 0;
         let bytes = if empty {
             TruthBytes::Empty

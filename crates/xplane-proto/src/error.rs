@@ -29,6 +29,30 @@ pub enum Error {
         /// The limit, in bytes.
         max: u64,
     },
+    /// A gzip input (a file, a compressed stat, a summary) decompresses
+    /// to more than the limit allowed for its compressed size
+    /// ([`crate::source::inflate_limit`]).
+    #[error(
+        "{path}: this {what} decompresses to more than {limit} bytes, the limit for {compressed} compressed bytes; raise it with --max-decompressed BYTES if it is a real trace"
+    )]
+    InflateLimit {
+        /// The file.
+        path: PathBuf,
+        /// What was decompressed (`file`, `compressed stat`, `summary`).
+        what: &'static str,
+        /// Its compressed size, bytes.
+        compressed: u64,
+        /// The limit, bytes.
+        limit: u64,
+    },
+    /// The memory to read an input could not be had.
+    #[error("{path}: cannot take the {bytes} bytes of memory to read it")]
+    OutOfMemory {
+        /// The file.
+        path: PathBuf,
+        /// The bytes asked for.
+        bytes: u64,
+    },
     /// The file name ends in `.gz` but the content does not start with the
     /// gzip magic bytes (at byte 0).
     #[error(

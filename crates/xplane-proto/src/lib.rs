@@ -90,6 +90,7 @@ mod pool;
 mod quick;
 mod sink;
 pub mod source;
+pub mod text;
 mod time;
 pub mod utc;
 mod view;

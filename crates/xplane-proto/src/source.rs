@@ -6,12 +6,19 @@
 //! member of a multi-member file). Any other file is memory-mapped, which
 //! costs no copy: its pages are the page cache's. A file named `.gz` that
 //! does not start with the magic bytes is refused, as a file cut or
-//! mislabelled. Peak memory is the uncompressed file, whatever its size.
+//! mislabelled. Peak memory is the uncompressed file, bounded per file by
+//! [`inflate_limit`]: a file that decompresses to more is refused,
+//! naming the file and the limit, before the memory is taken.
+//!
+//! Every input is opened by [`open_input`]: only a regular file (after
+//! following links) is read; a FIFO, socket, device or folder is refused
+//! at the open, never waited on.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{Error, Result};
 
@@ -46,16 +53,19 @@ enum Data {
 }
 
 impl ByteSource {
-    /// Open `path`: gzip by its magic bytes, else memory-mapped. With
-    /// `max_bytes`, a file larger than that (before decompression, or
-    /// after) is refused ([`Error::TooLarge`]) without reading it all.
+    /// Open `path` ([`open_input`]: a regular file): gzip by its magic
+    /// bytes, else memory-mapped. With `max_bytes`, a file larger than
+    /// that (before decompression, or after) is refused
+    /// ([`Error::TooLarge`]) without reading it all; a gzip file that
+    /// decompresses to more than [`inflate_limit`] of its size is
+    /// [`Error::InflateLimit`], found before the memory is taken.
     /// A `.gz` name without the magic bytes is [`Error::NotGzip`]; a gzip
     /// stream cut short or corrupt is [`Error::Gzip`], with the number of
     /// bytes decompressed before it broke.
     pub fn open(path: impl AsRef<Path>, max_bytes: Option<u64>) -> Result<Self> {
         let path = path.as_ref();
         let io = io_err(path);
-        let mut file = File::open(path).map_err(io)?;
+        let mut file = open_input(path).map_err(io)?;
         let size = file.metadata().map_err(io_err(path))?.len();
         let max = max_bytes.unwrap_or(u64::MAX);
         let too_large = |size| Error::TooLarge {
@@ -76,9 +86,18 @@ impl ByteSource {
             });
         }
         let (compression, data) = if gzip {
-            let out = gunzip(path, file, max)?;
+            let limit = inflate_limit(size);
+            let out = gunzip(path, file, max.min(limit))?;
             if out.len() as u64 > max {
                 return Err(too_large(out.len() as u64));
+            }
+            if out.len() as u64 > limit {
+                return Err(Error::InflateLimit {
+                    path: path.to_path_buf(),
+                    what: "file",
+                    compressed: size,
+                    limit,
+                });
             }
             (Compression::Gzip, Data::Owned(out))
         } else if size == 0 {
@@ -160,7 +179,7 @@ impl Deref for ByteSource {
 /// after them still gives them; its error shows when the file is read.
 pub fn head(path: impl AsRef<Path>, n: usize) -> Result<Vec<u8>> {
     let path = path.as_ref();
-    let mut file = File::open(path).map_err(io_err(path))?;
+    let mut file = open_input(path).map_err(io_err(path))?;
     let mut head = vec![0u8; n.max(GZIP_MAGIC.len())];
     let got = read_prefix(&mut file, &mut head).map_err(io_err(path))?;
     head.truncate(got);
@@ -184,20 +203,196 @@ pub fn is_gz_name(path: &Path) -> bool {
 }
 
 /// Decompress the gzip `file` (positioned anywhere) into memory, reading
-/// at most one byte past `max`.
+/// at most one byte past `max`: the buffer never grows past `max + 1`
+/// bytes, and memory that cannot be had is [`Error::OutOfMemory`], not
+/// an abort.
 fn gunzip(path: &Path, mut file: File, max: u64) -> Result<Vec<u8>> {
     let hint = gzip_size_hint(&mut file).map_err(io_err(path))?;
-    let mut out = Vec::with_capacity(usize::try_from(hint.min(max)).unwrap_or(0));
     file.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
-    flate2::read::MultiGzDecoder::new(file)
-        .take(max.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|source| Error::Gzip {
+    inflate_into(path, flate2::read::MultiGzDecoder::new(file), hint, max)
+}
+
+/// Read `reader` (a decompressor) to its end into memory, at most one
+/// byte past `max`, the buffer first sized for `hint` bytes and grown by
+/// doubling, never past `max + 1`; a failed allocation is an error.
+fn inflate_into(path: &Path, reader: impl Read, hint: u64, max: u64) -> Result<Vec<u8>> {
+    let cap = usize::try_from(max.saturating_add(1)).unwrap_or(usize::MAX);
+    let mut out: Vec<u8> = Vec::new();
+    let grow = |out: &mut Vec<u8>, want: usize| {
+        out.try_reserve_exact(want.min(cap) - out.len())
+            .map_err(|_| Error::OutOfMemory {
+                path: path.to_path_buf(),
+                bytes: want.min(cap) as u64,
+            })
+    };
+    grow(&mut out, usize::try_from(hint).unwrap_or(cap).min(cap))?;
+    let mut reader = reader.take(cap as u64);
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => return Ok(out),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(Error::Gzip {
+                    path: path.to_path_buf(),
+                    offset: out.len() as u64,
+                    source,
+                });
+            }
+        };
+        if out.capacity() - out.len() < n {
+            let want = (out.len() + n).max(out.capacity().saturating_mul(2));
+            grow(&mut out, want)?;
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Decompress the gzip bytes `gz` (a compressed stat, a summary) into
+/// memory under [`inflate_limit`] of their size: more is
+/// [`Error::InflateLimit`] (`what` says what the bytes are, `path` where
+/// they are), a broken stream [`Error::Gzip`].
+pub fn inflate(gz: &[u8], path: &Path, what: &'static str) -> Result<Vec<u8>> {
+    let limit = inflate_limit(gz.len() as u64);
+    let out = inflate_into(path, flate2::read::MultiGzDecoder::new(gz), 0, limit)?;
+    if out.len() as u64 > limit {
+        return Err(Error::InflateLimit {
             path: path.to_path_buf(),
-            offset: out.len() as u64,
-            source,
-        })?;
+            what,
+            compressed: gz.len() as u64,
+            limit,
+        });
+    }
     Ok(out)
+}
+
+/// Most bytes one gzip input may decompress to: [`set_inflate_limit`]'s
+/// value when one was set (the command line's `--max-decompressed`),
+/// else [`INFLATE_RATIO`] times its compressed size, at least
+/// [`INFLATE_FLOOR`], and at most half the memory this process may use
+/// ([`memory_budget`]). Real traces decompress 5–25 times; a gzip bomb,
+/// up to a thousand.
+pub fn inflate_limit(compressed: u64) -> u64 {
+    match INFLATE_LIMIT.load(Ordering::Relaxed) {
+        0 => compressed
+            .saturating_mul(INFLATE_RATIO)
+            .max(INFLATE_FLOOR)
+            .min(memory_budget() / 2),
+        set => set,
+    }
+}
+
+/// The decompressed size allowed per compressed byte by default.
+pub const INFLATE_RATIO: u64 = 100;
+/// The decompressed size any gzip input may reach by default, however
+/// small (within half of [`memory_budget`]).
+pub const INFLATE_FLOOR: u64 = 256 << 20;
+
+static INFLATE_LIMIT: AtomicU64 = AtomicU64::new(0);
+
+/// Set the decompressed-size limit of every gzip input of this process
+/// (bytes; `None`: the default rule of [`inflate_limit`]).
+pub fn set_inflate_limit(limit: Option<u64>) {
+    INFLATE_LIMIT.store(limit.map_or(0, |l| l.max(1)), Ordering::Relaxed);
+}
+
+/// The memory this process may use, bytes: the machine's memory
+/// (`MemTotal`), or less where the address space or data segment is
+/// limited (`ulimit -v`, `ulimit -d`); 16 GiB where it cannot be told.
+pub fn memory_budget() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .map(|kb| kb.saturating_mul(1024))
+        });
+        let limit = |resource| {
+            let mut r = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: getrlimit writes the struct it is given.
+            let rc = unsafe { libc::getrlimit(resource, &mut r) };
+            // `rlim_t` is 32 bits on some Linux targets.
+            #[allow(clippy::unnecessary_cast)]
+            let cur = r.rlim_cur as u64;
+            (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
+        };
+        [total, limit(libc::RLIMIT_AS), limit(libc::RLIMIT_DATA)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(16 << 30)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        16 << 30
+    }
+}
+
+/// Open an input file for reading: only a regular file (after following
+/// links) is opened; a FIFO, socket, device or folder is refused
+/// (`InvalidInput`, saying what it is) without waiting on it, as a
+/// FIFO's open would until a writer came.
+pub fn open_input(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(target_os = "linux")]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    #[cfg(not(target_os = "linux"))]
+    check_regular(&std::fs::metadata(path)?)?;
+    let file = options.open(path)?;
+    check_regular(&file.metadata()?)?;
+    Ok(file)
+}
+
+/// The whole of an input file ([`open_input`]) in memory.
+pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    open_input(path)?.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// The whole of an input file ([`open_input`]) as UTF-8 text.
+pub fn read_input_text(path: &Path) -> std::io::Result<String> {
+    let mut out = String::new();
+    open_input(path)?.read_to_string(&mut out)?;
+    Ok(out)
+}
+
+fn check_regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = if meta.is_dir() {
+        "a folder"
+    } else {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let t = meta.file_type();
+            if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_socket() {
+                "a socket"
+            } else if t.is_char_device() || t.is_block_device() {
+                "a device"
+            } else {
+                "not a regular file"
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            "not a regular file"
+        }
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{kind}: an input must be a regular file"),
+    ))
 }
 
 /// The uncompressed size a gzip file announces in its last four bytes

@@ -29,8 +29,9 @@ pub struct Args {
     /// Print the outcome as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// With `--out`: replace an earlier demo run in that folder (its run's
-    /// files are removed first; nothing else is).
+    /// With `--out`: replace an earlier demo run in that folder (the files
+    /// it wrote there, unchanged since, are removed first; nothing else is,
+    /// and a file of those names it did not write is refused).
     #[arg(long, requires = "out")]
     pub force: bool,
 }
@@ -60,6 +61,9 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     // Files of a bigger earlier run would otherwise stay beside the new
     // ones and be merged with them.
     super::synth::clear_earlier_run(&run_dir, args.force)?;
+    let output = dir.join("combined.xplane.pb");
+    let merged = [output.clone(), trace_merge::summary_beside(&output)];
+    super::synth::clear_written(&dir, &merged, args.force, "an earlier demo's merge")?;
     let run = synthesize(&config, &run_dir).context("synthesising the demo run")?;
     let say = |s: String| {
         if !global.quiet && !args.json {
@@ -77,10 +81,12 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     ))?;
     let started = std::time::Instant::now();
     let plan = trace_align::RunFiles::discover(&run_dir)?.plan(&Default::default())?;
-    let output = dir.join("combined.xplane.pb");
     let bar = super::merge::merge_bar(plan.nodes.len(), !global.quiet && !args.json);
     let outcome = plan.merge_with_progress(&output, &Default::default(), |_| bar.inc(1))?;
     bar.finish_and_clear();
+    if args.out.is_some() {
+        safe_temp::OutputRecord::add(&dir, &merged)?;
+    }
     let mut score =
         score_files(&[&output], &run.truth_path).context("scoring against the truth")?;
     score.collective_violations = outcome.after.as_ref().map(|a| a.summary.violations as u64);

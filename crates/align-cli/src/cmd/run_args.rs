@@ -54,6 +54,21 @@ fn parse_node_path(s: &str) -> Result<(NodeId, PathBuf), String> {
     Ok((n, PathBuf::from(p)))
 }
 
+/// Refuse a node that `flag` gives twice.
+fn once_per_node(flag: &str, given: &[(NodeId, PathBuf)]) -> anyhow::Result<()> {
+    let mut seen = std::collections::BTreeMap::new();
+    for (node, path) in given {
+        if let Some(first) = seen.insert(*node, path) {
+            bail!(
+                "{flag} {node}={}: node {node} is given twice ({flag} {node}={} before); one node has one file",
+                path.display(),
+                first.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The run of `paths` (traces and run folders) through the one discovery
 /// of every command, with what it left out and how it told each node
 /// said on stderr unless `quiet`.
@@ -117,8 +132,13 @@ pub fn say_table(run: &RunFiles, quiet: bool) {
 
 impl RunArgs {
     /// The run's files: the run folder's and the paths', with the
-    /// overrides given; what was left out said unless `quiet`.
+    /// overrides given; what was left out said unless `quiet`. A node
+    /// given twice by one flag (`--trace 0=A --trace 0=B`) is an error:
+    /// the last would otherwise win, and a run of two traces would be
+    /// merged as one node.
     pub fn files(&self, quiet: bool) -> anyhow::Result<RunFiles> {
+        once_per_node("--trace", &self.traces)?;
+        once_per_node("--snapshots", &self.snapshots)?;
         let found: Vec<&Path> = self
             .run_dir
             .iter()

@@ -48,30 +48,66 @@ pub struct Args {
     /// Print what was written as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Replace an earlier synthetic run in OUT: its files (`node<i>.*`,
-    /// offsets, truth, configuration) are removed first; other files are kept.
+    /// Replace an earlier synthetic run in OUT: the files it wrote there
+    /// (`node<i>.*`, offsets, truth, configuration; as its record of
+    /// outputs shows, unchanged since) are removed first; any other file
+    /// is kept, and a file of those names it did not write is refused.
     #[arg(long)]
     pub force: bool,
 }
 
 /// Refuse to write over an earlier run in `out` (whose files, from a
 /// bigger run, would otherwise stay beside the new ones), or with
-/// `force` remove exactly its files.
+/// `force` remove exactly its files. Only files the folder's record of
+/// outputs proves were written there by an earlier run, unchanged since,
+/// count as that run's: a file of a synthetic run's name that someone
+/// else put there (a real `node0.xplane.pb`) is never removed or
+/// replaced, `--force` or not.
 pub fn clear_earlier_run(out: &std::path::Path, force: bool) -> anyhow::Result<()> {
     let earlier = run_files_in(out)?;
-    let Some(first) = earlier.first() else {
+    clear_written(out, &earlier, force, "an earlier synthetic run")
+}
+
+/// Refuse `files` (in `dir`) that exist unless the folder's record proves
+/// each was written there by this tool (`what` says by which run); with
+/// `force`, remove them.
+pub fn clear_written(
+    dir: &std::path::Path,
+    files: &[PathBuf],
+    force: bool,
+    what: &str,
+) -> anyhow::Result<()> {
+    let present: Vec<PathBuf> = files.iter().filter(|p| p.exists()).cloned().collect();
+    let Some(first) = present.first() else {
         return Ok(());
     };
+    let record = safe_temp::OutputRecord::read(dir)?;
+    let theirs: Vec<&PathBuf> = present.iter().filter(|p| !record.proves(p)).collect();
+    if let Some(other) = theirs.first() {
+        bail!(
+            "{}: this tool did not write it here (or it changed since); it is never replaced or removed, --force or not: choose another folder, or move it away{}",
+            other.display(),
+            match theirs.len() {
+                1 => String::new(),
+                n => format!(" ({n} such files in {})", dir.display()),
+            }
+        );
+    }
     if !force {
         bail!(
-            "{}: holds an earlier synthetic run ({} files, such as {}); give --force to replace it",
-            out.display(),
-            earlier.len(),
+            "{}: holds {what} ({} files, such as {}); give --force to replace it",
+            dir.display(),
+            present.len(),
             first.display()
         );
     }
-    for path in &earlier {
-        std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+    let theirs = safe_temp::OutputRecord::remove_proven(dir, &present)
+        .with_context(|| format!("removing {what} from {}", dir.display()))?;
+    if let Some(other) = theirs.first() {
+        bail!(
+            "{}: changed while being replaced; nothing was removed",
+            other.display()
+        );
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use xplane_proto::inspect::{FileReport, Span};
+use xplane_proto::text::visible;
 use xplane_proto::utc::{iso8601_ps, seconds_ps};
 
 use crate::Global;
@@ -45,8 +46,12 @@ pub fn write_text(out: &mut impl Write, file: &FileReport, global: &Global) -> i
         let problems: u64 = p.problems.iter().map(|x| x.count).sum();
         writeln!(
             out,
-            "  plane {} {:?} (id {}): {} lines, {} events, {problems} problems",
-            p.index, p.name, p.id, p.line_count, p.event_count
+            "  plane {} {} (id {}): {} lines, {} events, {problems} problems",
+            p.index,
+            visible(&format!("{:?}", p.name)),
+            p.id,
+            p.line_count,
+            p.event_count
         )?;
         if global.quiet {
             continue;
@@ -55,7 +60,7 @@ pub fn write_text(out: &mut impl Write, file: &FileReport, global: &Global) -> i
         let stats: Vec<String> = p
             .stats
             .iter()
-            .map(|s| format!("{} ({})", s.name, s.count))
+            .map(|s| format!("{} ({})", visible(&s.name), s.count))
             .collect();
         if stats.is_empty() {
             writeln!(out, "    stats: none")?;
@@ -72,15 +77,21 @@ pub fn write_text(out: &mut impl Write, file: &FileReport, global: &Global) -> i
             writeln!(
                 out,
                 "    problem: {} x{}, first at {}",
-                x.kind, x.count, x.first
+                x.kind,
+                x.count,
+                visible(&x.first.to_string())
             )?;
         }
         if global.verbose > 0 {
             for l in &p.lines {
                 writeln!(
                     out,
-                    "    line {} {:?} (id {}, display id {}): {} events",
-                    l.index, l.name, l.id, l.display_id, l.event_count
+                    "    line {} {} (id {}, display id {}): {} events",
+                    l.index,
+                    visible(&format!("{:?}", l.name)),
+                    l.id,
+                    l.display_id,
+                    l.event_count
                 )?;
                 write_span(out, "      span: ", &l.span)?;
             }

@@ -82,8 +82,11 @@ pub fn write_html(report: &Report, path: &Path, inputs: &[&Path]) -> Result<()> 
     )
 }
 
-/// `text` with `&`, `<`, `>`, `"` and `'` escaped.
+/// `text` with `&`, `<`, `>`, `"` and `'` escaped, and control and
+/// bidirectional formatting characters shown as `\u{XXXX}`
+/// ([`xplane_proto::text::visible`]): trace text is data.
 pub(crate) fn escape(text: &str) -> String {
+    let text = xplane_proto::text::visible(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -646,6 +649,16 @@ mod tests {
         assert_eq!(
             escape(r#"<a href="x">&'"#),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    /// A U+202E and control characters from step-marker names were
+    /// written raw into the report's text (reversing what followed).
+    #[test]
+    fn escape_shows_bidi_overrides_and_control_characters() {
+        assert_eq!(
+            escape("step\u{202e}1\u{1b}[2J\u{0}"),
+            "step\\u{202E}1\\u{1B}[2J\\u{0}"
         );
     }
 

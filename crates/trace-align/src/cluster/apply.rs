@@ -72,7 +72,12 @@ impl ClocksFile {
         let mut inputs = vec![trace, self.path.as_path()];
         let snapshots = self.snapshots_beside(trace, entry)?;
         inputs.extend(snapshots.as_deref());
-        crate::check_output(output, &inputs, &[])?;
+        // The output is written in the trace's own format: its name must say so.
+        let suffixes: &[&str] = match format {
+            TraceFormat::XSpace => &[".xplane.pb", ".xplane.pb.gz"],
+            TraceFormat::Kineto => &[".json", ".json.gz"],
+        };
+        crate::check_output(output, &inputs, suffixes)?;
         match format {
             TraceFormat::XSpace => self.apply_xspace(trace, snapshots, entry, output),
             TraceFormat::Kineto => self.apply_kineto(trace, entry, output),
@@ -85,6 +90,7 @@ impl ClocksFile {
         let Some(expected) = &entry.snapshots_file else {
             return Ok(None);
         };
+        expected.check_plain_name(&self.path, entry.node)?;
         let path = trace
             .parent()
             .unwrap_or(Path::new("."))

@@ -154,13 +154,20 @@ impl RunClocks {
     /// Read a clocks file; one that is not JSON, is truncated, names
     /// another format or version, or lacks a field is an error naming it.
     pub fn read(path: &Path) -> Result<RunClocks> {
-        let text = std::fs::read_to_string(path).map_err(RunError::io(path))?;
+        let text = xplane_proto::source::read_input_text(path).map_err(RunError::io(path))?;
         check_header(path, &text, "clocks file", CLOCKS_FORMAT, CLOCKS_VERSION)?;
-        serde_json::from_str(&text).map_err(|e| RunError::Unreadable {
+        let clocks: RunClocks = serde_json::from_str(&text).map_err(|e| RunError::Unreadable {
             path: path.to_path_buf(),
             what: "clocks file",
             source: Box::new(e),
-        })
+        })?;
+        for entry in &clocks.nodes {
+            entry.trace.file.check_plain_name(path, entry.node)?;
+            if let Some(snapshots) = &entry.snapshots_file {
+                snapshots.check_plain_name(path, entry.node)?;
+            }
+        }
+        Ok(clocks)
     }
 
     /// Node `node`'s entry; a node the file lacks is an error naming
@@ -188,15 +195,27 @@ impl RunClocks {
     ) -> Result<&NodeEntry> {
         let entry = match node {
             Some(node) => self.node(node, path)?,
-            None => self
-                .nodes
-                .iter()
-                .find(|e| e.trace.file.same_bytes(&found.file))
-                .ok_or_else(|| RunError::TraceNotInClocks {
+            None => {
+                let mut same = self
+                    .nodes
+                    .iter()
+                    .filter(|e| e.trace.file.same_bytes(&found.file));
+                let first = same.next().ok_or_else(|| RunError::TraceNotInClocks {
                     path: trace.to_path_buf(),
                     clocks: path.to_path_buf(),
                     found: found.file.to_string(),
-                })?,
+                })?;
+                if let Some(second) = same.next() {
+                    return Err(RunError::TraceAmbiguousInClocks {
+                        path: trace.to_path_buf(),
+                        clocks: path.to_path_buf(),
+                        first: first.node,
+                        second: second.node,
+                        found: found.file.to_string(),
+                    });
+                }
+                first
+            }
         };
         if !entry.trace.file.same_bytes(&found.file) || entry.trace.format != found.format {
             return Err(RunError::TraceMismatch {

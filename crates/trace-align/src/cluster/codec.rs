@@ -22,7 +22,7 @@
 //! range is checked as it is read, and bytes left over are an error.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 
 use collective_check::{
     CollectiveKind, ExtractStats, Extraction, KinetoRecords, NodeInfo, Occurrence, Participant,
@@ -158,9 +158,10 @@ pub(crate) fn encode(summary: &NodeSummary, version: u32) -> std::io::Result<Vec
 }
 
 /// The summary of a file's bytes after its magic and version.
-pub(crate) fn decode(gzipped: &[u8]) -> Result<NodeSummary, DecodeError> {
-    let mut body = Vec::new();
-    flate2::read::GzDecoder::new(gzipped).read_to_end(&mut body)?;
+pub(crate) fn decode(gzipped: &[u8], path: &std::path::Path) -> Result<NodeSummary, DecodeError> {
+    // Bounded: a summary that would decompress past the limit for its
+    // size is refused before the memory is taken.
+    let body = xplane_proto::source::inflate(gzipped, path, "summary")?;
     let mut r = Reader::new(&body);
     let head_len = r.usize("the head's length")?;
     let head: Head = serde_json::from_slice(r.take(head_len)?)?;
@@ -181,6 +182,12 @@ pub(crate) fn decode(gzipped: &[u8]) -> Result<NodeSummary, DecodeError> {
     let run_ids = ids(&mut r, &ks, "run_id")?;
     let correlations = ids(&mut r, &ks, "correlation")?;
     let modes = (head.begin_mode, head.length_mode);
+    if head.unit == 0 {
+        // Every time would be 0: the fit would leave every constraint out.
+        return Err(
+            "its time unit is 0 ps (times are whole multiples of a unit of at least 1 ps)".into(),
+        );
+    }
     let (begins, ends) = super::times::decode(&mut r, &ks, head.unit, modes)?;
     let probe_start = head
         .probe_start
@@ -361,6 +368,7 @@ fn gcd(a: u128, b: u128) -> u128 {
 mod tests {
     use super::*;
     use crate::format::TraceFormat;
+    use std::io::Read;
 
     fn summary(probe_start: bool) -> NodeSummary {
         let mut e = Extraction::new();
@@ -421,7 +429,7 @@ mod tests {
             let bytes = encode(&s, 2).unwrap();
             assert_eq!(&bytes[..8], MAGIC);
             assert_eq!(bytes[8..12], 2u32.to_le_bytes());
-            let back = decode(&bytes[12..]).unwrap();
+            let back = decode(&bytes[12..], std::path::Path::new("s")).unwrap();
             assert_eq!(back.collectives.occurrences(), s.collectives.occurrences());
             assert_eq!(back.collectives.names(), s.collectives.names());
             assert_eq!(back.collectives.stats, s.collectives.stats);
@@ -452,14 +460,35 @@ mod tests {
     fn bytes_past_the_columns_or_a_column_cut_short_are_refused() {
         let mut b = body(&summary(false));
         b.push(0);
-        let err = decode(&gzip(&b)).unwrap_err();
+        let err = decode(&gzip(&b), std::path::Path::new("s")).unwrap_err();
         assert!(
             err.to_string().contains("1 bytes after the last column"),
             "{err}"
         );
         b.truncate(b.len() - 3);
-        let err = decode(&gzip(&b)).unwrap_err();
+        let err = decode(&gzip(&b), std::path::Path::new("s")).unwrap_err();
         assert!(err.to_string().contains("the body ends inside"), "{err}");
+    }
+
+    /// A summary whose time unit is 0 made `fit` leave every constraint
+    /// out and exit 0, and `apply` move nothing.
+    #[test]
+    fn a_time_unit_of_zero_is_refused() {
+        let b = body(&summary(false));
+        let mut r = Reader::new(&b);
+        let head_len = r.usize("").unwrap();
+        let rest = &b[r.at + head_len..];
+        let mut head: serde_json::Value =
+            serde_json::from_slice(&b[r.at..r.at + head_len]).unwrap();
+        assert!(head["unit"].as_u64().unwrap() > 0);
+        head["unit"] = 0.into();
+        let head = serde_json::to_vec(&head).unwrap();
+        let mut bad = Vec::new();
+        put(&mut bad, head.len() as u128);
+        bad.extend_from_slice(&head);
+        bad.extend_from_slice(rest);
+        let err = decode(&gzip(&bad), std::path::Path::new("s")).unwrap_err();
+        assert!(err.to_string().contains("time unit is 0"), "{err}");
     }
 
     #[test]
@@ -470,7 +499,7 @@ mod tests {
         let first_key = r.at + head_len;
         let mut bad = b.clone();
         bad[first_key] = 9;
-        let err = decode(&gzip(&bad)).unwrap_err();
+        let err = decode(&gzip(&bad), std::path::Path::new("s")).unwrap_err();
         assert!(
             err.to_string().contains("occurrence 0: key 9 of 3"),
             "{err}"
@@ -488,7 +517,7 @@ mod tests {
             for flip in [0x01, 0x80, 0xff] {
                 let mut bad = b.clone();
                 bad[at] ^= flip;
-                refused += usize::from(decode(&gzip(&bad)).is_err());
+                refused += usize::from(decode(&gzip(&bad), std::path::Path::new("s")).is_err());
             }
         }
         assert!(refused > b.len(), "{refused} of {} refused", 3 * b.len());

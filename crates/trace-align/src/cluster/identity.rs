@@ -44,9 +44,29 @@ pub struct TraceIdentity {
 }
 
 impl FileIdentity {
+    /// Refuse a name that is not one plain file name (a folder, `..`, an
+    /// absolute path, an empty name): `source` (a clocks file or summary)
+    /// names node `node`'s files only by their name in its trace's folder.
+    pub fn check_plain_name(&self, source: &Path, node: clock_model::NodeId) -> Result<()> {
+        let name = Path::new(&self.file_name);
+        let mut parts = name.components();
+        let plain = matches!(
+            (parts.next(), parts.next()),
+            (Some(std::path::Component::Normal(_)), None)
+        ) && !self.file_name.contains(['/', '\\']);
+        if plain {
+            return Ok(());
+        }
+        Err(RunError::FileNameNotPlain {
+            path: source.to_path_buf(),
+            node,
+            name: self.file_name.clone(),
+        })
+    }
+
     /// The identity of the file at `path`, from one read of its bytes.
     pub fn of(path: &Path) -> Result<FileIdentity> {
-        let mut file = std::fs::File::open(path).map_err(RunError::io(path))?;
+        let mut file = xplane_proto::source::open_input(path).map_err(RunError::io(path))?;
         let (mut hash, mut size) = (FNV_OFFSET, 0u64);
         let mut buf = vec![0u8; 1 << 20];
         loop {

@@ -4,7 +4,7 @@
 //! versioned file that names the trace it came from.
 
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use alignment_core::{AlignOptions, NodeInput, NodeStart};
@@ -234,7 +234,7 @@ fn summary_offsets(path: &Path, node: NodeId, trace: &Path) -> Result<SummaryOff
         .filter(|(_, r)| r.node_id == node)
         .map(|&(line, _)| line)
         .collect();
-    let text = std::fs::read_to_string(path).map_err(RunError::io(path))?;
+    let text = xplane_proto::source::read_input_text(path).map_err(RunError::io(path))?;
     let rows = text
         .lines()
         .enumerate()
@@ -285,7 +285,7 @@ impl NodeSummary {
     /// another version (a version 1 file is gzip-compressed JSON) is an
     /// error naming it.
     pub fn read(path: &Path) -> Result<NodeSummary> {
-        let bytes = std::fs::read(path).map_err(RunError::io(path))?;
+        let bytes = xplane_proto::source::read_input(path).map_err(RunError::io(path))?;
         let unreadable = |source| RunError::Unreadable {
             path: path.to_path_buf(),
             what: "summary",
@@ -293,10 +293,9 @@ impl NodeSummary {
         };
         if bytes.starts_with(&[0x1f, 0x8b]) {
             // Version 1 was gzip-compressed JSON naming its version.
-            let mut text = String::new();
-            flate2::read::GzDecoder::new(bytes.as_slice())
-                .read_to_string(&mut text)
+            let text = xplane_proto::source::inflate(&bytes, path, "summary")
                 .map_err(|e| unreadable(Box::new(e)))?;
+            let text = String::from_utf8_lossy(&text);
             check_header(path, &text, "summary", SUMMARY_FORMAT, SUMMARY_VERSION)?;
             return Err(unreadable(
                 "gzip-compressed JSON naming this version".into(),
@@ -323,7 +322,7 @@ impl NodeSummary {
                 expected_version: SUMMARY_VERSION,
             });
         }
-        super::codec::decode(&bytes[12..]).map_err(unreadable)
+        super::codec::decode(&bytes[12..], path).map_err(unreadable)
     }
 }
 

@@ -91,6 +91,7 @@ pub fn align_kineto(
             Ok(output)
         })
         .collect::<Result<_>>()?;
+    crate::check_out_dir(out_dir)?;
     let launch_lags = kineto_launch_lags(traces)?;
     let (estimate, before) = kineto_clocks(traces, reference, clocks)?;
     let folder = crate::each::NewFolders::create([out_dir])?;
@@ -103,7 +104,7 @@ pub fn align_kineto(
         staged.push((tmp, aligned.output.clone()));
         ranks.push(aligned);
     }
-    crate::each::persist_all(staged)?;
+    crate::each::persist_all_recorded(staged, out_dir)?;
     folder.keep();
     let after = aligned_collectives(before.clone(), &estimate)?;
     let options = check_options();
