@@ -8,7 +8,7 @@
 # Needs python3 (with venv) and, once, PyPI to install maturin into its own
 # virtualenv (kept in target/wheel-tools). Prints the wheel's size, the
 # install time and the demo's first lines. Not in .ci/run: it needs PyPI
-# and a release build (see docs/install.md for its figures).
+# and a release build (see .ci/README.md for its figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

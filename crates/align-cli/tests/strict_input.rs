@@ -81,6 +81,9 @@ fn a_corrupt_copied_stat_is_refused_by_every_command_with_inspects_message() {
         ]
     );
     let out = dir.path().join("out");
+    // `merge` refuses a missing output folder before reading: the folder
+    // exists, so the input's own error is what each command meets.
+    std::fs::create_dir(&out).unwrap();
     let runs: [Vec<std::ffi::OsString>; 4] = [
         vec![
             "validate".into(),
@@ -161,6 +164,9 @@ fn an_unknown_top_level_field_is_refused_by_validate_align_and_merge() {
         .code(2);
     assert!(causes(&validate.get_output().stderr).ends_with(&expected));
     let out = dir.path().join("out");
+    // `merge` refuses a missing output folder before reading: the folder
+    // exists, so the input's own error is what each command meets.
+    std::fs::create_dir(&out).unwrap();
     for args in [
         vec!["align", "--run-dir", run.to_str().unwrap(), "--out-dir"],
         vec!["merge", "--run-dir", run.to_str().unwrap(), "-o"],

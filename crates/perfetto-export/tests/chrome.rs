@@ -81,7 +81,16 @@ fn args_json(args: &[String]) -> Value {
             "s" => json!(text),
             _ => Value::Null,
         };
-        map.insert(name.to_owned(), v);
+        // A repeated stat name is kept as `name (2)`, `name (3)`, ... (JSON
+        // viewers keep only the last of duplicate keys).
+        let key = (1..)
+            .map(|n| match n {
+                1 => name.to_owned(),
+                n => format!("{name} ({n})"),
+            })
+            .find(|k| !map.contains_key(k))
+            .unwrap();
+        map.insert(key, v);
     }
     Value::Object(map)
 }

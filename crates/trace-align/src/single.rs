@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use alignment_core::{AlignNode, AlignOptions, NodeInput};
 
-use crate::each::{AlignedNode, NewFolders, persist_all};
+use crate::each::{AlignedNode, NewFolders, persist_all_recorded};
 use crate::error::{Result, RunError};
 
 /// One node's trace and what aligning it on its own takes.
@@ -59,7 +59,13 @@ impl SingleNode {
             std::io::Write::write_all(f, diagnostics.to_json().as_bytes())
         })
         .map_err(RunError::write(&stats))?;
-        persist_all(vec![(trace, output.to_path_buf()), (staged, stats)])?;
+        // Recorded as this tool's outputs, so that a later `align --run-dir`
+        // into the same folder may replace them.
+        let dir = output
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        persist_all_recorded(vec![(trace, output.to_path_buf()), (staged, stats)], dir)?;
         made.keep();
         Ok(AlignedNode {
             output: output.to_path_buf(),

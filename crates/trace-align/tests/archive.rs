@@ -17,7 +17,9 @@ fn failed_archive_leaves_no_archive_and_no_staging_folder() {
         &run,
     )
     .unwrap();
-    // Node 1's trace cut short: found only when its events are read.
+    // The run as found, then node 1's trace cut short: found only when its
+    // events are read.
+    let files = RunFiles::discover(&run).unwrap();
     let trace = run.join("node1.xplane.pb");
     let bytes = std::fs::read(&trace).unwrap();
     std::fs::write(&trace, &bytes[..bytes.len() * 2 / 3]).unwrap();
@@ -25,7 +27,6 @@ fn failed_archive_leaves_no_archive_and_no_staging_folder() {
     std::fs::create_dir(&out).unwrap();
     let output = Output::from_path(out.join("run.tar")).unwrap();
     assert_eq!(output.kind(), &OutputKind::PerfettoArchive);
-    let files = RunFiles::discover(&run).unwrap();
     assert!(files.write(&output, &RunSettings::default()).is_err());
     let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");

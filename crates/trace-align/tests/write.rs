@@ -22,6 +22,8 @@ fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        // The record of this tool's outputs is not an output.
+        .filter(|n| n != safe_temp::RECORD_FILE)
         .collect();
     names.sort();
     names
