@@ -79,9 +79,8 @@ pub fn check_output(output: &Path, inputs: &[&Path], suffixes: &[&str]) -> Resul
 /// exist, or be an empty folder, or hold only files its
 /// [`safe_temp::OutputRecord`] proves this tool wrote there and nobody
 /// changed since ([`RunError::OutDirNotOurs`] names the first other
-/// file). Outputs written into it are then recorded
-/// ([`crate::each`]'s `persist_all_recorded`), so that the next run may
-/// replace them.
+/// file). Outputs written into it are then recorded as they are placed,
+/// so that the next run may replace them.
 pub fn check_out_dir(dir: &Path) -> Result<()> {
     if let Ok(meta) = std::fs::metadata(dir)
         && !meta.is_dir()
