@@ -42,8 +42,16 @@ pub(super) fn section(out: &mut String, r: &Report) {
     if super::nodes::many(r) {
         return compact(out, nodes);
     }
+    activity_chart(out, nodes.iter());
+    node_table(out, nodes);
+    stream_table(out, nodes);
+    kind_table(out, nodes);
+    top_tables(out, nodes);
+}
+
+/// The compute / non-compute / idle bars of `nodes`.
+fn activity_chart<'a>(out: &mut String, nodes: impl Iterator<Item = &'a GpuNode>) {
     let rows: Vec<(NodeId, [i64; 3])> = nodes
-        .iter()
         .map(|n| {
             (
                 n.node,
@@ -55,10 +63,6 @@ pub(super) fn section(out: &mut String, r: &Report) {
         &rows,
         ["compute", "non-compute", "idle"],
     ));
-    node_table(out, nodes);
-    stream_table(out, nodes);
-    kind_table(out, nodes);
-    top_tables(out, nodes);
 }
 
 /// Many nodes: the most idle drawn, every node's figures folded; the
@@ -75,19 +79,7 @@ fn compact(out: &mut String, nodes: &[GpuNode]) {
         ranked.len(),
         nodes.len()
     );
-    let rows: Vec<(NodeId, [i64; 3])> = ranked
-        .iter()
-        .map(|n| {
-            (
-                n.node,
-                [n.gpu_compute_ns, n.gpu_non_compute_ns, n.gpu_idle_ns],
-            )
-        })
-        .collect();
-    out.push_str(&svg::activity_bars(
-        &rows,
-        ["compute", "non-compute", "idle"],
-    ));
+    activity_chart(out, ranked.iter().copied());
     out.push_str("<details><summary>Every node's GPU time</summary>");
     node_table(out, nodes);
     out.push_str("</details>\n");
