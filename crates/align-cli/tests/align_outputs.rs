@@ -2,7 +2,7 @@
 //! once `node1.aligned.xplane.pb` landed in the run folder, and
 //! `validate RUN/node*.xplane.pb` then failed with "node 1 given twice".
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! is refused at its open instead of waited on. Each once took gigabytes,
 //! aborted (exit 134), or hung.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

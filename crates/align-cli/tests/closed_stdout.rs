@@ -2,7 +2,7 @@
 //! every subcommand that prints: one test each (`demo` and `merge --json`
 //! are in `pipeline.rs`).
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::path::Path;

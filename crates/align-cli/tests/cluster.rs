@@ -2,7 +2,7 @@
 //! `align --run-dir --out-dir` writes, on every recorded run and a
 //! synthetic one; every bad input is refused with exit 2, naming the file.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `collectives`: every node's clock from its collectives beside its probe
 //! offsets; and `merge --cross-check` on probes that contradict them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

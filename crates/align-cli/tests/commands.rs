@@ -2,7 +2,7 @@
 //! cluster workflow and the developer tools in groups, the old top-level
 //! names still working with a note, the run commands' flags under headings.
 
-mod common;
+use crate::common;
 
 use common::cli;
 use predicates::prelude::*;

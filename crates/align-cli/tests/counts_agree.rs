@@ -3,7 +3,7 @@
 //! them under the same names (`collective_check::Counts`), on a recorded
 //! PyTorch (gloo) run and a recorded JAX run.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! a Kineto trace with no events, and a snapshots file without pairs are
 //! errors naming the file (empty traces pass with `--allow-empty`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

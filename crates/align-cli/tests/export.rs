@@ -1,7 +1,7 @@
 //! `align-cli export`: the format follows the output's name; bad input
 //! exits 2 and writes nothing.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

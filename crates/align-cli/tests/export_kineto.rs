@@ -4,9 +4,8 @@
 //! through exactly the participants the Kineto matching finds; bad input
 //! exits 2 and writes nothing.
 
-mod common;
-#[path = "../../perfetto-export/tests/common/mod.rs"]
-mod readback;
+use crate::common;
+use crate::readback;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

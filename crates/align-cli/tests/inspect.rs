@@ -1,7 +1,7 @@
 //! `align-cli inspect`: text and JSON output on a real trace, problems in a
 //! hand-built one, and one test per class of unreadable file.
 
-mod common;
+use crate::common;
 use common::cli;
 
 use std::io::Write;

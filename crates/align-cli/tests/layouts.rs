@@ -8,7 +8,7 @@
 //! file name"; each must align with exactly the clocks of the same run
 //! named `rank<N>`, and its outputs keep the input names.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

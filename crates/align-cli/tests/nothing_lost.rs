@@ -5,7 +5,7 @@
 //! leaves the pairs taken so far when killed outright. Each case once
 //! destroyed data or lost a recording.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! A run of one node needs no alignment: every command works with the
 //! identity clock and says so; the report has no cross-node sections.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

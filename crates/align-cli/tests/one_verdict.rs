@@ -5,7 +5,7 @@
 //! `export` (those that read it): exit status 2, the file named, nothing
 //! written. Each once passed at least one of them.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

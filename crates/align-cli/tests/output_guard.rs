@@ -5,7 +5,7 @@
 //! write is refused with exit status 2, a message naming it, and nothing
 //! written.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;

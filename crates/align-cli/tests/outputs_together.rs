@@ -2,7 +2,7 @@
 //! exported to Perfetto and its summary, every node of `align --run-dir`.
 //! On a failure neither is left, nor any temporary.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

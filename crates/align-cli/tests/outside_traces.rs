@@ -8,7 +8,7 @@
 //! naming what it is; the two sampled ranks of a 128-rank job merge with
 //! `--clock-source recorded` and, without it, stop naming the choices.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! format (<https://perfetto.dev/docs/reference/perfetto-manifest>), on the
 //! recorded 4-rank CUDA run and a recorded 4-process JAX run.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

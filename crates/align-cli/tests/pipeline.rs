@@ -2,7 +2,7 @@
 //! error classes: exit codes, messages naming file and place, and no
 //! output left behind on failure.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! correction are repaired and reported; a bad bound and a PyTorch run
 //! are refused.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `align-cli report`: one self-contained HTML page and the same figures as
 //! JSON, whose violation counts are `validate --json`'s; never over an input.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! next run writing into that folder, only when its process is gone.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

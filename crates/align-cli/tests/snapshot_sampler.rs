@@ -3,7 +3,7 @@
 //! aligner, and a synthetic run merged with a recorded file in place of
 //! its generated pairs.
 
-mod common;
+use crate::common;
 use common::{cli, score_json};
 
 use std::io::{BufRead, BufReader};

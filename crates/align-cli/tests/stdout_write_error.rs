@@ -3,7 +3,7 @@
 //! stderr, never a panic (exit 101); a closed pipe stays success
 //! (`closed_stdout.rs`).
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::fs::File;

@@ -2,7 +2,7 @@
 //! command, with the same message (file, plane/line/event, byte offset),
 //! even where a command would only copy them (event stats).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

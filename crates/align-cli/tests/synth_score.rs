@@ -1,7 +1,7 @@
 //! `align-cli synth` and `align-cli score`: a run written from a config file
 //! with overrides, scored unaligned (off by the clock offsets) and with bad input.
 
-mod common;
+use crate::common;
 use common::{cli, score_json};
 
 use predicates::prelude::*;

@@ -1,7 +1,7 @@
 //! `align-cli validate` on the recorded JAX traces: exit status, outputs,
 //! and errors that name the file.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

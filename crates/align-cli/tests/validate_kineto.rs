@@ -2,7 +2,7 @@
 //! same report as for XSpace, exit 1 on violations, exit 2 naming the file
 //! on bad input.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -119,8 +119,7 @@ fn bad_input_names_the_file_and_place() {
         )));
 }
 
-#[path = "../../collective-check/tests/nccl_json/mod.rs"]
-mod nccl_json;
+use crate::nccl_json;
 
 /// Two ranks of an NCCL run with one all-reduce; rank 1's in `dtype`.
 fn nccl_pair(dir: &Path, dtype: &'static str) -> Vec<PathBuf> {

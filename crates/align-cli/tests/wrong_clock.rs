@@ -3,7 +3,7 @@
 //! (offset beyond the spread of the starts + 1 s, drift beyond ±1000 ppm)
 //! is an error naming node and evidence, whatever the clock source.
 
-mod common;
+use crate::common;
 
 use common::{cli, corrupt_probes, demo_dir};
 use predicates::prelude::*;

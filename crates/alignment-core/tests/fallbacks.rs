@@ -2,8 +2,8 @@
 //! diagnostics, the guard acts on input that needs it, and times pushed
 //! out of int64 are errors naming the event or line, never a wrap.
 
-mod common;
-mod node1;
+use crate::common;
+use crate::node1;
 use clock_model::NodeId;
 use common::times;
 use node1::*;

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::common;
 use clock_model::NodeId;
-mod common;
 use common::times;
 
 use alignment_core::{AlignNode, NodeInput, OffsetsFile};

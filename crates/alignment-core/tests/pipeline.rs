@@ -2,8 +2,8 @@
 //! known: every path (device, runtime callback line, wall-clock line,
 //! bookkeeping planes), the guard, and every input error.
 
-mod common;
-mod node1;
+use crate::common;
+use crate::node1;
 use clock_model::NodeId;
 use common::times;
 use node1::*;

@@ -1,7 +1,7 @@
 //! Property tests for the clock laws of `PiecewiseLinear`, `SnapshotMap`
 //! and `Compose`, against an exact rational reference.
 
-mod common;
+use crate::common;
 
 use clock_model::{
     Compose, Extrapolation, HostTime, PiecewiseLinear, Side, SnapshotMap, SnapshotPair, TracerTime,

@@ -1,6 +1,6 @@
 //! Offset anchors from rows, and the two offset models.
 
-mod common;
+use crate::common;
 
 use clock_model::NodeId;
 use clock_model::{

@@ -1,7 +1,7 @@
 //! The real JAX traces: as recorded, with a clock moved, merged into one file,
 //! and with the match stats removed.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

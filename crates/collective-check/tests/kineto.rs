@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-mod gloo_fixture;
-mod nccl_json;
+use crate::gloo_fixture;
+use crate::nccl_json;
 
 use collective_check::*;
 use gloo_fixture::run;

@@ -2,8 +2,8 @@
 //! their ranks' agreement (on traces written as torch writes them), and the
 //! recorded gloo run with two process groups matched per group.
 
-mod gloo_fixture;
-mod nccl_json;
+use crate::gloo_fixture;
+use crate::nccl_json;
 
 use std::path::{Path, PathBuf};
 

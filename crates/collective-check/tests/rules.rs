@@ -1,6 +1,6 @@
 //! The rules and the extraction on small hand-built traces.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

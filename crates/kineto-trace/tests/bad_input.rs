@@ -1,7 +1,7 @@
 //! Broken inputs give one clear error naming the file and the byte, and
 //! nothing is written.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

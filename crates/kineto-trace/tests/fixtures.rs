@@ -1,7 +1,7 @@
 //! The real gloo recordings: reading, exact times, byte-exact rewriting,
 //! retiming and merging.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

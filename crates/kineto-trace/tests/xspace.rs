@@ -2,7 +2,7 @@
 //! from the encoded XSpace with its exact ns begin and end, name, track and
 //! args (checked against serde_json's reading of the event's own text).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 //! The Chrome trace JSON writer, parsed back with serde_json: `ts`/`dur`
 //! strings exact to the ns, names, stats, processes, threads and flows.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;

@@ -33,6 +33,6 @@ fn generated_code_matches_the_proto() {
     assert!(
         checked_in == fresh,
         "{GENERATED} is out of date with proto/perfetto_trace.proto; \
-         regenerate with `PERFETTO_PROTO_BLESS=1 cargo test -p perfetto-export --test codegen`"
+         regenerate with `PERFETTO_PROTO_BLESS=1 cargo test -p perfetto-export --test tests codegen`"
     );
 }

@@ -5,8 +5,8 @@
 //! `compressed_packets` bundles). The slices' times must be the inputs'
 //! exact ns.
 
-mod common;
-mod importer;
+use crate::common;
+use crate::importer;
 
 use std::path::{Path, PathBuf};
 

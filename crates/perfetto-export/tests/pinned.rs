@@ -3,7 +3,7 @@
 //! its length and FNV-1a hash; when a change of the format is meant, the
 //! new values are printed by the failing assertion.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

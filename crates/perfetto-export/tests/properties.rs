@@ -2,7 +2,7 @@
 //! nesting, odd picoseconds and every kind of stat, come back from the
 //! Perfetto writer event for event.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use prost::Message;

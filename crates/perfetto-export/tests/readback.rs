@@ -1,7 +1,7 @@
 //! Round trips through the Perfetto writer: every event of the input comes
 //! back with its exact ns, track, name, stats and flows.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

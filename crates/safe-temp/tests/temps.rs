@@ -160,7 +160,13 @@ fn two_processes_writing_one_pair_of_outputs_leave_one_pair_whole() {
         let children: Vec<_> = (0..3)
             .map(|_| {
                 Command::new(&exe)
-                    .args(["--exact", "writer_child", "--test-threads", "1", "-q"])
+                    .args([
+                        "--exact",
+                        "temps::writer_child",
+                        "--test-threads",
+                        "1",
+                        "-q",
+                    ])
                     .env("SAFE_TEMP_DIR", dir.path())
                     .env("SAFE_TEMP_GO", &go)
                     .stdout(std::process::Stdio::null())

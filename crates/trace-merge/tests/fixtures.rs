@@ -1,7 +1,7 @@
 //! Merging the real JAX traces: every event, `hlo_op` and stat value of
 //! every node survives unchanged, and times stay absolute.
 
-mod resolve;
+use crate::resolve;
 
 use std::path::PathBuf;
 

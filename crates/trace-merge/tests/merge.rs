@@ -1,8 +1,8 @@
 //! End-to-end merges of synthetic nodes: placement, bookkeeping planes,
 //! time base, remapping, errors and atomic output.
 
-mod common;
-mod resolve;
+use crate::common;
+use crate::resolve;
 
 use std::collections::HashSet;
 

@@ -1,7 +1,7 @@
 //! Bad input: every kind of unreadable file gives an error that names the
 //! file and says what is wrong; dangling references are not reader errors.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -30,6 +30,6 @@ fn generated_code_matches_the_proto() {
     assert!(
         checked_in == fresh,
         "{GENERATED} is out of date with proto/xplane.proto; \
-         regenerate with `XPLANE_PROTO_BLESS=1 cargo test -p xplane-proto --test codegen`"
+         regenerate with `XPLANE_PROTO_BLESS=1 cargo test -p xplane-proto --test tests codegen`"
     );
 }

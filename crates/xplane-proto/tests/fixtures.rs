@@ -1,7 +1,7 @@
 //! The real JAX traces: lossless round trips, and the zero-copy reader
 //! agreeing with the full decode.
 
-mod common;
+use crate::common;
 
 use common::fixtures;
 use prost::Message;

@@ -2,7 +2,7 @@
 //! decode, the streaming writer against prost's encoder, and robustness on
 //! malformed bytes (random, mutated, every truncation of a real trace).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
