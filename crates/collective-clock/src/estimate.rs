@@ -76,23 +76,27 @@ pub fn estimate_holding(
     if options.estimator != Estimator::Auto {
         return fit_with(evidence, held, options);
     }
-    let fixed = |estimator| Options {
-        estimator,
-        ..*options
-    };
-    let combined = fit_with(evidence, held, &fixed(Estimator::Combined))?;
-    let choice = EstimatorChoice::of(&combined, evidence, options);
-    let mut chosen = match choice.chosen {
-        Estimator::Combined => combined,
-        other => fit_with(evidence, held, &fixed(other))?,
-    };
+    let choice = EstimatorChoice::of(evidence, held, options)?;
+    let mut chosen = fit_with(
+        evidence,
+        held,
+        &Options {
+            estimator: choice.chosen,
+            drift: choice.drift,
+            ..*options
+        },
+    )?;
     chosen.report.choice = Some(choice);
     chosen.report.options.estimator = Estimator::Auto;
     Ok(chosen)
 }
 
 /// The fit with the fixed estimator of `options`.
-fn fit_with(evidence: &Evidence, held: &BTreeSet<NodeId>, options: &Options) -> Result<Estimate> {
+pub(crate) fn fit_with(
+    evidence: &Evidence,
+    held: &BTreeSet<NodeId>,
+    options: &Options,
+) -> Result<Estimate> {
     let p = Problem::new(evidence, held)?;
     let reference = p.nodes[p.reference];
     let mut solver = Solver::new(&p, *options);
