@@ -130,11 +130,13 @@ fn aligning_the_cuda_run_removes_every_violation() {
 }
 
 /// The run rewritten as torch builds before `record_param_comms` named its
-/// collective write NCCL: each host `gloo:<op>` annotation becomes
-/// `nccl:<op>` without its `Input Dims`, each rank's `record_param_comms`
-/// (none here) would carry no args, and no event has a `Seq` or a process
-/// group. Written uncompressed under `into` with the ranks' names; the
-/// times are the recording's (its clock errors are `skew.json`'s).
+/// collective write NCCL: each host `gloo:<op>` annotation of the default
+/// group becomes `nccl:<op>` without its `Input Dims`, and no event has a
+/// `Seq` or a process group. The 50 all-reduces of the second group
+/// ({0, 2}, on worker threads of their own) are dropped: without group
+/// args an older NCCL run is read as one group. Written uncompressed under
+/// `into` with the ranks' names; the times are the recording's (its clock
+/// errors are `skew.json`'s).
 fn older_nccl_copy(into: &Path) -> RunFiles {
     use std::io::Read as _;
     for rank in 0..4 {
@@ -144,8 +146,24 @@ fn older_nccl_copy(into: &Path) -> RunFiles {
             .read_to_string(&mut text)
             .unwrap();
         let mut trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+        // The second group's worker threads run all-reduces only.
+        let mut ops_of: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+            Default::default();
+        for e in trace["traceEvents"].as_array().unwrap() {
+            if let Some(op) = e["name"].as_str().filter(|n| n.starts_with("gloo:")) {
+                ops_of.entry(e["tid"].to_string()).or_default().insert(op.to_owned());
+            }
+        }
+        let subgroup = |e: &serde_json::Value| {
+            e["cat"] != "gpu_user_annotation"
+                && ops_of
+                    .get(&e["tid"].to_string())
+                    .is_some_and(|ops| ops.len() == 1 && ops.contains("gloo:all_reduce"))
+        };
+        let events = trace["traceEvents"].as_array_mut().unwrap();
+        events.retain(|e| !subgroup(e));
         let mut renamed = 0;
-        for e in trace["traceEvents"].as_array_mut().unwrap() {
+        for e in events.iter_mut() {
             let Some(op) = e["name"].as_str().and_then(|n| n.strip_prefix("gloo:")) else {
                 continue;
             };
