@@ -33,15 +33,16 @@ pub const FOLDS: usize = 5;
 const MIN_FOLD_INSTANCES: usize = 8;
 /// The candidates, in the order of the report.
 const CANDIDATES: [(Estimator, Drift); 6] = [
-    (Estimator::Centre, Drift::Fitted),
     (Estimator::Centre, Drift::Demanded),
-    (Estimator::Combined, Drift::Fitted),
+    (Estimator::Centre, Drift::Fitted),
     (Estimator::Combined, Drift::Demanded),
-    (Estimator::JointCentre, Drift::Fitted),
+    (Estimator::Combined, Drift::Fitted),
     (Estimator::JointCentre, Drift::Demanded),
+    (Estimator::JointCentre, Drift::Fitted),
 ];
 /// Scores within this of the lowest (ns) are ties, broken by the order of
-/// [`CANDIDATES`].
+/// [`CANDIDATES`]: an equal score (the same fit, where no segment is long
+/// enough for a drift that is not demanded) keeps the drift demanded.
 const TIE_NS: i64 = 0;
 
 /// How one candidate predicted the constraints of the blocks it was not

@@ -151,7 +151,10 @@ fn older_nccl_copy(into: &Path) -> RunFiles {
             Default::default();
         for e in trace["traceEvents"].as_array().unwrap() {
             if let Some(op) = e["name"].as_str().filter(|n| n.starts_with("gloo:")) {
-                ops_of.entry(e["tid"].to_string()).or_default().insert(op.to_owned());
+                ops_of
+                    .entry(e["tid"].to_string())
+                    .or_default()
+                    .insert(op.to_owned());
             }
         }
         let subgroup = |e: &serde_json::Value| {
