@@ -189,7 +189,8 @@ pub fn extract_kineto(
                     end,
                 };
                 bare_kernels.push((args(&e).external_id, span, device));
-                if let Some(op) = nccl_kernel_op(&e) {
+                let kernel = e.name.map(|n| String::from_utf8_lossy(n.0).into_owned());
+                if let Some(op) = kernel.as_deref().and_then(nccl_kernel_op) {
                     older.push(OlderNccl {
                         op,
                         span,
@@ -297,8 +298,7 @@ fn is_nccl_kernel_name(e: &Event<'_>) -> bool {
 
 /// The op of an NCCL kernel by its name, as the host annotation names it:
 /// `ncclKernel_AllReduce_RING_LL_Sum_float(…)` → `all_reduce`.
-fn nccl_kernel_op(e: &Event<'_>) -> Option<String> {
-    let name = e.name.map(|n| String::from_utf8_lossy(n.0).into_owned())?;
+fn nccl_kernel_op(name: &str) -> Option<String> {
     let rest = name
         .strip_prefix("ncclDevKernel_")
         .or_else(|| name.strip_prefix("ncclKernel_"))?;
@@ -656,6 +656,35 @@ pub fn check_kineto_files(files: &[PathBuf], options: &Options) -> Result<Report
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn older_nccl_kernels_are_named_by_their_op() {
+        let op = |n| nccl_kernel_op(n);
+        assert_eq!(
+            op("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)")
+                .as_deref(),
+            Some("all_reduce")
+        );
+        assert_eq!(
+            op("ncclDevKernel_AllGather_RING_LL").as_deref(),
+            Some("all_gather")
+        );
+        assert_eq!(
+            op("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t").as_deref(),
+            Some("send_recv")
+        );
+        assert_eq!(op("volta_sgemm_128x64_nn"), None);
+        // The op reads as the annotation's: `nccl:all_reduce`.
+        assert_eq!(
+            kineto_collective_kind("all_reduce"),
+            kineto_collective_kind("allreduce")
+        );
+        assert!(
+            kineto_collective_kind("send_recv")
+                .unwrap()
+                .is_point_to_point()
+        );
+    }
 
     #[test]
     fn kinds_of_nccl_and_gloo_names() {
