@@ -110,10 +110,13 @@ fn collectives_of_a_pytorch_run_and_of_plain_jax_traces() {
         .stdout(predicate::str::contains(
             "reference node 0; estimator centre",
         ))
-        // The psums of processes sharing two cores end ~100 µs apart.
+        // The choice is printed with the figures that decided it: the
+        // ends scatter, so every candidate is scored on held-out blocks.
         .stdout(predicate::str::contains(
-            "auto chose centre: the collective ends scatter by",
-        ));
+            "auto chose centre, drift demanded: the collective ends scatter by",
+        ))
+        .stdout(predicate::str::contains("; held out in 5 blocks"))
+        .stdout(predicate::str::contains("combined fitted"));
     cli()
         .args(["collectives", "--run-dir"])
         .arg(fixtures.join("nowhere"))

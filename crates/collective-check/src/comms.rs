@@ -114,6 +114,10 @@ pub struct KinetoRecords {
     pub groups: Vec<GroupRanks>,
     /// Ranks whose gloo annotations could not be given their process group.
     pub gloo_unresolved: Vec<GlooUnresolved>,
+    /// Ranks whose NCCL collectives were read from older records (matched
+    /// by order of occurrence), with the world size their trace states.
+    #[serde(default)]
+    pub older_nccl_world: Vec<(NodeId, u32)>,
 }
 
 impl KinetoRecords {
@@ -122,6 +126,7 @@ impl KinetoRecords {
         self.comms.extend(other.comms);
         self.groups.extend(other.groups);
         self.gloo_unresolved.extend(other.gloo_unresolved);
+        self.older_nccl_world.extend(other.older_nccl_world);
     }
 
     /// Add a statement of `group`'s ranks, unless this rank already made it.

@@ -8,6 +8,16 @@
 //!   since it has its own counter). The op is the collective name, the
 //!   module the `Process Group Name`. A GPU kernel's participant has the
 //!   device (its pid); the default plane choice then prefers kernels.
+//! - NCCL as older torch builds write it (no `Collective name` on any
+//!   `record_param_comms`, no `Seq`, no process group): the host's
+//!   `nccl:<op>` annotations and the `ncclKernel_<Op>_…` /
+//!   `ncclDevKernel_<Op>_…` kernels, each under the op `nccl:<op>` (the
+//!   kernel's op read from its name: `AllReduce` → `all_reduce`), matched
+//!   by order of occurrence per op in the default group (no module) and
+//!   checked by the members' counts as gloo is; where the rank has
+//!   kernels they are its participants (the default plane choice).
+//!   Point-to-point ones (`nccl:send`, `nccl:recv`, `SendRecv` kernels)
+//!   name no peer and are left out.
 //! - gloo: the `gloo:<op>` annotations carry no sequence number, so they are
 //!   matched by order of occurrence per (name, `Input Dims`) through the op
 //!   name `gloo:<op> <Input Dims>`. They do not name their process group
@@ -54,6 +64,8 @@ use crate::units::{NodeId, Participant, TimePs};
 pub const RECORD_PARAM_COMMS: &str = "record_param_comms";
 /// The prefix of gloo's collective annotations.
 pub const GLOO_PREFIX: &str = "gloo:";
+/// The prefix of the host annotations torch writes around each NCCL call.
+pub const NCCL_PREFIX: &str = "nccl:";
 
 /// The args of a collective event that matching reads.
 #[derive(Clone, Deserialize, Default)]
@@ -142,6 +154,10 @@ pub fn extract_kineto(
     let mut p2p_ops = Vec::new();
     let mut host_comms: HashMap<u64, CommsArgs> = HashMap::new();
     let mut bare_kernels = Vec::new();
+    // Older torch: `nccl:<op>` annotations and kernels named by their op,
+    // used when no `record_param_comms` names its collective.
+    let mut named_comms = false;
+    let mut older: Vec<OlderNccl> = Vec::new();
     for event in trace.events() {
         let e = event?;
         out.stats.events_scanned += 1;
@@ -173,9 +189,19 @@ pub fn extract_kineto(
                     end,
                 };
                 bare_kernels.push((args(&e).external_id, span, device));
+                let kernel = e.name.map(|n| String::from_utf8_lossy(n.0).into_owned());
+                if let Some(op) = kernel.as_deref().and_then(nccl_kernel_op) {
+                    older.push(OlderNccl {
+                        op,
+                        span,
+                        device: Some(device),
+                        external_id: args(&e).external_id,
+                    });
+                }
             }
         } else if name == RECORD_PARAM_COMMS {
             let a = args(&e);
+            named_comms |= a.collective.is_some();
             let span = Span {
                 node,
                 begin: begin.0,
@@ -196,6 +222,17 @@ pub fn extract_kineto(
                 }),
                 _ => gloo(&e, op, begin.0, end, &mut collectives),
             }
+        } else if let Some(op) = name.strip_prefix(NCCL_PREFIX) {
+            older.push(OlderNccl {
+                op: op.to_owned(),
+                span: Span {
+                    node,
+                    begin: begin.0,
+                    end,
+                },
+                device: None,
+                external_id: args(&e).external_id,
+            });
         } else if name == "c10d::send" || name == "c10d::recv_" {
             let peer = args(&e)
                 .concrete_inputs
@@ -211,6 +248,15 @@ pub fn extract_kineto(
         }
     }
     gloo_p2p(pending, p2p_ops, node, options, out);
+    if !named_comms && !older.is_empty() {
+        // Matched by order, so only in a run that holds every rank of the
+        // job: the world size is what lets the run tell
+        // ([`Extraction::drop_partial_older_nccl`]).
+        if let Some(world) = trace.distributed_info()?.and_then(|d| d.world_size) {
+            out.kineto.older_nccl_world.push((node, world));
+        }
+        older_nccl(older, out);
+    }
     // NCCL kernels without the collective's args take them from the
     // `record_param_comms` op that launched them (the same `External id`).
     for (id, span, device) in bare_kernels {
@@ -254,6 +300,66 @@ fn is_nccl_kernel_name(e: &Event<'_>) -> bool {
     e.cat.is_some_and(|c| c.is("kernel"))
         && e.name
             .is_some_and(|n| n.0.starts_with(b"ncclDevKernel_") || n.0.starts_with(b"ncclKernel_"))
+}
+
+/// The op of an NCCL kernel by its name, as the host annotation names it:
+/// `ncclKernel_AllReduce_RING_LL_Sum_float(…)` → `all_reduce`.
+fn nccl_kernel_op(name: &str) -> Option<String> {
+    let rest = name
+        .strip_prefix("ncclDevKernel_")
+        .or_else(|| name.strip_prefix("ncclKernel_"))?;
+    let camel = rest.split(['_', '(']).next()?;
+    let mut op = String::with_capacity(camel.len() + 2);
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            op.push('_');
+        }
+        op.push(c.to_ascii_lowercase());
+    }
+    Some(op)
+}
+
+/// An NCCL call as older torch builds record it: a host `nccl:<op>`
+/// annotation (`device` `None`) or a kernel named by its op.
+struct OlderNccl {
+    op: String,
+    span: Span,
+    device: Option<Option<i64>>,
+    external_id: Option<u64>,
+}
+
+/// Push the older NCCL calls of a rank whose `record_param_comms` name no
+/// collective: op `nccl:<op>`, no module (the default group), no key.
+fn older_nccl(calls: Vec<OlderNccl>, out: &mut Extraction) {
+    for c in calls {
+        let Some(kind) = kineto_collective_kind(&c.op) else {
+            continue;
+        };
+        if kind.is_point_to_point() {
+            out.stats.point_to_point_skipped += 1;
+            continue;
+        }
+        let op = out.intern(&format!("{NCCL_PREFIX}{}", c.op));
+        push(
+            out,
+            Occurrence {
+                participant: Participant {
+                    node: c.span.node,
+                    device: c.device.flatten(),
+                },
+                kind,
+                op,
+                module: None,
+                run_id: None,
+                group: ReplicaGroup::All,
+                peers: PermutePeers::NotLookedUp,
+                correlation: c.external_id,
+                begin: ps(c.span.begin),
+                end: ps(c.span.end),
+                on_device: c.device.is_some(),
+            },
+        );
+    }
 }
 
 fn args(e: &Event<'_>) -> CommsArgs {
@@ -556,6 +662,35 @@ pub fn check_kineto_files(files: &[PathBuf], options: &Options) -> Result<Report
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn older_nccl_kernels_are_named_by_their_op() {
+        let op = |n| nccl_kernel_op(n);
+        assert_eq!(
+            op("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)")
+                .as_deref(),
+            Some("all_reduce")
+        );
+        assert_eq!(
+            op("ncclDevKernel_AllGather_RING_LL").as_deref(),
+            Some("all_gather")
+        );
+        assert_eq!(
+            op("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t").as_deref(),
+            Some("send_recv")
+        );
+        assert_eq!(op("volta_sgemm_128x64_nn"), None);
+        // The op reads as the annotation's: `nccl:all_reduce`.
+        assert_eq!(
+            kineto_collective_kind("all_reduce"),
+            kineto_collective_kind("allreduce")
+        );
+        assert!(
+            kineto_collective_kind("send_recv")
+                .unwrap()
+                .is_point_to_point()
+        );
+    }
 
     #[test]
     fn kinds_of_nccl_and_gloo_names() {

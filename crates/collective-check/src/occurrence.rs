@@ -159,6 +159,29 @@ impl Extraction {
         }
     }
 
+    /// Leave out the NCCL collectives read from older records (matched by
+    /// order of occurrence, `nccl:<op>`) when the run lacks ranks of the job
+    /// (a rank's trace states a world size above the ranks read): a few
+    /// ranks of a large job, or sampled traces, hold different calls at the
+    /// same positions, so order would pair events of different
+    /// collectives. Returns how many occurrences were left out.
+    pub fn drop_partial_older_nccl(&mut self) -> usize {
+        let ranks = self.nodes.len();
+        let partial = self
+            .kineto
+            .older_nccl_world
+            .iter()
+            .any(|&(_, world)| world as usize > ranks);
+        if !partial {
+            return 0;
+        }
+        let names = &self.names;
+        let before = self.occurrences.len();
+        self.occurrences
+            .retain(|o| !names[o.op.0 as usize].starts_with(crate::kineto::NCCL_PREFIX));
+        before - self.occurrences.len()
+    }
+
     /// The string table, by [`Sym`] index.
     pub fn names(&self) -> &[String] {
         &self.names

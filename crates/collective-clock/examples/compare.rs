@@ -105,15 +105,8 @@ fn main() {
             let ms = t.elapsed().as_secs_f64() * 1000.0;
             let errs = errors(&ev, &truth, &est);
             let segments: usize = est.report.nodes.iter().map(|n| n.segments.len()).sum();
-            let name = match est.report.choice {
-                Some(c) => format!(
-                    "auto → {} (ends {} µs / half-width {} µs)",
-                    c.chosen,
-                    c.end_spread_ns
-                        .map_or("-".into(), |s| format!("{:.1}", s as f64 / 1e3)),
-                    c.half_width_ns
-                        .map_or("-".into(), |w| format!("{:.1}", w as f64 / 1e3)),
-                ),
+            let name = match &est.report.choice {
+                Some(c) => format!("auto → {}, drift {}", c.chosen, c.drift),
                 None => estimator.to_string(),
             };
             println!(

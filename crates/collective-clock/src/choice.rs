@@ -1,111 +1,222 @@
-//! [`Estimator::Auto`]: the regression on the ends where the ends agree,
-//! the centre of the feasible region where they do not.
+//! [`Estimator::Auto`]: the estimator, and whether drift is fitted, chosen
+//! per run: the regression on the ends where the collective ends agree,
+//! else whichever candidate best predicts constraints it was not fitted on.
 //!
-//! The two estimators fail differently. The regression assumes that the
+//! The estimators fail differently. The regression assumes that the
 //! participants of a collective end together; its error is of the order of
-//! how far apart the ends really are, and a systematic order of the ends
-//! (a ring whose last rank always finishes last) biases it by that much
-//! whatever the number of instances. The centre assumes nothing about the
-//! ends; its error is bounded by the half-width of the feasible region, and
-//! is usually a small part of it. So `Auto` fits the combined estimator,
-//! measures how far apart the ends are under that fit, and keeps it when
-//! they agree to within [`Options::agreeing_ends_ns`] (default 10 µs: GPU
-//! kernels of one collective end within a few µs), else fits the centre.
-//!
-//! Measured (`docs/accuracy.md`): on simulated GPU runs the ends scatter by
-//! 0.5–5 µs and the combined fit is within 0.3–4.4 µs (p99), where the
-//! centre is as good or, with staggered begins, 90–300 µs off; on real CPU
-//! runs (gloo, JAX on the CPU) the ends scatter by 70–400 µs and the centre
-//! is 3–57 µs off against 23–120 µs for the regression.
+//! how far apart the ends really are, so where they agree to within
+//! [`Options::agreeing_ends_ns`] (GPU kernels of one collective end within
+//! a few µs) it is kept: there it is within a few µs where the centre can
+//! be hundreds off (a straggler's late begins pull the centre, not the
+//! ends). The centre assumes nothing about the ends; its error is bounded
+//! by the half-width of the feasible region, and is usually a small part
+//! of it, but it rests on the few constraints that bind, and a drift fitted
+//! to widen the least slack of a short run can be the noise of those few
+//! constraints. Where the ends scatter, which of them is nearer the truth
+//! depends on the run, so `Auto` asks the run: the instances are cut into
+//! [`FOLDS`] blocks in time order; each candidate (centre, combined, joint
+//! centre, each with [`Drift::Fitted`] and [`Drift::Demanded`]) is fitted
+//! on all blocks but one and scored on the one left out
+//! ([`HeldOut::score_ns`]); the candidate with the lowest score over the
+//! blocks is fitted on the whole run. Where the ends agree, the same
+//! held-out score decides only the drift of the regression.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use collective_check::NodeId;
 use serde::Serialize;
 
-use crate::estimate::Estimate;
+use crate::error::Result;
+use crate::estimate::{Estimate, fit_with};
 use crate::evidence::Evidence;
-use crate::options::{Estimator, Options};
+use crate::options::{Drift, Estimator, Options};
+
+/// Blocks (folds) of the cross-validation.
+pub const FOLDS: usize = 5;
+/// A run with fewer instances than this per fold is not cross-validated:
+/// each fit would rest on too few for the score to mean anything.
+const MIN_FOLD_INSTANCES: usize = 8;
+/// The candidates, in the order of the report.
+const CANDIDATES: [(Estimator, Drift); 6] = [
+    (Estimator::Centre, Drift::Demanded),
+    (Estimator::Centre, Drift::Fitted),
+    (Estimator::Combined, Drift::Demanded),
+    (Estimator::Combined, Drift::Fitted),
+    (Estimator::JointCentre, Drift::Demanded),
+    (Estimator::JointCentre, Drift::Fitted),
+];
+/// Scores within this of the lowest (ns) are ties, broken by the order of
+/// [`CANDIDATES`]: an equal score (the same fit, where no segment is long
+/// enough for a drift that is not demanded) keeps the drift demanded.
+const TIE_NS: i64 = 0;
+
+/// How one candidate predicted the constraints of the blocks it was not
+/// fitted on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HeldOut {
+    /// The estimator.
+    pub estimator: Estimator,
+    /// Where it fitted drift.
+    pub drift: Drift,
+    /// Held-out constraints scored (over every block).
+    pub constraints: usize,
+    /// Of these, the ones the fit on the other blocks violates.
+    pub violated: usize,
+    /// The mean miss of a held-out constraint, ns (0 for one that holds).
+    pub mean_miss_ns: i64,
+    /// How far off centre the fit lies in each block's own feasible
+    /// interval: per fitted node and held-out block, half the difference of
+    /// the least slack of the constraints on its end and on its begin (a
+    /// correction too high by `e` adds `e` to the first and takes it from
+    /// the second), the mean over nodes and blocks, ns.
+    pub off_centre_ns: i64,
+    /// The score: `off_centre_ns + 2 × mean_miss_ns` (lower is better).
+    pub score_ns: i64,
+    /// Blocks whose fit failed (their constraints are not scored).
+    pub failed_folds: usize,
+}
 
 /// Why [`Estimator::Auto`] chose the estimator it did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct EstimatorChoice {
     /// The estimator used.
     pub chosen: Estimator,
+    /// Where it fitted drift.
+    pub drift: Drift,
     /// How far apart the collective ends are under the combined fit: per
     /// fitted node the median absolute deviation of its end minus the
     /// median end of the other members, then the median over the fitted
     /// nodes, ns. `None` when no node has an end shared with another.
     pub end_spread_ns: Option<i64>,
-    /// The largest end spread for which the combined fit is kept
+    /// The largest end spread for which the regression is kept
     /// ([`Options::agreeing_ends_ns`]), ns.
     pub agreeing_ends_ns: i64,
-    /// For comparison, the half-width of the feasible offsets at the
-    /// middle of each fitted segment, median over the segments, ns (the
-    /// scale of the centre's error). `None` when no segment's region is
-    /// bounded on both sides.
-    pub half_width_ns: Option<i64>,
+    /// The blocks of the cross-validation (0: not cross-validated, too few
+    /// instances; the gate's estimator with drift where demanded is used).
+    pub folds: usize,
+    /// Every candidate's held-out figures, in a fixed order (empty when not
+    /// cross-validated).
+    pub candidates: Vec<HeldOut>,
 }
 
 impl EstimatorChoice {
-    /// Choose from the combined fit `combined` of `evidence`: the combined
-    /// fit when the ends scatter by at most `options.agreeing_ends_ns` (or
-    /// no two members share an end), the centre otherwise.
-    pub(crate) fn of(combined: &Estimate, evidence: &Evidence, options: &Options) -> Self {
-        let fitted: Vec<NodeId> = combined
-            .report
-            .nodes
-            .iter()
-            .filter(|n| !n.reference)
-            .map(|n| n.node)
-            .collect();
-        let mut spreads: Vec<i64> = end_spreads(combined, evidence)
+    /// Choose for `evidence` (nodes `held` kept), given its combined fit
+    /// with drift fitted: the regression where the ends agree under it
+    /// (its drift by held-out blocks), else the candidate with the lowest
+    /// held-out score.
+    pub(crate) fn of(
+        evidence: &Evidence,
+        held: &BTreeSet<NodeId>,
+        options: &Options,
+        combined: &Estimate,
+    ) -> Result<Self> {
+        let end_spread_ns = end_spread(combined, evidence);
+        let agree = end_spread_ns.is_none_or(|s| s <= options.agreeing_ends_ns);
+        let pool: Vec<(Estimator, Drift)> = CANDIDATES
             .into_iter()
-            .filter(|(n, _)| fitted.contains(n))
-            .map(|(_, s)| s)
+            .filter(|&(e, _)| !agree || e == Estimator::Combined)
             .collect();
-        let mut widths: Vec<i64> = combined
-            .report
-            .nodes
-            .iter()
-            .filter(|n| !n.reference)
-            .flat_map(|n| &n.segments)
-            .filter_map(|s| s.uncertainty.middle_ns)
-            .collect();
-        let end_spread_ns = median(&mut spreads);
-        let half_width_ns = median(&mut widths);
-        let chosen = match end_spread_ns {
-            Some(s) if s > options.agreeing_ends_ns => Estimator::Centre,
-            _ => Estimator::Combined,
-        };
-        EstimatorChoice {
-            chosen,
+        let mut choice = EstimatorChoice {
+            chosen: pool[0].0,
+            drift: Drift::Demanded,
             end_spread_ns,
             agreeing_ends_ns: options.agreeing_ends_ns,
-            half_width_ns,
+            folds: 0,
+            candidates: Vec::new(),
+        };
+        if evidence.instances().len() < FOLDS * MIN_FOLD_INSTANCES {
+            return Ok(choice);
         }
+        let fold = folds(evidence);
+        let parts: Vec<(Evidence, Vec<usize>)> = (0..FOLDS)
+            .map(|f| {
+                let train = evidence.subset(|k| fold[k] != f);
+                let test = (0..fold.len()).filter(|&k| fold[k] == f).collect();
+                (train, test)
+            })
+            .collect();
+        for (estimator, drift) in pool {
+            let opts = Options {
+                estimator,
+                drift,
+                ..*options
+            };
+            let mut tally = Tally::default();
+            for (train, test) in &parts {
+                match fit_with(train, held, &opts) {
+                    Ok(est) => tally.score(evidence, test, &est),
+                    Err(_) => tally.failed += 1,
+                }
+            }
+            choice.candidates.push(tally.held_out(estimator, drift));
+        }
+        let scored = || choice.candidates.iter().filter(|c| c.failed_folds < FOLDS);
+        let best = scored().map(|c| c.score_ns).min().unwrap_or(i64::MAX);
+        if let Some(c) = scored().find(|c| c.score_ns <= best + TIE_NS) {
+            (choice.chosen, choice.drift) = (c.estimator, c.drift);
+        }
+        choice.folds = FOLDS;
+        Ok(choice)
     }
 }
 
 impl std::fmt::Display for EstimatorChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let us = |ns: i64| ns as f64 / 1000.0;
+        write!(f, "auto chose {}, drift {}: ", self.chosen, self.drift)?;
         let limit = us(self.agreeing_ends_ns);
         match self.end_spread_ns {
-            None => write!(f, "auto chose {}: no two members share an end", self.chosen),
-            Some(s) if self.chosen == Estimator::Centre => write!(
+            None => write!(f, "no two members share an end")?,
+            Some(s) if s <= self.agreeing_ends_ns => write!(
                 f,
-                "auto chose centre: the collective ends scatter by {:.1} µs (more than {limit} µs)",
+                "the collective ends agree to {:.1} µs (at most {limit} µs)",
                 us(s)
-            ),
+            )?,
             Some(s) => write!(
                 f,
-                "auto chose {}: the collective ends agree to {:.1} µs (at most {limit} µs)",
-                self.chosen,
+                "the collective ends scatter by {:.1} µs (more than {limit} µs)",
                 us(s)
-            ),
+            )?,
         }
+        if self.folds == 0 {
+            return write!(f, "; too few instances to cross-validate");
+        }
+        write!(
+            f,
+            "; held out in {} blocks, off centre + 2 × miss (µs):",
+            self.folds
+        )?;
+        for (k, c) in self.candidates.iter().enumerate() {
+            let sep = if k == 0 { " " } else { ", " };
+            if c.failed_folds == self.folds {
+                write!(f, "{sep}{} {} failed", c.estimator, c.drift)?;
+            } else {
+                write!(
+                    f,
+                    "{sep}{} {} {:.1}",
+                    c.estimator,
+                    c.drift,
+                    c.score_ns as f64 / 1000.0
+                )?;
+            }
+        }
+        Ok(())
     }
+}
+
+/// The median over the fitted nodes of [`end_spreads`], ns.
+fn end_spread(combined: &Estimate, evidence: &Evidence) -> Option<i64> {
+    let fitted = |n: &NodeId| combined.report.node(*n).is_some_and(|r| !r.reference);
+    let mut spreads: Vec<i64> = end_spreads(combined, evidence)
+        .into_iter()
+        .filter(|(n, _)| fitted(n))
+        .map(|(_, s)| s)
+        .collect();
+    if spreads.is_empty() {
+        return None;
+    }
+    let mid = spreads.len() / 2;
+    Some(*spreads.select_nth_unstable(mid).1)
 }
 
 /// Per node, the median absolute deviation (about their median) of its
@@ -151,19 +262,131 @@ fn end_spreads(estimate: &Estimate, evidence: &Evidence) -> BTreeMap<NodeId, i64
         .collect()
 }
 
-/// The upper median, `None` for an empty slice.
-fn median(values: &mut [i64]) -> Option<i64> {
-    if values.is_empty() {
-        return None;
+/// Per instance, its block: instances ordered by their earliest begin,
+/// cut into [`FOLDS`] runs of equal length.
+fn folds(evidence: &Evidence) -> Vec<usize> {
+    let n = evidence.instances().len();
+    let mut order: Vec<(i128, usize)> = (evidence.instances().iter().enumerate())
+        .map(|(k, inst)| {
+            let first = inst.members.iter().map(|m| m.begin.as_ps()).min();
+            (first.unwrap_or(0), k)
+        })
+        .collect();
+    order.sort_unstable();
+    let mut fold = vec![0; n];
+    for (rank, &(_, k)) in order.iter().enumerate() {
+        fold[k] = rank * FOLDS / n.max(1);
     }
-    let mid = values.len() / 2;
-    Some(*values.select_nth_unstable(mid).1)
+    fold
+}
+
+/// The held-out figures of one candidate, summed over the blocks.
+#[derive(Default)]
+struct Tally {
+    constraints: usize,
+    violated: usize,
+    miss_ns: f64,
+    off_centre: Vec<f64>,
+    failed: usize,
+}
+
+impl Tally {
+    /// Score the instances `test` of `evidence` on `est` (fitted without
+    /// them).
+    fn score(&mut self, evidence: &Evidence, test: &[usize], est: &Estimate) {
+        // Per node: the least slack on its end and on its begin.
+        let mut least: std::collections::BTreeMap<NodeId, (f64, f64)> = Default::default();
+        for &k in test {
+            let members = &evidence.instances()[k].members;
+            for i in members.iter().filter(|m| m.role.starts()) {
+                let Some(di) = correction_ns(est, i.node, i.begin) else {
+                    continue;
+                };
+                for j in members.iter().filter(|m| m.role.ends() && m.node != i.node) {
+                    let Some(dj) = correction_ns(est, j.node, j.end) else {
+                        continue;
+                    };
+                    // j's end after i's begin, on the corrected clocks.
+                    let raw = (j.end.as_ps() - i.begin.as_ps()) as f64 / 1000.0;
+                    let slack = raw + dj - di;
+                    self.constraints += 1;
+                    if slack < 0.0 {
+                        self.violated += 1;
+                        self.miss_ns -= slack;
+                    }
+                    let e = least
+                        .entry(j.node)
+                        .or_insert((f64::INFINITY, f64::INFINITY));
+                    e.0 = e.0.min(slack);
+                    let b = least
+                        .entry(i.node)
+                        .or_insert((f64::INFINITY, f64::INFINITY));
+                    b.1 = b.1.min(slack);
+                }
+            }
+        }
+        for (node, (on_end, on_begin)) in least {
+            let fitted = est.report.node(node).is_some_and(|n| !n.reference);
+            if fitted && on_end.is_finite() && on_begin.is_finite() {
+                self.off_centre.push(((on_end - on_begin) / 2.0).abs());
+            }
+        }
+    }
+
+    fn held_out(self, estimator: Estimator, drift: Drift) -> HeldOut {
+        let mean = |sum: f64, n: usize| if n == 0 { 0.0 } else { sum / n as f64 };
+        let mean_miss_ns = mean(self.miss_ns, self.constraints);
+        let off_centre_ns = mean(self.off_centre.iter().sum(), self.off_centre.len());
+        let ns = |v: f64| v.round() as i64;
+        HeldOut {
+            estimator,
+            drift,
+            constraints: self.constraints,
+            violated: self.violated,
+            mean_miss_ns: ns(mean_miss_ns),
+            off_centre_ns: ns(off_centre_ns),
+            score_ns: ns(off_centre_ns + 2.0 * mean_miss_ns),
+            failed_folds: self.failed,
+        }
+    }
+}
+
+/// `node`'s correction at `h` (ns): within its segments as the estimate's
+/// map gives it, beyond them along its first or last segment's line (a
+/// held-out block at the run's start or end tests the drift there too).
+fn correction_ns(est: &Estimate, node: NodeId, h: clock_model::HostTime) -> Option<f64> {
+    let report = est.report.node(node)?;
+    if report.reference {
+        return Some(0.0);
+    }
+    let h_ns = i64::try_from(h.as_ps().div_euclid(1000)).ok()?;
+    let line = |offset: i64, drift_ppb: i64, from: i64| {
+        offset as f64 + drift_ppb as f64 * 1e-9 * (h_ns - from) as f64
+    };
+    let (first, last) = (report.segments.first()?, report.segments.last()?);
+    if h_ns < first.start_host_ns {
+        return Some(line(
+            first.offset_start_ns,
+            first.drift_ppb,
+            first.start_host_ns,
+        ));
+    }
+    if h_ns > last.end_host_ns {
+        return Some(line(last.offset_end_ns, last.drift_ppb, last.end_host_ns));
+    }
+    est.offset_ps(node, h).map(|ps| ps as f64 / 1000.0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{SyntheticRun, estimate};
+
+    fn choose(ev: &Evidence) -> EstimatorChoice {
+        let held = BTreeSet::from([NodeId(0)]);
+        let combined = fit_with(ev, &held, &Options::with_estimator(Estimator::Combined)).unwrap();
+        EstimatorChoice::of(ev, &held, &Options::default(), &combined).unwrap()
+    }
 
     #[test]
     fn the_others_median_skips_the_own_end() {
@@ -197,39 +420,42 @@ mod tests {
     }
 
     #[test]
-    fn gpu_like_ends_keep_the_regression_and_scattered_ends_take_the_centre() {
+    fn gpu_like_ends_keep_the_regression_and_only_its_drift_is_held_out() {
         let tight = SyntheticRun {
             nodes: 4,
             ..SyntheticRun::default()
         };
-        let (ev, _) = tight.generate();
-        let combined = estimate(
-            &ev,
-            NodeId(0),
-            &Options::with_estimator(Estimator::Combined),
-        )
-        .unwrap();
-        let choice = EstimatorChoice::of(&combined, &ev, &Options::default());
+        let choice = choose(&tight.generate().0);
         assert_eq!(choice.chosen, Estimator::Combined, "{choice:?}");
         // Ends within 2 µs of each other.
         assert!(choice.end_spread_ns.unwrap() < 2_000, "{choice:?}");
+        assert_eq!(choice.folds, FOLDS);
+        let tried: Vec<_> = choice.candidates.iter().map(|c| c.estimator).collect();
+        assert_eq!(tried, [Estimator::Combined; 2], "{choice:?}");
+        let text = choice.to_string();
+        assert!(text.contains("the collective ends agree to"), "{text}");
+    }
 
+    #[test]
+    fn scattered_ends_score_every_candidate_on_held_out_blocks() {
         let scattered = SyntheticRun {
             nodes: 4,
             end_jitter_ns: 300_000,
             min_work_ns: 1_000_000,
             ..SyntheticRun::default()
         };
-        let (ev, _) = scattered.generate();
-        let combined = estimate(
-            &ev,
-            NodeId(0),
-            &Options::with_estimator(Estimator::Combined),
-        )
-        .unwrap();
-        let choice = EstimatorChoice::of(&combined, &ev, &Options::default());
+        let choice = choose(&scattered.generate().0);
         assert!(choice.end_spread_ns.unwrap() > 20_000, "{choice:?}");
-        assert_eq!(choice.chosen, Estimator::Centre, "{choice:?}");
+        assert_eq!(choice.folds, FOLDS);
+        assert_eq!(choice.candidates.len(), CANDIDATES.len());
+        for c in &choice.candidates {
+            assert_eq!(c.failed_folds, 0, "{c:?}");
+            assert!(c.constraints > 0, "{c:?}");
+        }
+        // Ends 300 µs apart: the regression's held-out constraints miss.
+        assert_ne!(choice.chosen, Estimator::Combined, "{choice:?}");
+        let text = choice.to_string();
+        assert!(text.contains("scatter by"), "{text}");
     }
 
     fn host(ns: i64) -> clock_model::HostTime {

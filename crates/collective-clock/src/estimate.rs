@@ -9,7 +9,7 @@ use crate::choice::EstimatorChoice;
 use crate::error::{Error, Result};
 use crate::evidence::Evidence;
 use crate::model::Segment;
-use crate::options::{Estimator, Options};
+use crate::options::{Drift, Estimator, Options};
 use crate::problem::Problem;
 use crate::report::{
     Conflict, EstimateReport, FeasibleRange, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport,
@@ -76,15 +76,16 @@ pub fn estimate_holding(
     if options.estimator != Estimator::Auto {
         return fit_with(evidence, held, options);
     }
-    let fixed = |estimator| Options {
+    let fixed = |estimator, drift| Options {
         estimator,
+        drift,
         ..*options
     };
-    let combined = fit_with(evidence, held, &fixed(Estimator::Combined))?;
-    let choice = EstimatorChoice::of(&combined, evidence, options);
-    let mut chosen = match choice.chosen {
-        Estimator::Combined => combined,
-        other => fit_with(evidence, held, &fixed(other))?,
+    let combined = fit_with(evidence, held, &fixed(Estimator::Combined, Drift::Fitted))?;
+    let choice = EstimatorChoice::of(evidence, held, options, &combined)?;
+    let mut chosen = match (choice.chosen, choice.drift) {
+        (Estimator::Combined, Drift::Fitted) => combined,
+        (estimator, drift) => fit_with(evidence, held, &fixed(estimator, drift))?,
     };
     chosen.report.choice = Some(choice);
     chosen.report.options.estimator = Estimator::Auto;
@@ -92,7 +93,11 @@ pub fn estimate_holding(
 }
 
 /// The fit with the fixed estimator of `options`.
-fn fit_with(evidence: &Evidence, held: &BTreeSet<NodeId>, options: &Options) -> Result<Estimate> {
+pub(crate) fn fit_with(
+    evidence: &Evidence,
+    held: &BTreeSet<NodeId>,
+    options: &Options,
+) -> Result<Estimate> {
     let p = Problem::new(evidence, held)?;
     let reference = p.nodes[p.reference];
     let mut solver = Solver::new(&p, *options);

@@ -280,6 +280,21 @@ impl Evidence {
         }
     }
 
+    /// The instances `keep` selects (by index), with the same ops and
+    /// nodes: a part of the run to fit on. The counts are the whole run's.
+    pub(crate) fn subset(&self, keep: impl Fn(usize) -> bool) -> Evidence {
+        Evidence {
+            instances: (self.instances.iter().enumerate())
+                .filter(|&(k, _)| keep(k))
+                .map(|(_, i)| i.clone())
+                .collect(),
+            ops: self.ops.clone(),
+            nodes: self.nodes.clone(),
+            stats: self.stats.clone(),
+            warnings: Vec::new(),
+        }
+    }
+
     fn op_id(&mut self, name: &str) -> OpId {
         match self.ops.iter().position(|o| o == name) {
             Some(i) => OpId(i as u32),

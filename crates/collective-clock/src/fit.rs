@@ -4,7 +4,7 @@
 
 use crate::caches::Caches;
 use crate::model::Segment;
-use crate::options::{Estimator, Options};
+use crate::options::{Drift, Estimator, Options};
 use crate::problem::Problem;
 use crate::region::Region;
 use crate::robust::huber_line;
@@ -81,7 +81,7 @@ pub(crate) fn fit(
     anchor: Option<(f64, f64)>,
     options: &Options,
 ) -> Option<(f64, f64)> {
-    let drift_ok = seg.hi - seg.lo >= options.min_drift_span_ns as f64;
+    let drift_ok = options.drift_ok(seg.hi - seg.lo);
     match estimator {
         // `Auto` is resolved to a fixed estimator before the solver runs.
         Estimator::Centre | Estimator::JointCentre | Estimator::Auto => {
@@ -119,8 +119,11 @@ pub(crate) fn centre(region: &Region, drift_ok: bool, options: &Options) -> Opti
 /// The Huber fit of the end differences; a drift only when it is
 /// significant (its own noise decides, whatever the segment's length).
 fn regression(ends: &[(f64, f64)], options: &Options) -> Option<(f64, f64)> {
-    let line = huber_line(ends, true)?;
-    if line.b.abs() > DRIFT_SIGNIFICANCE * line.b_error && line.b.abs() <= options.max_drift() {
+    let line = huber_line(ends, options.drift == Drift::Fitted)?;
+    if options.drift == Drift::Fitted
+        && line.b.abs() > DRIFT_SIGNIFICANCE * line.b_error
+        && line.b.abs() <= options.max_drift()
+    {
         return Some((line.a, line.b));
     }
     huber_line(ends, false).map(|l| (l.a, 0.0))

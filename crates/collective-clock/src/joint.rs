@@ -27,7 +27,7 @@
 
 use crate::loss::Loss;
 use crate::model::Model;
-use crate::options::Options;
+use crate::options::{Drift, Options};
 use crate::problem::Problem;
 use crate::robust::huber_line;
 
@@ -187,6 +187,17 @@ impl Joint {
         if self.unknowns.is_empty() {
             return;
         }
+        if options.drift == Drift::Demanded {
+            // No drift is fitted to the ends: each segment keeps a
+            // constant offset here (the combined fit takes the feasible
+            // drift nearest 0 afterwards).
+            self.drift.fill(false);
+            for &(node, k) in &self.unknowns {
+                models[node].segments[k].b = 0.0;
+            }
+            self.reweight_until_settled(models);
+            return;
+        }
         // A drift switched off stays off, so this ends.
         for _ in 0..MAX_DRIFT_ROUNDS {
             self.reweight_until_settled(models);
@@ -312,6 +323,7 @@ impl Joint {
             let half = ((seg.hi - seg.lo) / 2.0).max(1.0);
             let b_error = huber_line(points, true).map_or(f64::INFINITY, |l| l.b_error / half);
             let keep = self.drift[u]
+                && options.drift == Drift::Fitted
                 && seg.b.abs() > DRIFT_SIGNIFICANCE * b_error
                 && seg.b.abs() <= options.max_drift();
             if keep != self.drift[u] {

@@ -17,9 +17,12 @@
 //!   trend (a wandering clock), by one of three
 //!   [`Estimator`]s: the centre of the feasible region, robust regression
 //!   of the collective ends, or the regression held inside the
-//!   feasible region ([`Options`]). The default, [`Estimator::Auto`], takes
-//!   the last where the collective ends agree and the centre where they
-//!   scatter, and says why ([`EstimatorChoice`]). Nodes linked to the reference only
+//!   feasible region ([`Options`]), or the centre of the whole run's
+//!   region at once. The default, [`Estimator::Auto`], fits each of the
+//!   centre, combined and joint centre, with drift fitted and with drift
+//!   only where demanded ([`Drift`]), on all but one block of the run's
+//!   instances, scores it on the block left out, and takes the best over
+//!   the blocks, saying why ([`EstimatorChoice`], [`HeldOut`]). Nodes linked to the reference only
 //!   through other nodes are fitted by sweeping every node against the
 //!   current estimate of the others until nothing moves.
 //!   [`estimate_holding`] keeps several nodes at clocks known otherwise
@@ -96,12 +99,12 @@ mod trend;
 mod wide;
 
 pub use check::{CorrectionCheck, CorrectionChecker};
-pub use choice::EstimatorChoice;
+pub use choice::{EstimatorChoice, FOLDS, HeldOut};
 pub use error::{Error, Result};
 pub use estimate::{Estimate, estimate, estimate_holding};
 pub use evidence::{Evidence, EvidenceStats, Instance, Member, OpId, PermuteStats, Role};
 pub use maximin::{JointOutcome, MAX_RANGE_VARIABLES, MAX_ROWS, MAX_VARIABLES};
-pub use options::{Estimator, Options};
+pub use options::{Drift, Estimator, Options};
 pub use repair::{
     MAX_LISTED_UNREPAIRED, NodeRepair, REPAIR_MARGIN_PS, Repair, RepairBound, RepairReport,
     Unrepaired, UnrepairedCause, repair,

@@ -23,9 +23,10 @@ pub enum Estimator {
     /// a segment. A reference to compare the centre with: closer to the
     /// truth on some real runs, further on others.
     JointCentre,
-    /// Chosen from the data: the combined fit where the collective ends
-    /// agree to within [`Options::agreeing_ends_ns`] (as GPU kernels of one
-    /// collective do), the centre where they do not (CPU collectives); see
+    /// Chosen from the data: the centre, the combined fit or the joint
+    /// centre, each with [`Drift::Fitted`] or [`Drift::Demanded`], by how
+    /// well each predicts the constraints of instances it was not fitted
+    /// on (k-fold cross-validation over the instances, in time order); see
     /// [`EstimatorChoice`](crate::EstimatorChoice).
     #[default]
     Auto,
@@ -58,12 +59,49 @@ impl std::fmt::Display for Estimator {
     }
 }
 
+/// Where a segment's correction may drift (change linearly with time)
+/// rather than stay a constant offset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Drift {
+    /// The centre fits a drift on segments of at least
+    /// [`Options::min_drift_span_ns`] wherever it widens the least slack,
+    /// and on shorter ones where demanded; the regression keeps a drift
+    /// three standard errors away from 0.
+    #[default]
+    Fitted,
+    /// Only where the constraints demand one: the centres keep a constant
+    /// offset unless it leaves less than half the best least slack (or
+    /// none), the regression fits none, and the combined fit takes the
+    /// drift nearest 0 of the feasible ones.
+    Demanded,
+}
+
+impl Drift {
+    /// The kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Drift::Fitted => "fitted",
+            Drift::Demanded => "demanded",
+        }
+    }
+}
+
+impl std::fmt::Display for Drift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Options of [`estimate`](crate::estimate).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Options {
     /// The estimator.
     pub estimator: Estimator,
+    /// Where a drift is fitted ([`Estimator::Auto`] tries both).
+    pub drift: Drift,
     /// The centre estimator fits a segment shorter than this (ns, between
     /// its first and last constraint) with a constant offset unless its
     /// constraints demand drift (a constant keeps less than half the best
@@ -104,6 +142,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             estimator: Estimator::default(),
+            drift: Drift::default(),
             min_drift_span_ns: 1_000_000_000,
             max_drift_ppb: 200_000,
             min_segment_instances: 8,
@@ -122,6 +161,12 @@ impl Options {
             estimator,
             ..Options::default()
         }
+    }
+
+    /// True when a segment spanning `span_ns` may take a drift that only
+    /// widens its least slack (not demanded by its constraints).
+    pub(crate) fn drift_ok(&self, span_ns: f64) -> bool {
+        self.drift == Drift::Fitted && span_ns >= self.min_drift_span_ns as f64
     }
 
     /// `max_drift_ppb` as ns per ns.

@@ -18,7 +18,7 @@ use crate::fit::{Inputs, centre, fit};
 use crate::joint::Joint;
 use crate::maximin::{JointOutcome, Ranges, joint_centre, joint_ranges};
 use crate::model::{Model, Segment};
-use crate::options::{Estimator, Options};
+use crate::options::{Drift, Estimator, Options};
 use crate::presplit::presplit;
 use crate::problem::Problem;
 use crate::trend::trend_cut;
@@ -155,12 +155,17 @@ impl<'p> Solver<'p> {
             return;
         }
         if self.options.estimator == Estimator::JointCentre {
+            // Without fitted drift the programme moves the offsets only.
+            let span = match self.options.drift {
+                Drift::Fitted => self.options.min_drift_span_ns as f64,
+                Drift::Demanded => f64::INFINITY,
+            };
             self.joint = Some(joint_centre(
                 self.p,
                 &mut self.models,
                 &self.excluded,
                 self.options.max_drift(),
-                self.options.min_drift_span_ns as f64,
+                span,
             ));
             self.caches.refresh(self.p, &self.models, &self.known);
             return;
@@ -293,9 +298,9 @@ impl<'p> Solver<'p> {
         self.models = regression.models.clone();
         // The centre keeps a constant offset on short segments unless
         // the constraints demand drift: start them without.
-        let short = self.options.min_drift_span_ns as f64;
+        let options = self.options;
         for seg in self.models.iter_mut().flat_map(|m| &mut m.segments) {
-            if seg.hi - seg.lo < short {
+            if !options.drift_ok(seg.hi - seg.lo) {
                 seg.b = 0.0;
             }
         }
@@ -320,7 +325,7 @@ impl<'p> Solver<'p> {
                 }
                 let seg = self.models[node].segments[k];
                 let inputs = self.segment_inputs(node, &seg);
-                let drift_ok = seg.hi - seg.lo >= self.options.min_drift_span_ns as f64;
+                let drift_ok = self.options.drift_ok(seg.hi - seg.lo);
                 if let Some((a, b)) = centre(&inputs.region(), drift_ok, &self.options) {
                     self.models[node].segments[k] = Segment { a, b, ..seg };
                 }

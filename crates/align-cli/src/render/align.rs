@@ -13,6 +13,9 @@ pub fn nodes(outcome: &MergeOutcome) -> String {
     if let Some(line) = clock::clocks_line(outcome.clock_source, &outcome.clock_reason) {
         let _ = writeln!(s, "{line}");
     }
+    if let Some(choice) = (outcome.collective_clocks.as_ref()).and_then(|c| c.choice.as_ref()) {
+        let _ = writeln!(s, "estimator: {choice}");
+    }
     let collective_brief = |id| {
         outcome
             .collective_clocks

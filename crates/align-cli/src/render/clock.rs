@@ -68,18 +68,24 @@ pub fn brief(clocks: &[NodeClock], node: NodeId) -> Option<String> {
 /// A node's correction estimated from the collectives, in brief: its
 /// segments, its offset at the run's start (the one every command
 /// prints), the drift of its first segment and the half-width of the
-/// feasible interval at that segment's middle; "reference" for the
-/// reference.
+/// feasible interval at that segment's middle (with the other nodes at
+/// their estimates and, where solved, with every node free: the whole
+/// run's range); "reference" for the reference.
 pub fn collective_brief(report: &trace_align::EstimateReport, node: NodeId) -> Option<String> {
     let n = report.node(node)?;
     if n.reference {
         return Some("reference".to_owned());
     }
     let first = n.segments.first()?;
-    let width = first
+    let mut width = first
         .uncertainty
         .middle_ns
         .map_or("unbounded".to_owned(), |w| format!("± {w} ns"));
+    // The whole run's range (every node free at once), where solved: the
+    // interval the truth lies in whenever every constraint holds.
+    if let Some([lo, hi]) = first.joint_feasible.and_then(|r| r.middle_ns) {
+        width += &format!(" (whole run ± {} ns)", (hi - lo + 1) / 2);
+    }
     Some(format!(
         "{} segment(s), offset at run start {} ns, drift {} ppb, feasible {width}",
         n.segments.len(),

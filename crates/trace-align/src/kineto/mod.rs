@@ -220,6 +220,7 @@ pub(crate) fn joined_verified(
     for e in per_rank {
         before.append(e);
     }
+    before.drop_partial_older_nccl();
     // A wrong match would pair events of different collectives in the fit.
     collective_check::verify_kineto_groups(&before).map_err(RunError::CollectivesDisagree)?;
     Ok(before)

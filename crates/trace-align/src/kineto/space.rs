@@ -161,6 +161,7 @@ fn space_of(ranked: &[(NodeId, &Trace<'_>)]) -> Result<(KinetoSpace, Report)> {
         })?;
     }
     space.planes.push(task_environment(start));
+    ex.drop_partial_older_nccl();
     collective_check::verify_kineto_groups(&ex).map_err(RunError::CollectivesDisagree)?;
     let after = collective_check::check(&ex, &options);
     let (collectives, unflowed) = flows_report(&after, &space);
