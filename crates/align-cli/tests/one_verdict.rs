@@ -96,10 +96,18 @@ fn commands(run: &Path, out: &Path) -> Vec<Vec<std::ffi::OsString>> {
             "-o".into(),
             arg(&out.join("r.html")),
         ],
+        vec![
+            "merge".into(),
+            "--run-dir".into(),
+            arg(run),
+            "-o".into(),
+            arg(&out.join("m.pftrace")),
+        ],
+        vec!["collectives".into(), "--run-dir".into(), arg(run)],
         vec!["export".into(), "-o".into(), arg(&out.join("x.pftrace"))],
         vec!["validate".into(), "--json".into(), arg(&out.join("v.json"))],
     ];
-    for cmd in &mut all[4..] {
+    for cmd in &mut all[6..] {
         cmd.extend(traces.iter().map(|t| arg(t)));
     }
     all
@@ -163,6 +171,83 @@ fn regression_a_negative_kineto_dur_is_refused_by_every_command() {
         text
     });
     refused_by_all(&run, "rank1.pt.trace.json.gz", "\"dur\" is negative");
+}
+
+/// PyTorch events every command once read differently (accepted by
+/// `align`, `validate`, `report`, `collectives` and `merge` to PyTorch
+/// JSON, refused by `export` and `merge` to XSpace or Perfetto): each case
+/// an edit of one event after the middle of rank 1's trace, and the words
+/// every command's message must hold.
+#[test]
+fn regression_pytorch_events_every_command_once_read_differently_are_refused_alike() {
+    type Edit = fn(Vec<u8>) -> Vec<u8>;
+    /// Remove `"key": <number>` and the comma before it from the event
+    /// after the middle that holds `marker` (never the event's first key).
+    fn drop_number(mut text: Vec<u8>, marker: &[u8], key: &[u8]) -> Vec<u8> {
+        let at = after_middle(&text, marker);
+        let open = text[..at].iter().rposition(|&b| b == b'{').unwrap();
+        let mut needle = b"\"".to_vec();
+        needle.extend_from_slice(key);
+        needle.extend_from_slice(b"\": ");
+        let found = open
+            + (text[open..].windows(needle.len()))
+                .position(|w| w == needle)
+                .unwrap();
+        let from = text[..found].iter().rposition(|&b| b == b',').unwrap();
+        let number = found + needle.len();
+        let to = number
+            + (text[number..].iter())
+                .position(|b| !matches!(b, b'0'..=b'9' | b'.' | b'-' | b'e'))
+                .unwrap();
+        text.drain(from..to);
+        text
+    }
+    let cases: [(&str, Edit, &str); 5] = [
+        (
+            "a complete event without ts",
+            |t| drop_number(t, b"\"ph\": \"X\"", b"ts"),
+            "has no \"ts\"",
+        ),
+        (
+            "a complete event without dur",
+            |t| drop_number(t, b"\"ph\": \"X\"", b"dur"),
+            "has no \"dur\"",
+        ),
+        (
+            "a collective without dur",
+            |t| drop_number(t, b"\"name\": \"gloo:all_reduce\"", b"dur"),
+            "has no \"dur\"",
+        ),
+        (
+            "args that are not an object",
+            |mut t| {
+                let at = after_middle(&t, b"\"args\": {") + b"\"args\": ".len();
+                t.splice(at..at, *b"\"x\", \"was\": ");
+                t
+            },
+            "expected an \"args\" object",
+        ),
+        (
+            "a ts out of range once the base is added",
+            |mut t| {
+                let at = after_middle(&t, b"\"ts\": ") + b"\"ts\": ".len();
+                let len = t[at..]
+                    .iter()
+                    .position(|b| !matches!(b, b'0'..=b'9' | b'.'))
+                    .unwrap();
+                t.splice(at..at + len, *b"9200000000000000");
+                t
+            },
+            "\"ts\" is out of range",
+        ),
+    ];
+    for (case, edit, what) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let run = copy_run(dir.path(), true);
+        edit_kineto(&run.join("rank1.pt.trace.json.gz"), edit);
+        eprintln!("case: {case}");
+        refused_by_all(&run, "rank1.pt.trace.json.gz", what);
+    }
 }
 
 #[test]

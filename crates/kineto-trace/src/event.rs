@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::scan::{self, Syntax, skip_value, walk_object};
-use crate::time::{DurNs, Micros, NumberError, TsNs, parse_micros};
+use crate::time::{DurNs, Micros, NumberError, TimeBase, TsNs, parse_micros};
 
 /// The phase (`ph`) of an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -255,6 +255,14 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
                 Some(7)
             }
             b"args" => {
+                // Every reader takes `args` as an object: one verdict for
+                // an event whose `args` is anything else.
+                if text.first() != Some(&b'{') {
+                    return Err(Syntax {
+                        offset: v,
+                        expected: "an \"args\" object",
+                    });
+                }
                 e.args = Some(text);
                 Some(8)
             }
@@ -288,6 +296,19 @@ pub(crate) fn parse_event<'a>(b: &'a [u8], i: usize, path: &Path) -> Result<(Eve
                 field,
             },
         });
+    }
+    if e.phase == Phase::Complete {
+        // A complete event is a span: without either time no reader can
+        // place it, so every reader refuses it alike.
+        for (field, stamp) in [("ts", &e.ts), ("dur", &e.dur)] {
+            if stamp.is_none() {
+                return Err(Error::MissingTime {
+                    path: path.to_path_buf(),
+                    offset: i,
+                    field,
+                });
+            }
+        }
     }
     if let Some(dur) = e.dur.as_ref().filter(|d| d.value.ns < 0) {
         return Err(Error::NegativeDuration {
@@ -361,15 +382,37 @@ fn id(text: &[u8]) -> Id<'_> {
 pub struct Events<'a> {
     bytes: &'a [u8],
     path: &'a Path,
+    base: TimeBase,
     next: Option<usize>,
 }
 
 impl<'a> Events<'a> {
-    /// Events of the array that starts at `open` (`[`).
-    pub(crate) fn new(bytes: &'a [u8], path: &'a Path, open: usize) -> Self {
+    /// Events of the array that starts at `open` (`[`), whose `ts` are
+    /// relative to `base`.
+    pub(crate) fn new(bytes: &'a [u8], path: &'a Path, open: usize, base: TimeBase) -> Self {
         let first = scan::skip_ws(bytes, open + 1);
         let next = (bytes.get(first) != Some(&b']')).then_some(first);
-        Events { bytes, path, next }
+        Events {
+            bytes,
+            path,
+            base,
+            next,
+        }
+    }
+
+    /// Refuse an event whose `ts` leaves 64-bit epoch nanoseconds once the
+    /// trace's base is added (every reader adds it sooner or later).
+    fn in_range(&self, event: &Event<'a>) -> Result<()> {
+        match event.ts.as_ref() {
+            Some(ts) if self.base.to_epoch(TsNs(ts.value.ns)).is_none() => {
+                Err(Error::TimeOutOfRange {
+                    path: self.path.to_path_buf(),
+                    offset: ts.span.start,
+                    field: "ts",
+                })
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -392,7 +435,7 @@ impl<'a> Iterator for Events<'a> {
                         return Some(Err(json(self.path, s)));
                     }
                 }
-                Some(Ok(event))
+                Some(self.in_range(&event).map(|()| event))
             }
             Err(e) => Some(Err(e)),
         }
@@ -426,7 +469,9 @@ mod tests {
     #[test]
     fn gpu_side_events_by_category() {
         let on_gpu = |cat: &str| {
-            let s = format!(r#"{{"ph": "X", "cat": "{cat}", "name": "gloo:all_reduce"}}"#);
+            let s = format!(
+                r#"{{"ph": "X", "cat": "{cat}", "name": "gloo:all_reduce", "ts": 1, "dur": 1}}"#
+            );
             one(&s).unwrap().on_gpu()
         };
         assert!(on_gpu("gpu_user_annotation"));
@@ -435,7 +480,7 @@ mod tests {
         assert!(on_gpu("gpu_something_new"));
         assert!(!on_gpu("user_annotation"));
         assert!(!on_gpu("cpu_op"));
-        assert!(!one(r#"{"ph": "X"}"#).unwrap().on_gpu());
+        assert!(!one(r#"{"ph": "X", "ts": 1, "dur": 1}"#).unwrap().on_gpu());
     }
 
     /// A negative `dur` once passed `align`, `validate` and `report` and
@@ -453,6 +498,37 @@ mod tests {
         assert!(one(r#"{"ph": "X", "ts": 1.0, "dur": 0}"#).is_ok());
     }
 
+    /// A complete event without `ts` or `dur`, or with `args` that are not
+    /// an object, once passed `align`, `validate`, `report` and `merge` to
+    /// PyTorch JSON and was refused by `export` and `merge` to XSpace or
+    /// Perfetto: every reader of events now refuses it.
+    #[test]
+    fn regression_a_span_without_a_time_or_with_args_not_an_object_is_refused_by_every_reader() {
+        for (s, field) in [
+            (r#"{"ph": "X", "dur": 1}"#, "ts"),
+            (r#"{"ph": "X", "ts": 1}"#, "dur"),
+            (r#"{"ph": "X", "name": "gloo:all_reduce", "ts": 1}"#, "dur"),
+        ] {
+            match one(s) {
+                Err(Error::MissingTime {
+                    offset: 0,
+                    field: f,
+                    ..
+                }) => assert_eq!(f, field),
+                other => panic!("{s}: {other:?}"),
+            }
+        }
+        // Other phases may leave the times out (metadata, flows).
+        assert!(one(r#"{"ph": "M", "name": "process_name"}"#).is_ok());
+        let s = r#"{"ph": "X", "ts": 1, "dur": 1, "args": "x"}"#;
+        assert!(
+            matches!(one(s), Err(Error::Json { offset: 39, .. })),
+            "{:?}",
+            one(s)
+        );
+        assert!(one(r#"{"ph": "X", "ts": 1, "dur": 1, "args": {}}"#).is_ok());
+    }
+
     #[test]
     fn duplicate_keys_in_an_event_name_the_second_one() {
         let s = r#"{"ph": "X", "ts": 1.0, "dur": 2, "ts": 260000000.0}"#;
@@ -462,10 +538,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let s = r#"{"ph": "X", "bp": "e", "s": "t", "bp": "e"}"#;
+        let s = r#"{"ph": "i", "bp": "e", "s": "t", "bp": "e"}"#;
         assert!(matches!(one(s), Err(Error::DuplicateKey { key, .. }) if key == "bp"));
         // The same key inside args is args' own business.
-        assert!(one(r#"{"ph": "X", "args": {"a": 1}, "x": {"a": 2}}"#).is_ok());
+        assert!(one(r#"{"ph": "i", "args": {"a": 1}, "x": {"a": 2}}"#).is_ok());
     }
 
     #[test]

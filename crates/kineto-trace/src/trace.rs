@@ -194,7 +194,12 @@ impl<'a> Trace<'a> {
 
     /// The events, in file order, read one at a time.
     pub fn events(&self) -> Events<'a> {
-        Events::new(self.bytes, self.path, self.members[self.events].value.start)
+        Events::new(
+            self.bytes,
+            self.path,
+            self.members[self.events].value.start,
+            self.base,
+        )
     }
 
     /// How `ts` relates to the epoch.
@@ -351,9 +356,34 @@ mod tests {
         assert_eq!(t.events().count(), 0);
     }
 
+    /// A `ts` that fits alone but not once the base is added was accepted
+    /// by `validate` and `report` and refused by the others: the events
+    /// refuse it as they are read, naming the number's byte.
+    #[test]
+    fn regression_a_ts_out_of_range_once_the_base_is_added_is_refused_as_read() {
+        let text = r#"{"baseTimeNanoseconds": 1790857026000000000, "traceEvents": [{"ph": "i", "ts": 9200000000000000}]}"#;
+        let t = parse(text).unwrap();
+        let offset = text.find("9200").unwrap();
+        match t.events().next() {
+            Some(Err(Error::TimeOutOfRange {
+                offset: o,
+                field: "ts",
+                ..
+            })) => {
+                assert_eq!(o, offset)
+            }
+            other => panic!("{other:?}"),
+        }
+        let t = parse(
+            r#"{"baseTimeNanoseconds": 1, "traceEvents": [{"ph": "i", "ts": 9200000000000000}]}"#,
+        )
+        .unwrap();
+        assert!(t.events().next().unwrap().is_ok());
+    }
+
     #[test]
     fn bad_events_are_found_as_they_are_read() {
-        let t = parse(r#"{"traceEvents": [{"ph": "X"} {"ph": "i"}]}"#).unwrap();
+        let t = parse(r#"{"traceEvents": [{"ph": "i"} {"ph": "i"}]}"#).unwrap();
         let errors: Vec<_> = t.events().filter_map(Result::err).collect();
         assert!(
             matches!(errors[..], [Error::Json { offset: 29, .. }]),

@@ -132,6 +132,12 @@ pub fn summary(c: &CollectiveClocks) -> String {
 pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let run = args.run.files(global.quiet)?;
     super::run_args::say_table(&run, global.quiet || args.json);
+    // The one check every command runs before reading: a trace the others
+    // refuse is refused here too, with the same message.
+    run.check(trace_align::TraceRules {
+        allow_empty: args.policy.allow_empty,
+        walked: false,
+    })?;
     if let [(node, files)] = run.nodes.iter().collect::<Vec<_>>()[..] {
         // One node: its own clock is the timeline, as every command reads it.
         let format = run.format()?;
