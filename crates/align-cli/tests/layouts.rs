@@ -219,3 +219,43 @@ fn a_jax_profiler_log_folder_aligns_as_the_rank_names_do() {
         assert!(path.is_file(), "{}", path.display());
     }
 }
+
+/// A copy of rank 1 named `rank4294967296` (more than a node id can be)
+/// was given node 2 by host order and merged as a third node, exit 0: a
+/// name that says its rank but cannot be read is refused, by every
+/// command that finds it, naming the file.
+#[test]
+fn regression_a_rank_too_large_for_a_node_id_is_refused_not_given_another_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let from = fixtures().join("jax-cpu/n2_shardmap_psum_50steps");
+    for (src, dst) in [
+        ("rank0.xplane.pb", "rank0.xplane.pb"),
+        ("rank1.xplane.pb", "rank1.xplane.pb"),
+        ("rank1.xplane.pb", "rank4294967296.xplane.pb"),
+    ] {
+        copy(&from.join(src), &run.join(dst));
+    }
+    let out = dir.path().join("m.xplane.pb");
+    for args in [
+        vec![
+            "merge",
+            "--run-dir",
+            run.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        vec!["collectives", "--run-dir", run.to_str().unwrap()],
+        vec!["-q", "validate", run.to_str().unwrap()],
+    ] {
+        cli()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(
+                "rank4294967296.xplane.pb: the file name says node or rank 4294967296, more than a node id can be",
+            ));
+    }
+    assert!(!out.exists());
+}

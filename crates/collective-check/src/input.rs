@@ -76,3 +76,45 @@ pub fn node_id_from_path(path: impl AsRef<Path>) -> Option<NodeId> {
     }
     None
 }
+
+/// The digits after `node`/`rank` in a file name that cannot be a node id
+/// (more than `u32::MAX`), when the name holds no readable one: such a
+/// name says which node the file is but cannot be read, so it is refused
+/// rather than given a node by another rule.
+pub fn unreadable_node_id_in_path(path: impl AsRef<Path>) -> Option<String> {
+    if node_id_from_path(path.as_ref()).is_some() {
+        return None;
+    }
+    let name = path.as_ref().file_name()?.to_str()?.to_ascii_lowercase();
+    ["node", "rank"].into_iter().find_map(|word| {
+        name.match_indices(word).find_map(|(at, _)| {
+            let digits: String = name[at + word.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            (!digits.is_empty()).then_some(digits)
+        })
+    })
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn a_node_number_too_large_for_an_id_is_told_apart_from_none() {
+        let u = |s: &str| unreadable_node_id_in_path(s);
+        assert_eq!(
+            u("run/rank4294967296.xplane.pb").as_deref(),
+            Some("4294967296")
+        );
+        assert_eq!(
+            u("NODE99999999999.xplane.pb").as_deref(),
+            Some("99999999999")
+        );
+        assert_eq!(u("run/rank4294967295.xplane.pb"), None);
+        assert_eq!(u("run/rank1.xplane.pb"), None);
+        assert_eq!(u("host-a.xplane.pb"), None);
+        assert_eq!(u("ranking.xplane.pb"), None);
+    }
+}

@@ -100,7 +100,7 @@ pub use gloo_counts::GlooCounts;
 pub use gloo_groups::GlooUnresolved;
 pub use groups::verify_kineto_groups;
 pub use hlo_groups::{HLO_PROTO_STAT, HloModules, ReplicaGroup};
-pub use input::{check_files, check_merged, node_id_from_path};
+pub use input::{check_files, check_merged, node_id_from_path, unreadable_node_id_in_path};
 pub use kineto::{
     GLOO_PREFIX, RECORD_PARAM_COMMS, check_kineto_files, extract_kineto, extract_kineto_file,
     kineto_collective_kind,

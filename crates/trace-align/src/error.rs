@@ -321,6 +321,17 @@ pub enum RunError {
         /// The trace.
         path: PathBuf,
     },
+    /// A trace whose file name says its node or rank with a number no node
+    /// id can be.
+    #[error(
+        "{path}: the file name says node or rank {digits}, more than a node id can be (at most 4294967295); rename the file, or give its node with --trace N=PATH"
+    )]
+    UnreadableNodeInName {
+        /// The trace.
+        path: PathBuf,
+        /// The digits of the name.
+        digits: String,
+    },
     /// A file given as a trace is not a profiler trace.
     #[error("{path}: {why}")]
     NotATrace {

@@ -147,6 +147,12 @@ pub(crate) fn look(path: &Path, given: bool) -> Result<std::result::Result<Found
         }
         Err(e) => return Err(e),
     };
+    if let Some(digits) = collective_check::unreadable_node_id_in_path(path) {
+        return Err(RunError::UnreadableNodeInName {
+            path: path.to_path_buf(),
+            digits,
+        });
+    }
     match format {
         TraceFormat::XSpace => look_xspace(path, named),
         TraceFormat::Kineto => look_kineto(path, named),
