@@ -390,3 +390,35 @@ fn regression_a_kineto_rank_that_contradicts_its_file_name_is_refused_alike() {
         .collect();
     assert!(lines.iter().all(|l| *l == lines[0]), "{lines:#?}");
 }
+
+/// Where every node fails alike (GPU planes that do not fit a GPU id
+/// stride of 2), the message named whichever node's task ended first, a
+/// different node from run to run: it is the first node's every time.
+#[test]
+fn regression_the_error_of_several_failing_nodes_is_the_first_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    cli()
+        .args([
+            "synth", "-q", "--nodes", "4", "--steps", "20", "--seed", "5",
+        ])
+        .arg(&run)
+        .assert()
+        .success();
+    for k in 0..6 {
+        let out = dir.path().join(format!("m{k}.xplane.pb"));
+        let assert = cli()
+            .args(["-q", "merge", "--gpu-id-stride", "2", "--run-dir"])
+            .arg(&run)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        assert!(
+            stderr.starts_with("error: placing the planes of node 0"),
+            "{stderr}"
+        );
+        assert!(!out.exists());
+    }
+}

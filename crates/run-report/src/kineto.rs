@@ -41,6 +41,10 @@ pub(crate) fn read(
             let map = clocks.map(*rank)?.clone();
             read_rank(*rank, path, map)
         })
+        // In node order, so that the error of a run with several is the
+        // first node's, whichever task ends first.
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<Result<Vec<_>>>()?;
     let mut before = Extraction::new();
     let mut nodes = Vec::with_capacity(read.len());

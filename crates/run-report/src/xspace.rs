@@ -31,6 +31,10 @@ pub(crate) fn read(plan: &Plan) -> Result<RunData> {
         .par_iter()
         .with_max_len(1) // one task per node
         .map(|input| read_node(plan, input, t_ref))
+        // In node order, so that the error of a run with several is the
+        // first node's, whichever task ends first.
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<Result<Vec<_>>>()?;
     let (mut before, mut after) = (Extraction::new(), Extraction::new());
     let mut nodes = Vec::with_capacity(read.len());

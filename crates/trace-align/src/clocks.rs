@@ -330,6 +330,10 @@ pub(crate) fn host_extraction(nodes: &[NodeInput], options: &AlignOptions) -> Re
         .par_iter()
         .with_max_len(1) // one task per node
         .map(|input| host_read(input, options).map(|read| read.collectives))
+        // In node order, so that the error of a run with several is the
+        // first node's, whichever task ends first.
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<Result<Vec<_>>>()?;
     Ok(joined(per_node))
 }

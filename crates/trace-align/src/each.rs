@@ -82,6 +82,10 @@ impl Plan {
             .par_iter()
             .with_max_len(1) // one task per node
             .map(|input| self.prepare(input))
+            // In node order, so that the error of a run with several is the
+            // first node's, whichever task ends first.
+            .collect::<Vec<_>>()
+            .into_iter()
             .collect::<Result<Vec<_>>>()?;
         if !prepared
             .iter()

@@ -147,6 +147,10 @@ impl Plan {
             .enumerate()
             .with_max_len(1) // one task per node
             .map(|(k, input)| self.prepare_merge(input, scheme, k == 0))
+            // In node order, so that the error of a run with several is the
+            // first node's, whichever task ends first.
+            .collect::<Vec<_>>()
+            .into_iter()
             .collect::<Result<_>>()?;
         let t_ref = output_session_start(nodes.iter().map(|n| &n.node));
         let stop = nodes.iter().filter_map(|n| n.stop_ns).max();

@@ -173,6 +173,10 @@ fn read_collectives_with(
         .par_iter()
         .with_max_len(1) // one task per rank
         .map(|(rank, path)| rank_collectives_with(*rank, path, options))
+        // In node order, so that the error of a run with several is the
+        // first node's, whichever task ends first.
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<Result<Vec<_>>>()?;
     joined_verified(per_rank)
 }
