@@ -99,6 +99,17 @@ fn collectives_of_a_pytorch_run_and_of_plain_jax_traces() {
     );
     assert_eq!(json["format"], "kineto");
     assert_eq!(json["nodes"].as_array().unwrap().len(), 2);
+    // The files read, as `merge --json` gives them: each rank from its
+    // `distributedInfo`.
+    let run = &json["run"]["nodes"];
+    for rank in ["0", "1"] {
+        let trace = run[rank]["trace"].as_str().unwrap();
+        assert!(
+            trace.ends_with(&format!("rank{rank}.pt.trace.json.gz")),
+            "{trace}"
+        );
+        assert_eq!(run[rank]["origin"], "distributed_info", "{run}");
+    }
     assert!(json["nodes"][1]["probes"].is_null());
     let two = fixtures.join("jax-cpu/n2_shardmap_psum_50steps");
     cli()

@@ -155,7 +155,18 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     }
     let outcome = run.collective_clocks(&args.policy.options_for(&run), args.estimator.into())?;
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&outcome)?)?;
+        /// The outcome and, as `merge --json` gives it, the run's files.
+        #[derive(serde::Serialize)]
+        struct WithRun<'a> {
+            #[serde(flatten)]
+            outcome: &'a trace_align::CollectiveClocks,
+            run: &'a trace_align::RunFiles,
+        }
+        let json = WithRun {
+            outcome: &outcome,
+            run: &run,
+        };
+        outln!("{}", serde_json::to_string_pretty(&json)?)?;
     } else if !global.quiet {
         out!("{}", summary(&outcome))?;
     }
