@@ -53,6 +53,11 @@ fn counts_of(run: &Path, suffix: &str) -> Vec<(&'static str, Value)> {
     let files = traces(run, suffix);
     validate_args.extend(files.iter().map(String::as_str));
     let validate = json_of(&validate_args);
+    // Every run command's JSON names the files it read, alike.
+    for (what, json) in [("collectives", &collectives), ("report", &report)] {
+        assert_eq!(json["run"], merge["run"], "{what}");
+        assert!(!merge["run"]["nodes"].as_object().unwrap().is_empty());
+    }
     vec![
         ("merge", merge["after"]["summary"]["counts"].clone()),
         ("collectives", collectives["counts"].clone()),

@@ -88,15 +88,18 @@ impl Report {
         }
     }
 
-    /// The report as pretty JSON. A run of more than
+    /// The report as pretty JSON ([`Report::for_json`]).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&*self.for_json()).expect("a report always serialises")
+    }
+
+    /// The report as its JSON holds it: a run of more than
     /// [`JSON_SERIES_NODES`](crate::JSON_SERIES_NODES) nodes keeps every
     /// node but not the per-node series, and says so in
-    /// `series_left_out`.
-    pub fn to_json(&self) -> String {
-        let pretty =
-            |r: &Report| serde_json::to_string_pretty(r).expect("a report always serialises");
+    /// `series_left_out`; a smaller run is the report itself.
+    pub fn for_json(&self) -> std::borrow::Cow<'_, Report> {
         if self.nodes.len() <= crate::JSON_SERIES_NODES {
-            return pretty(self);
+            return std::borrow::Cow::Borrowed(self);
         }
         let mut r = self.clone();
         for n in &mut r.clocks.nodes {
@@ -115,6 +118,6 @@ impl Report {
             r.nodes.len(),
             crate::JSON_SERIES_NODES
         ));
-        pretty(&r)
+        std::borrow::Cow::Owned(r)
     }
 }

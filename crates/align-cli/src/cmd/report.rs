@@ -55,7 +55,18 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
         run_report::write_html(&report, out, &inputs)?;
     }
     if args.json {
-        outln!("{}", report.to_json())?;
+        /// The report and, as `merge --json` gives it, the run's files.
+        #[derive(serde::Serialize)]
+        struct WithRun<'a> {
+            #[serde(flatten)]
+            report: &'a Report,
+            run: &'a trace_align::RunFiles,
+        }
+        let json = WithRun {
+            report: &report.for_json(),
+            run: &run,
+        };
+        outln!("{}", serde_json::to_string_pretty(&json)?)?;
     } else if !global.quiet {
         out!("{}", summary(&report, output.as_deref()))?;
     }
