@@ -199,8 +199,14 @@ impl Tally {
         if list.len() < before {
             *self.duplicates.entry(op_key).or_default() += before - list.len();
         }
-        let kind = list[0].kind;
-        if list.iter().any(|o| o.kind != kind) {
+        // A send and its receive are one point-to-point instance, of kind
+        // send; any other mix of kinds is reported.
+        let p2p = list.iter().all(|o| o.kind.is_point_to_point());
+        let kind = match p2p && list.iter().any(|o| o.kind == CollectiveKind::Send) {
+            true => CollectiveKind::Send,
+            false => list[0].kind,
+        };
+        if !p2p && list.iter().any(|o| o.kind != kind) {
             *self.mixed.entry(op_key).or_default() += 1;
         }
         let want = &expected[&(op_key, key.group())];
