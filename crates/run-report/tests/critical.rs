@@ -6,21 +6,10 @@ use std::path::{Path, PathBuf};
 use clock_model::NodeId;
 use run_report::{Report, ReportOptions, render_html};
 use trace_align::RunFiles;
-use trace_synth::{Straggler, SynthConfig, synthesize};
+use trace_synth::Straggler;
 
 fn synth(straggler: Option<Straggler>) -> Report {
-    let dir = tempfile::tempdir().unwrap();
-    let config = SynthConfig {
-        nodes: 4,
-        gpus_per_node: 2,
-        steps: 30,
-        kernels_per_stream: 2,
-        straggler,
-        ..SynthConfig::default()
-    };
-    synthesize(&config, dir.path()).unwrap();
-    let run = RunFiles::discover(dir.path()).unwrap();
-    Report::build(&run, &ReportOptions::default()).unwrap()
+    crate::synth::report_of(30, straggler)
 }
 
 /// Every step's path covers the step once: its nodes' and its kinds'

@@ -2,23 +2,11 @@
 //! with the delay it was given.
 
 use clock_model::NodeId;
-use run_report::{Report, ReportOptions, StepSource};
-use trace_align::RunFiles;
-use trace_synth::{Straggler, SynthConfig, synthesize};
+use run_report::{Report, StepSource};
+use trace_synth::Straggler;
 
 fn report_of(straggler: Option<Straggler>) -> Report {
-    let dir = tempfile::tempdir().unwrap();
-    let config = SynthConfig {
-        nodes: 4,
-        gpus_per_node: 2,
-        steps: 100,
-        kernels_per_stream: 2,
-        straggler,
-        ..SynthConfig::default()
-    };
-    synthesize(&config, dir.path()).unwrap();
-    let run = RunFiles::discover(dir.path()).unwrap();
-    Report::build(&run, &ReportOptions::default()).unwrap()
+    crate::synth::report_of(100, straggler)
 }
 
 #[test]

@@ -6,3 +6,4 @@ mod fixtures;
 mod gpu;
 mod many_nodes;
 mod straggler;
+mod synth;
