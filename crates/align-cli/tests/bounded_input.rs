@@ -58,17 +58,7 @@ fn a_gzip_trace_past_the_decompressed_limit_is_refused_naming_it() {
 fn a_gzip_bomb_is_refused_within_a_2gb_address_space() {
     let dir = tempfile::tempdir().unwrap();
     let bomb = dir.path().join("rank0.pt.trace.json.gz");
-    // 300 MiB of spaces inside a trace's object: about 300 KB compressed.
-    let made = Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "{{ printf '{{\"traceEvents\": [], \"x\": \"'; head -c 314572800 /dev/zero | tr '\\0' ' '; printf '\"}}'; }} | gzip -1 > '{}'",
-            bomb.display()
-        ))
-        .status()
-        .unwrap();
-    assert!(made.success());
-    assert!(std::fs::metadata(&bomb).unwrap().len() < 4 << 20);
+    common::write_gzip_bomb(&bomb);
     let exe = assert_cmd::cargo::cargo_bin!("align-cli");
     for command in ["validate", "inspect"] {
         let out = Command::new("bash")

@@ -336,3 +336,46 @@ fn snapshots_record_refuses_sizes_and_waits_it_cannot_honour() {
         assert!(!out.exists(), "{flag} {value}: nothing is recorded");
     }
 }
+
+/// `report -o new/r.html` computed the whole report, then failed to write
+/// it: every command that writes one file refuses a missing folder before
+/// it reads a trace, and creates nothing.
+#[test]
+fn an_output_in_a_missing_folder_is_refused_before_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = copy_jax_run(&dir.path().join("run"));
+    let new = dir.path().join("new");
+    let trace = run.join("rank0.xplane.pb");
+    let runs: [&[&str]; 4] = [
+        &["report", "--run-dir"],
+        &["merge", "--run-dir"],
+        &["merge", "--run-dir"],
+        &["summarize", "--node", "1", "--run-dir"],
+    ];
+    let outputs = ["r.html", "m.json.gz", "m.pftrace", "s.json"];
+    for (args, name) in runs.iter().zip(outputs) {
+        cli()
+            .args(*args)
+            .arg(&run)
+            .arg("-o")
+            .arg(new.join(name))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "does not exist (this command does not create it)",
+            ));
+    }
+    for (args, name) in [
+        (["export", "-o"], "x.pftrace"),
+        (["validate", "--json"], "v.json"),
+    ] {
+        cli()
+            .args(args)
+            .arg(new.join(name))
+            .arg(&trace)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("does not exist"));
+    }
+    assert!(!new.exists());
+}

@@ -3,7 +3,9 @@
 //! given as two nodes, and an offsets header whose tracer start is not the
 //! trace's are refused alike by `align`, `merge`, `validate`, `report` and
 //! `export` (those that read it): exit status 2, the file named, nothing
-//! written. Each once passed at least one of them.
+//! written. Each once passed at least one of them. Every command of the
+//! table runs within 2 GB of address space: a bad input is an exit 2, never
+//! an abort for memory (134) or a panic (101).
 
 use crate::common;
 
@@ -113,13 +115,22 @@ fn commands(run: &Path, out: &Path) -> Vec<Vec<std::ffi::OsString>> {
     all
 }
 
-/// Run every command; each must exit 2 naming `named` (and `what`) and
-/// leave `out` empty.
+/// The command line within 2 GB of address space (`ulimit -v 2000000`).
+fn cli_within_2gb() -> assert_cmd::Command {
+    let mut bash = assert_cmd::Command::new("bash");
+    bash.arg("-c")
+        .arg("ulimit -v 2000000; exec \"$0\" \"$@\"")
+        .arg(assert_cmd::cargo::cargo_bin!("align-cli"));
+    bash
+}
+
+/// Run every command within 2 GB of address space; each must exit 2
+/// naming `named` (and `what`) and leave `out` empty.
 fn refused_by_all(run: &Path, named: &str, what: &str) {
     let out = run.with_file_name("out");
     std::fs::create_dir_all(&out).unwrap();
     for args in commands(run, &out) {
-        let assert = cli().args(&args).assert().code(2);
+        let assert = cli_within_2gb().args(&args).assert().code(2);
         let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
         assert!(
             stderr.contains(named) && stderr.contains(what),
@@ -171,6 +182,18 @@ fn regression_a_negative_kineto_dur_is_refused_by_every_command() {
         text
     });
     refused_by_all(&run, "rank1.pt.trace.json.gz", "\"dur\" is negative");
+}
+
+/// A gzip bomb in a run (300 MiB of JSON in about 300 KB, once inflated
+/// without a limit: 2.96 GB for a 3 MB file, an abort within 4 GB) is
+/// refused by every command that reads the run, within 2 GB.
+#[test]
+fn regression_a_gzip_bomb_as_a_rank_is_refused_by_every_command_within_2gb() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = copy_run(dir.path(), true);
+    let bomb = run.join("rank1.pt.trace.json.gz");
+    common::write_gzip_bomb(&bomb);
+    refused_by_all(&run, "rank1.pt.trace.json.gz", "decompresses to more than");
 }
 
 /// PyTorch events every command once read differently (accepted by

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The file could not be opened, read or written.
-    #[error("{path}")]
+    /// An output file could not be created, written or put in place
+    /// (reading goes through [`Error::Source`]).
+    #[error("writing {path}")]
     Io {
-        /// The file.
+        /// The output file.
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,

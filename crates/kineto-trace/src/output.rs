@@ -115,3 +115,20 @@ pub fn compression_for(path: &Path) -> Compression {
         Compression::None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An output that cannot be written says so: the message once began
+    /// with the bare path, read as an input's fault.
+    #[test]
+    fn an_output_that_cannot_be_created_is_named_as_being_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing/merged.json.gz");
+        let err = AtomicOutput::create(&path, Compression::Gzip)
+            .err()
+            .unwrap();
+        assert_eq!(err.to_string(), format!("writing {}", path.display()));
+    }
+}

@@ -184,6 +184,15 @@ pub enum RunError {
         #[source]
         source: safe_temp::Error,
     },
+    /// The folder of a command's one output file does not exist (the
+    /// command does not create it).
+    #[error("{path}: its folder {folder} does not exist (this command does not create it)")]
+    OutputFolderMissing {
+        /// The output.
+        path: PathBuf,
+        /// Its folder.
+        folder: PathBuf,
+    },
     /// An output's name does not end in a format the command writes.
     #[error("{path}: the output's name must end in a format this command writes: {expected}")]
     OutputFormat {

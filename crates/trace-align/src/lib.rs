@@ -162,7 +162,7 @@ pub use node_clock::{
     ClockPolicy, ClockWarning, CrossCheck, MIN_CONFLICT_NS, NodeClock, NodeClockReason, ProbeCheck,
 };
 pub use outcome::{KinetoMerge, MergeOutcome};
-pub use output::{check_out_dir, check_output};
+pub use output::{check_out_dir, check_output, check_output_folder};
 pub use plan::Plan;
 pub use plausible::{MAX_DRIFT_PPB, OFFSET_SLACK_NS, Plausibility, SESSION_SLACK_NS, read_offsets};
 pub use repair::RepairOutcome;

@@ -13,6 +13,32 @@ const TRACE_SUFFIXES: [&str; 4] = [
     ".pt.trace.json.gz",
 ];
 
+/// Check that the folder `output` would be written into exists, for a
+/// command that writes one file and creates no folder: before the work, so
+/// that a missing folder is not found only once everything is computed
+/// ([`RunError::OutputFolderMissing`]). A bare name's folder is the
+/// working folder.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// assert!(trace_align::check_output_folder(&dir.path().join("merged.pftrace")).is_ok());
+/// assert!(trace_align::check_output_folder(&dir.path().join("new/merged.pftrace")).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn check_output_folder(output: &Path) -> Result<()> {
+    let folder = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(folder) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(RunError::OutputFolderMissing {
+            path: output.to_path_buf(),
+            folder: folder.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Check that `output` may be written by a command that reads `inputs`
 /// and writes the formats named by `suffixes` (`".xplane.pb"`,
 /// `".json.gz"`, ...; empty: any name). Nothing is written; the first

@@ -88,18 +88,6 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let inputs = super::run_args::inputs(&run);
     super::check_output(&args.output, &inputs, Output::SUFFIXES)?;
     super::check_output(&trace_merge::summary_beside(&args.output), &inputs, &[])?;
-    // Before the work, not after it: the output's folder is not created.
-    let folder = match args.output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    if std::fs::metadata(folder).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
-        anyhow::bail!(
-            "{}: its folder {} does not exist (merge does not create it)",
-            args.output.display(),
-            folder.display()
-        );
-    }
     let output = Output::from_path(&args.output)?;
     // Before any clock is estimated, so that an empty node is named
     // rather than found missing from the collectives. The merge's own

@@ -25,15 +25,16 @@ pub mod validate;
 
 /// Refuse to write `output` unless [`trace_align::check_output`] passes it
 /// for a command that reads `inputs` and writes a name ending in one of
-/// `suffixes` (empty: any): every command checks each file it writes here
-/// before it reads or writes anything.
+/// `suffixes` (empty: any), into a folder that exists: every command that
+/// writes one file checks it here before it reads or writes anything.
 pub fn check_output(
     output: &std::path::Path,
     inputs: &[std::path::PathBuf],
     suffixes: &[&str],
 ) -> anyhow::Result<()> {
     let inputs: Vec<&std::path::Path> = inputs.iter().map(std::path::PathBuf::as_path).collect();
-    Ok(trace_align::check_output(output, &inputs, suffixes)?)
+    trace_align::check_output(output, &inputs, suffixes)?;
+    Ok(trace_align::check_output_folder(output)?)
 }
 
 /// The one check of a command's traces ([`trace_align::check_traces`]),

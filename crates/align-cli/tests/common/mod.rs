@@ -78,3 +78,19 @@ pub fn corrupt_probes(run: &std::path::Path, node: u64, by_ns: f64) {
     }
     std::fs::write(&path, out).unwrap();
 }
+
+/// Write a gzip bomb to `path`: a PyTorch trace's object holding 300 MiB of
+/// spaces, about 300 KB compressed.
+#[allow(dead_code)] // not every test file reads a bomb
+pub fn write_gzip_bomb(path: &std::path::Path) {
+    let made = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{{ printf '{{\"traceEvents\": [], \"x\": \"'; head -c 314572800 /dev/zero | tr '\\0' ' '; printf '\"}}'; }} | gzip -1 > '{}'",
+            path.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    assert!(std::fs::metadata(path).unwrap().len() < 4 << 20);
+}
