@@ -103,8 +103,22 @@ pub struct GroupRanks {
     pub origin: RanksOrigin,
 }
 
+/// The root of one rooted collective (broadcast, reduce) as one rank's
+/// file states it: the `root` input of the `c10d::broadcast_` /
+/// `c10d::reduce_` op that launched the rank's gloo annotation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootRecord {
+    /// The rank.
+    pub node: NodeId,
+    /// The annotation's `External id` (its occurrence's `correlation`).
+    pub correlation: u64,
+    /// The root, a rank of the collective's process group.
+    pub group_rank: u32,
+}
+
 /// The Kineto-specific part of an [`Extraction`](crate::Extraction): every
-/// NCCL/RCCL event's args and every statement of a group's ranks.
+/// NCCL/RCCL event's args, every statement of a group's ranks and the
+/// roots of gloo's rooted collectives.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KinetoRecords {
     /// One per NCCL/RCCL event kept as an occurrence.
@@ -118,6 +132,10 @@ pub struct KinetoRecords {
     /// by order of occurrence), with the world size their trace states.
     #[serde(default)]
     pub older_nccl_world: Vec<(NodeId, u32)>,
+    /// The roots of gloo broadcasts and reduces, where each rank's ops
+    /// could be paired with its annotations ([`RootRecord`]).
+    #[serde(default)]
+    pub roots: Vec<RootRecord>,
 }
 
 impl KinetoRecords {
@@ -127,6 +145,7 @@ impl KinetoRecords {
         self.groups.extend(other.groups);
         self.gloo_unresolved.extend(other.gloo_unresolved);
         self.older_nccl_world.extend(other.older_nccl_world);
+        self.roots.extend(other.roots);
     }
 
     /// Add a statement of `group`'s ranks, unless this rank already made it.

@@ -26,6 +26,13 @@
 //!   `c10d::recv_` op they start in (its third input, a rank of the
 //!   group, taken as the global rank) and pair by order per
 //!   (sender, receiver) as op `gloo:send/recv <src>-><dst>`.
+//!   `gloo:broadcast`/`gloo:reduce` take their root from the
+//!   `c10d::broadcast_` / `c10d::reduce_` op that queued them (its
+//!   `root_rank` input, a rank of the group): the annotation runs on gloo's
+//!   worker thread, so the k-th op of one shape pairs with the k-th
+//!   annotation of that shape, where the rank has as many of each, on one
+//!   worker thread, each op beginning before its annotation
+//!   ([`KinetoRecords::roots`](crate::KinetoRecords)).
 //!
 //! Events on the GPU (`cat` `kernel`, `gpu_memcpy`, `gpu_user_annotation`,
 //! …) other than collective kernels are never participants: Kineto copies
@@ -44,12 +51,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use kineto_trace::{Event, Id, Phase, ProcessGroup, Trace, TraceFile};
+use kineto_trace::{Event, Id, Phase, Trace, TraceFile};
 use serde::Deserialize;
 
 use crate::check::check;
 use crate::classify::CollectiveKind;
-use crate::comms::{CommsKey, CommsRecord, GroupRanks, RanksOrigin, int_list, lists_sizes};
+use crate::comms::{
+    CommsKey, CommsRecord, GroupRanks, RanksOrigin, RootRecord, int_list, lists_sizes,
+};
 use crate::error::{Error, Result};
 use crate::extract::Options;
 use crate::gloo_groups::{self, GlooGroups, Thread};
@@ -132,6 +141,26 @@ struct PendingP2p {
     external_id: Option<u64>,
 }
 
+/// A `c10d::broadcast_` / `c10d::reduce_` op: its root.
+struct RootedOp {
+    kind: CollectiveKind,
+    /// The first input's dims (the gloo annotation's `Input Dims`).
+    dims: Option<String>,
+    begin: i64,
+    group_rank: u32,
+}
+
+/// The rooted c10d ops: their kind and which `Concrete Inputs` entry is
+/// the root (`broadcast_(tensors, pg, root_rank, root_tensor, …)`,
+/// `reduce_(tensors, pg, reduce_op, root_rank, …)`).
+fn rooted_op(name: &str) -> Option<(CollectiveKind, usize)> {
+    match name {
+        "c10d::broadcast_" => Some((CollectiveKind::Broadcast, 2)),
+        "c10d::reduce_" => Some((CollectiveKind::Reduce, 3)),
+        _ => None,
+    }
+}
+
 /// A `c10d::send` / `c10d::recv_` op: who the peer is.
 struct P2pOp {
     thread: Thread,
@@ -152,6 +181,7 @@ pub fn extract_kineto(
     let mut pending = Vec::new();
     let mut collectives = Vec::new();
     let mut p2p_ops = Vec::new();
+    let mut rooted_ops = Vec::new();
     let mut host_comms: HashMap<u64, CommsArgs> = HashMap::new();
     let mut bare_kernels = Vec::new();
     // Older torch: `nccl:<op>` annotations and kernels named by their op,
@@ -233,6 +263,23 @@ pub fn extract_kineto(
                 device: None,
                 external_id: args(&e).external_id,
             });
+        } else if let Some((kind, at)) = rooted_op(&name) {
+            let a = args(&e);
+            let root = (a.concrete_inputs.as_ref())
+                .and_then(|c| c.get(at))
+                .and_then(|r| r.parse().ok());
+            if let Some(group_rank) = root {
+                rooted_ops.push(RootedOp {
+                    kind,
+                    dims: a
+                        .input_dims
+                        .as_ref()
+                        .and_then(|d| d.get(0))
+                        .map(|d| d.to_string()),
+                    begin: begin.0,
+                    group_rank,
+                });
+            }
         } else if name == "c10d::send" || name == "c10d::recv_" {
             let peer = args(&e)
                 .concrete_inputs
@@ -268,7 +315,10 @@ pub fn extract_kineto(
         .distributed_info()?
         .map(|i| i.pg_config)
         .unwrap_or_default();
-    gloo_collectives(collectives, &pg_config, node, out);
+    let threads = collectives.iter().map(|p| p.thread.clone()).collect();
+    let groups = gloo_groups::assign(&pg_config, node, &threads);
+    gloo_roots(&collectives, rooted_ops, &groups, node, out);
+    gloo_collectives(collectives, &groups, node, out);
     for pg in pg_config {
         out.kineto.add_group(GroupRanks {
             node,
@@ -515,6 +565,7 @@ struct PendingGloo {
     thread: Thread,
     op: String,
     kind: CollectiveKind,
+    dims: Option<String>,
     begin: i64,
     end: i64,
     external_id: Option<u64>,
@@ -525,7 +576,8 @@ fn gloo(e: &Event<'_>, op: &str, begin: i64, end: i64, pending: &mut Vec<Pending
         return;
     };
     let a = args(e);
-    let op = match &a.input_dims {
+    let dims = a.input_dims.as_ref().map(|d| d.to_string());
+    let op = match &dims {
         Some(dims) => format!("{GLOO_PREFIX}{op} {dims}"),
         None => format!("{GLOO_PREFIX}{op}"),
     };
@@ -533,6 +585,7 @@ fn gloo(e: &Event<'_>, op: &str, begin: i64, end: i64, pending: &mut Vec<Pending
         thread: thread(e),
         op,
         kind,
+        dims,
         begin,
         end,
         external_id: a.external_id,
@@ -543,13 +596,11 @@ fn gloo(e: &Event<'_>, op: &str, begin: i64, end: i64, pending: &mut Vec<Pending
 /// thread as the module when the rank's `pg_config` tells it.
 fn gloo_collectives(
     pending: Vec<PendingGloo>,
-    pg_config: &[ProcessGroup],
+    groups: &GlooGroups,
     node: NodeId,
     out: &mut Extraction,
 ) {
-    let threads = pending.iter().map(|p| p.thread.clone()).collect();
-    let groups = gloo_groups::assign(pg_config, node, &threads);
-    if let GlooGroups::Unknown(Some(unresolved)) = &groups {
+    if let GlooGroups::Unknown(Some(unresolved)) = groups {
         out.kineto.gloo_unresolved.push(unresolved.clone());
     }
     for p in pending {
@@ -572,6 +623,59 @@ fn gloo_collectives(
             },
         );
     }
+}
+
+/// Record the root of each gloo broadcast and reduce: per (kind, shape),
+/// the k-th c10d op with the k-th annotation, where the rank has as many
+/// of each, all of one process group by their worker threads (the c10d op
+/// does not name its group, and the order among groups is not known) and
+/// every op begins no later than its annotation (it queues the work a
+/// worker then runs).
+fn gloo_roots(
+    pending: &[PendingGloo],
+    ops: Vec<RootedOp>,
+    groups: &GlooGroups,
+    node: NodeId,
+    out: &mut Extraction,
+) {
+    type Shape = (CollectiveKind, Option<String>);
+    let mut by_shape: BTreeMap<Shape, (Vec<&PendingGloo>, Vec<RootedOp>)> = BTreeMap::new();
+    for p in pending.iter().filter(|p| rooted_kind(p.kind)) {
+        let key = (p.kind, p.dims.clone());
+        by_shape.entry(key).or_default().0.push(p);
+    }
+    for op in ops {
+        let key = (op.kind, op.dims.clone());
+        by_shape.entry(key).or_default().1.push(op);
+    }
+    for (mut annotations, mut ops) in by_shape.into_values() {
+        annotations.sort_by_key(|p| p.begin);
+        ops.sort_by_key(|o| o.begin);
+        let one_group =
+            (annotations.windows(2)).all(|w| groups.of(&w[0].thread) == groups.of(&w[1].thread));
+        let paired = annotations.len() == ops.len()
+            && one_group
+            && ops
+                .iter()
+                .zip(&annotations)
+                .all(|(o, p)| o.begin <= p.begin);
+        if !paired {
+            continue;
+        }
+        for (p, op) in annotations.iter().zip(&ops) {
+            if let Some(correlation) = p.external_id {
+                out.kineto.roots.push(RootRecord {
+                    node,
+                    correlation,
+                    group_rank: op.group_rank,
+                });
+            }
+        }
+    }
+}
+
+fn rooted_kind(kind: CollectiveKind) -> bool {
+    matches!(kind, CollectiveKind::Broadcast | CollectiveKind::Reduce)
 }
 
 /// Give each gloo send/recv the peer of the c10d op it starts in on its

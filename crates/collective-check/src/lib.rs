@@ -86,7 +86,9 @@ pub use classify::{
     CollectiveKind, END_MARKER_PREFIX, EventClass, classify_event, classify_name,
     is_collective_candidate,
 };
-pub use comms::{CommsKey, CommsRecord, GroupRanks, KinetoRecords, RanksOrigin, int_list};
+pub use comms::{
+    CommsKey, CommsRecord, GroupRanks, KinetoRecords, RanksOrigin, RootRecord, int_list,
+};
 pub use counts::Counts;
 pub use error::{
     CommsField, Error, GroupRanksConflict, InstanceDisagreement, RankOutsideGroup, RankValue,

@@ -84,6 +84,12 @@ pub struct Group {
     /// For a collective-permute: who sends to whom among `members`, from
     /// their [`PermutePeers`](crate::PermutePeers); `None` for any other kind.
     pub transfers: Option<Transfers>,
+    /// For a complete broadcast or reduce whose members all state one root
+    /// ([`KinetoRecords::roots`](crate::KinetoRecords), a rank `r` of the
+    /// group): the root, the `r`-th of the members' nodes in order (torch
+    /// numbers a group's ranks by their global ranks, in order). `None`
+    /// otherwise.
+    pub root: Option<NodeId>,
 }
 
 /// Group `ex`'s occurrences into instances (the matching [`check`](crate::check)
@@ -118,6 +124,14 @@ pub fn group(ex: &Extraction, planes: PlaneChoice, warnings: &mut Vec<Warning>) 
         .map(|((op_key, key), list)| tally.group(op_key, key, list, &expected))
         .collect();
     tally.warn(ex, warnings);
+    if !ex.kineto.roots.is_empty() {
+        let roots: HashMap<(NodeId, u64), u32> = (ex.kineto.roots.iter())
+            .map(|r| ((r.node, r.correlation), r.group_rank))
+            .collect();
+        for g in &mut groups {
+            g.root = root_of(g, &roots);
+        }
+    }
     groups.sort_by_key(|g| (g.members.iter().map(|o| o.begin).min(), g.op, g.key.clone()));
     groups
 }
@@ -232,6 +246,7 @@ impl Tally {
             members: list,
             complete,
             transfers,
+            root: None,
         }
     }
 
@@ -416,4 +431,22 @@ fn select_planes(
         ));
     }
     kept
+}
+
+/// The root of a complete broadcast or reduce group whose members all
+/// state the same rank of the group ([`Group::root`]).
+fn root_of(g: &Group, roots: &HashMap<(NodeId, u64), u32>) -> Option<NodeId> {
+    if !matches!(g.kind, CollectiveKind::Broadcast | CollectiveKind::Reduce) || !g.complete {
+        return None;
+    }
+    let mut stated = g.members.iter().map(|o| {
+        let node = o.participant.node;
+        o.correlation.and_then(|c| roots.get(&(node, c)).copied())
+    });
+    let first = stated.next()??;
+    if !stated.all(|r| r == Some(first)) {
+        return None;
+    }
+    let nodes: BTreeSet<NodeId> = g.members.iter().map(|o| o.participant.node).collect();
+    nodes.into_iter().nth(first as usize)
 }

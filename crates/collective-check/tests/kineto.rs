@@ -202,6 +202,52 @@ fn the_skewed_run_violates_until_put_on_its_recorded_true_clock() {
     assert_eq!(r.summary.counts.matched, 200 * (COLLECTIVES_PER_STEP + 4));
 }
 
+/// Every gloo broadcast and reduce of the skewed 4-rank recording has its
+/// root (each rank's `c10d::broadcast_` / `c10d::reduce_` op paired with
+/// its annotation, every member stating the same root), and on the true
+/// clocks no member ends a broadcast before its root began, no root ends a
+/// reduce before a member began.
+#[test]
+fn gloo_broadcast_and_reduce_roots_hold_on_the_true_clocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ex = Extraction::new();
+    for f in run("n4_gloo_skew_200steps") {
+        let truth = f
+            .to_string_lossy()
+            .replace(".pt.trace.json.gz", ".truth.jsonl");
+        let out = dir.path().join(f.file_name().unwrap());
+        let map = truth_map(Path::new(&truth));
+        retime_file(&TraceFile::open(&f).unwrap(), &out, &map, &"truth").unwrap();
+        extract_kineto_file(&out, &Options::default(), &mut ex).unwrap();
+    }
+    // 200 steps × (broadcast + reduce) × 4 ranks.
+    assert_eq!(ex.kineto.roots.len(), 1600);
+    let mut warnings = Vec::new();
+    let rooted: Vec<collective_check::Group> = group(&ex, PlaneChoice::default(), &mut warnings)
+        .into_iter()
+        .filter(|g| matches!(g.kind, CollectiveKind::Broadcast | CollectiveKind::Reduce))
+        .collect();
+    assert_eq!(rooted.len(), 400);
+    let mut least_slack = i128::MAX;
+    for g in &rooted {
+        let root = g.root.unwrap_or_else(|| panic!("{:?} has no root", g.key));
+        let r = g
+            .members
+            .iter()
+            .find(|o| o.participant.node == root)
+            .unwrap();
+        for o in g.members.iter().filter(|o| o.participant.node != root) {
+            let slack = match g.kind {
+                CollectiveKind::Broadcast => o.end.0 - r.begin.0,
+                _ => r.end.0 - o.begin.0,
+            };
+            least_slack = least_slack.min(slack);
+        }
+    }
+    // At least 10 µs on every one (the least seen: tens of µs).
+    assert!(least_slack > 10_000_000, "least slack {least_slack} ps");
+}
+
 #[test]
 fn slots_lead_back_to_their_events_by_external_id() {
     let r = check_kineto_files(&run("n2_gloo_100steps"), &with_p2p()).unwrap();

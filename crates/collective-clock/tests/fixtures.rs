@@ -8,7 +8,7 @@ use collective_check::{
     Extraction, NodeId, NodeSource, Occurrence, Options as CheckOptions, PlaneChoice, extract_file,
     node_id_from_path,
 };
-use collective_clock::{Estimator, Evidence, Options, estimate};
+use collective_clock::{Estimator, Evidence, Instance, Options, Role, estimate};
 
 const SHIFT_PS: i128 = 3_700_000_000;
 const TOLERANCE_PS: i128 = 20_000_000;
@@ -126,4 +126,37 @@ fn the_recorded_runs_show_no_drift() {
             assert_eq!(s.constraints, 100);
         }
     }
+}
+
+/// The 4-rank gloo recording's broadcasts and reduces have their roots:
+/// left out of the default evidence, counted as known; with
+/// [`Evidence::from_extraction_with_roots`] each is one rooted instance, a
+/// broadcast's root the one member that sends, a reduce's root the one
+/// that receives.
+#[test]
+fn gloo_roots_make_rooted_instances_on_request() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/kineto-gloo/n4_gloo_skew_200steps");
+    let mut ex = Extraction::new();
+    for rank in 0..4 {
+        let f = dir.join(format!("rank{rank}.pt.trace.json.gz"));
+        collective_check::extract_kineto_file(&f, &CheckOptions::default(), &mut ex).unwrap();
+    }
+    let plain = Evidence::from_extraction(&ex, PlaneChoice::default());
+    assert_eq!(plain.stats.roots_known, 400);
+    assert_eq!(plain.stats.rooted, 0);
+    assert_eq!(plain.stats.skipped_by_kind["broadcast"], 200);
+    let rooted = Evidence::from_extraction_with_roots(&ex, PlaneChoice::default());
+    assert_eq!(rooted.stats.rooted, 400);
+    assert!(!rooted.stats.skipped_by_kind.contains_key("broadcast"));
+    assert_eq!(rooted.instances().len(), plain.instances().len() + 400);
+    let mut by_kind = std::collections::BTreeMap::new();
+    let one_way = |i: &&Instance| i.members.iter().all(|m| m.role != Role::Both);
+    for i in rooted.instances().iter().filter(one_way) {
+        let sends = i.members.iter().filter(|m| m.role == Role::Sends).count();
+        *by_kind.entry((sends, i.members.len() - sends)).or_insert(0) += 1;
+    }
+    // 200 broadcasts (one sender), 200 reduces (one receiver); the ring's
+    // sends are left out by the default options.
+    assert_eq!(by_kind, [((1, 3), 200), ((3, 1), 200)].into());
 }

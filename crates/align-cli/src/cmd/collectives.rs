@@ -96,9 +96,14 @@ pub fn summary(c: &CollectiveClocks) -> String {
         c.report.violated_instances
     );
     for (kind, n) in &ev.skipped_by_kind {
-        s += &format!(
-            "clock fit: {n} {kind} instance(s) left out: who sends to whom is not known\n"
-        );
+        let why = match kind.as_str() {
+            "broadcast" | "reduce" if ev.roots_known > 0 => {
+                "the roots are known, but rooted constraints are not fitted by default (see \
+                 docs/collective-clock.md, \"Rooted collectives\")"
+            }
+            _ => "who sends to whom is not known",
+        };
+        s += &format!("clock fit: {n} {kind} instance(s) left out: {why}\n");
     }
     if let Some(choice) = &c.report.choice {
         s += &format!("{choice}\n");
