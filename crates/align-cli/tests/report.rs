@@ -151,3 +151,48 @@ fn bad_straggler_flag_is_a_usage_error() {
         .code(2)
         .stderr(predicate::str::contains("not a node id"));
 }
+
+/// `merge --critical-path` draws the report's path in the Perfetto trace
+/// (a simulated run with a slow node, and the real 2-rank gloo recording);
+/// an output that cannot draw it is refused before any work, nothing
+/// written.
+#[test]
+fn merge_draws_the_critical_path_in_a_perfetto_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    cli()
+        .args([
+            "synth", "-q", "--nodes", "3", "--gpus", "1", "--steps", "20",
+        ])
+        .args(["--straggler", "1:300000"])
+        .arg(&run)
+        .assert()
+        .success();
+    let real = fixture("kineto-gloo/n2_gloo_100steps");
+    for (run, steps) in [(run.as_path(), 20), (real.as_path(), 100)] {
+        let out = dir.path().join(format!("m{steps}.pftrace"));
+        cli()
+            .args(["merge", "--critical-path", "--run-dir"])
+            .arg(run)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(format!(
+                "critical path: {steps} of {steps} steps drawn on \"critical path\" tracks ("
+            )));
+        assert!(std::fs::metadata(&out).unwrap().len() > 0);
+    }
+    let out = dir.path().join("m.xplane.pb");
+    cli()
+        .args(["merge", "--critical-path", "--run-dir"])
+        .arg(&run)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the critical path is drawn in a Perfetto trace",
+        ));
+    assert!(!out.exists());
+}

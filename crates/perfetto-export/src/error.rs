@@ -123,6 +123,24 @@ pub enum Error {
         /// The counter.
         name: String,
     },
+    /// An added track's slices break its invariant.
+    #[error("track {name:?} of node {node}: {reason}")]
+    Track {
+        /// The node.
+        node: NodeId,
+        /// The track.
+        name: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// An added track names a node that no input holds.
+    #[error("track {name:?} is for node {node}, which no input holds")]
+    TrackNode {
+        /// The node.
+        node: NodeId,
+        /// The track.
+        name: String,
+    },
     /// The output file's name does not say which format to write.
     #[error(
         "{path}: unknown output format; name it *.pftrace, *.perfetto-trace or either with .gz \

@@ -8,6 +8,7 @@ use crate::chrome::ChromeWriter;
 use crate::counter::NodeCounter;
 use crate::error::{Error, Result};
 use crate::perfetto::{Packets, PerfettoWriter};
+use crate::track::NodeTrack;
 use crate::walk::{Input, Summary, export_all};
 
 /// An output format.
@@ -61,6 +62,8 @@ pub struct Options {
     pub packets: Packets,
     /// Counter tracks to add, e.g. each node's clock correction.
     pub counters: Vec<NodeCounter>,
+    /// Slice tracks to add, e.g. the cross-node critical path.
+    pub tracks: Vec<NodeTrack>,
     /// The collectives of the inputs, already matched and checked (the
     /// report a merge made of its own output): the flows across nodes and
     /// the violation marks come from it, and the inputs are not read for
@@ -76,24 +79,32 @@ pub fn write_format<W: Write>(
     out: W,
 ) -> Result<Summary> {
     let counters = &options.counters[..];
+    let tracks = &options.tracks[..];
     let checked = options.collectives.as_ref();
     match format {
         Format::Perfetto { gzip: false } => export_all(
             inputs,
             counters,
+            tracks,
             checked,
             &mut PerfettoWriter::with_packets(out, options.packets),
         ),
-        Format::ChromeJson { gzip: false } => {
-            export_all(inputs, counters, checked, &mut ChromeWriter::new(out))
-        }
+        Format::ChromeJson { gzip: false } => export_all(
+            inputs,
+            counters,
+            tracks,
+            checked,
+            &mut ChromeWriter::new(out),
+        ),
         Format::Perfetto { gzip: true } => gzipped(out, flate2::Compression::fast(), |w| {
             let mut writer = PerfettoWriter::new(w);
-            export_all(inputs, counters, checked, &mut writer).map(|s| (s, writer.into_inner()))
+            export_all(inputs, counters, tracks, checked, &mut writer)
+                .map(|s| (s, writer.into_inner()))
         }),
         Format::ChromeJson { gzip: true } => gzipped(out, flate2::Compression::default(), |w| {
             let mut writer = ChromeWriter::new(w);
-            export_all(inputs, counters, checked, &mut writer).map(|s| (s, writer.into_inner()))
+            export_all(inputs, counters, tracks, checked, &mut writer)
+                .map(|s| (s, writer.into_inner()))
         }),
     }
 }

@@ -50,6 +50,12 @@ pub fn collective_flow_id(index: usize) -> u64 {
     mix(mix(0x636f_6c6c) ^ index as u64).max(1)
 }
 
+/// The flow id of link `index` between slices of added tracks
+/// ([`NodeTrack`](crate::NodeTrack)): one per link, numbered by the caller.
+pub fn track_flow_id(index: usize) -> u64 {
+    mix(mix(0x0074_7261_636b) ^ index as u64).max(1)
+}
+
 /// A fast hasher for `(node, begin_ps)` keys, looked up once per event
 /// (the keys are not chosen by an adversary).
 #[derive(Default)]

@@ -92,6 +92,7 @@ mod sequence;
 mod sink;
 mod survey;
 mod tids;
+mod track;
 mod walk;
 
 pub use args::{Arg, ArgValue, ref_text, stat_name};
@@ -100,8 +101,11 @@ pub use collective_check::NodeId;
 pub use counter::NodeCounter;
 pub use error::{Error, Result};
 pub use file::{Format, Options, export_file, export_file_with, export_staged, write_format};
-pub use flows::{CollectiveFlows, ViolationMark, collective_flow_id, correlation_flow_id};
+pub use flows::{
+    CollectiveFlows, ViolationMark, collective_flow_id, correlation_flow_id, track_flow_id,
+};
 pub use layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, sort_slices};
 pub use perfetto::{Packets, PerfettoWriter};
 pub use sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
+pub use track::{NodeTrack, TrackSlice};
 pub use walk::{Input, Summary, export, export_with};

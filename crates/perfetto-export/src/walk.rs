@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use collective_check::{NodeId, NodeSource, Report};
-use xplane_proto::{EventData, EventView, LineView, WireError};
+use xplane_proto::{EventData, EventView, LineView, PlaneIndex, WireError};
 
 use crate::args::{Arg, ArgValue, arg};
 use crate::counter::NodeCounter;
@@ -16,6 +16,7 @@ use crate::layout::{Slice, Step, assign_tracks, for_each_step, group_by_track, s
 use crate::sink::{FlowRef, FlowStep, InstantInfo, Process, Sink, SliceInfo, Track, TrackKind};
 use crate::survey::{PlaneEntry, Role, process_name, survey};
 use crate::tids::Tids;
+use crate::track::NodeTrack;
 
 /// One input trace: its encoded XSpace and whose planes it holds.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +51,8 @@ pub struct Summary {
     pub violations: u64,
     /// Values written on counter tracks.
     pub counter_points: u64,
+    /// Slices of added tracks ([`NodeTrack`]).
+    pub added_slices: u64,
 }
 
 impl Summary {
@@ -64,6 +67,7 @@ impl Summary {
         self.collective_flows += other.collective_flows;
         self.violations += other.violations;
         self.counter_points += other.counter_points;
+        self.added_slices += other.added_slices;
     }
 }
 
@@ -83,22 +87,32 @@ pub fn export_with<S: Sink + ?Sized>(
     counters: &[NodeCounter],
     sink: &mut S,
 ) -> Result<Summary> {
-    export_all(inputs, counters, None, sink)
+    export_all(inputs, counters, &[], None, sink)
 }
 
-/// The whole second at or before the earliest line start and counter
-/// point (0 when there is none, or it lies before the epoch or past i64).
-fn time_base(earliest_line_ns: Option<i128>, counters: &[NodeCounter]) -> i64 {
+/// The whole second at or before the earliest line start, counter point
+/// and added slice (0 when there is none, or it lies before the epoch or
+/// past i64).
+fn time_base(
+    earliest_line_ns: Option<i128>,
+    counters: &[NodeCounter],
+    tracks: &[NodeTrack],
+) -> i64 {
     const SECOND_NS: i128 = 1_000_000_000;
     let first_points = counters
         .iter()
         .filter_map(|c| c.points().first().map(|&(ns, _)| i128::from(ns)));
-    let earliest = earliest_line_ns.into_iter().chain(first_points).min();
+    let first_slices = tracks.iter().map(|t| i128::from(t.slices()[0].begin_ns));
+    let earliest = (earliest_line_ns.into_iter())
+        .chain(first_points)
+        .chain(first_slices)
+        .min();
     let floored = earliest.unwrap_or(0).max(0) / SECOND_NS * SECOND_NS;
     i64::try_from(floored).unwrap_or(0)
 }
 
-/// [`export_with`], the collectives' flows and violations taken from
+/// [`export_with`], each of `tracks` as a track of its node's process
+/// (after its counters), the collectives' flows and violations taken from
 /// `checked` (the validator's report of these very inputs, e.g. the one
 /// a merge made of its output) when given, else found by reading the
 /// inputs. A participant of `checked` that no event of the inputs matches
@@ -106,11 +120,12 @@ fn time_base(earliest_line_ns: Option<i128>, counters: &[NodeCounter]) -> i64 {
 pub(crate) fn export_all<S: Sink + ?Sized>(
     inputs: &[Input<'_>],
     counters: &[NodeCounter],
+    tracks: &[NodeTrack],
     checked: Option<&Report>,
     sink: &mut S,
 ) -> Result<Summary> {
     let survey = survey(inputs)?;
-    sink.time_base(time_base(survey.earliest_line_ns, counters))?;
+    sink.time_base(time_base(survey.earliest_line_ns, counters, tracks))?;
     if let Some(c) = counters
         .iter()
         .find(|c| !survey.nodes.contains_key(&c.node()))
@@ -118,6 +133,15 @@ pub(crate) fn export_all<S: Sink + ?Sized>(
         return Err(Error::CounterNode {
             node: c.node(),
             name: c.name().to_owned(),
+        });
+    }
+    if let Some(t) = tracks
+        .iter()
+        .find(|t| !survey.nodes.contains_key(&t.node()))
+    {
+        return Err(Error::TrackNode {
+            node: t.node(),
+            name: t.name().to_owned(),
         });
     }
     let mut flows = match checked {
@@ -198,8 +222,68 @@ pub(crate) fn export_all<S: Sink + ?Sized>(
         }
         summary.counter_points += c.points().len() as u64;
     }
+    for t in tracks {
+        added_track(t, &processes[&t.node()], sink, &mut tids, &mut next_uuid)?;
+        summary.tracks += 1;
+        summary.added_slices += t.slices().len() as u64;
+    }
     sink.finish()?;
     Ok(summary)
+}
+
+/// `list`'s names with ids from 1, in order.
+fn numbered<'n>(list: &[&'n str]) -> impl Iterator<Item = (i64, &'n str)> {
+    list.iter().enumerate().map(|(i, &n)| (i as i64 + 1, n))
+}
+
+/// One added track ([`NodeTrack`]) and its slices, named through an index
+/// of the track's own names.
+fn added_track<S: Sink + ?Sized>(
+    t: &NodeTrack,
+    process: &Process,
+    sink: &mut S,
+    tids: &mut Tids,
+    next_uuid: &mut impl FnMut() -> u64,
+) -> Result<()> {
+    let mut names: Vec<&str> = t.slices().iter().map(|s| s.name.as_str()).collect();
+    let mut arg_names: Vec<&str> = (t.slices().iter())
+        .flat_map(|s| s.args.iter().map(|(n, _)| n.as_str()))
+        .collect();
+    for list in [&mut names, &mut arg_names] {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let id = |list: &[&str], name: &str| list.binary_search(&name).map_or(0, |i| i as i64 + 1);
+    let index = PlaneIndex::from_names(numbered(&names), numbered(&arg_names));
+    sink.track(&Track {
+        uuid: next_uuid(),
+        pid: process.pid,
+        tid: tids.take(process.pid, None),
+        parent_uuid: process.uuid,
+        name: t.name().to_owned(),
+        kind: TrackKind::Named,
+        sort_index: tids.sort_index(process.pid),
+        category: "analysis",
+        first_ns: t.slices()[0].begin_ns,
+    })?;
+    let mut args = Vec::new();
+    for s in t.slices() {
+        args.clear();
+        args.extend(s.args.iter().map(|(n, v)| Arg {
+            name_id: id(&arg_names, n),
+            value: ArgValue::Int(*v),
+        }));
+        sink.begin(&SliceInfo {
+            begin_ns: s.begin_ns,
+            end_ns: s.end_ns,
+            name_id: id(&names, &s.name),
+            names: &index,
+            args: &args,
+            flows: &s.flows,
+        })?;
+        sink.end(s.end_ns)?;
+    }
+    Ok(())
 }
 
 /// Each node's happens-before violations (as the participant that started

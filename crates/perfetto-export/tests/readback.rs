@@ -368,3 +368,138 @@ fn a_report_of_other_inputs_is_refused_and_nothing_is_written() {
     assert!(err.to_string().contains("not of these inputs"), "{err}");
     assert!(!out.exists());
 }
+
+/// Added tracks (the critical path, for one): a track of their node's
+/// process after its other tracks, each slice with its name, its `step`
+/// and its flows, one flow joining slices of two nodes; a track of a node
+/// no input holds is an error before anything is written.
+#[test]
+fn added_tracks_are_slices_of_their_node_with_flows_across_nodes() {
+    use perfetto_export::{FlowRef, FlowStep, NodeTrack, TrackSlice, track_flow_id};
+    let files = rank_files(&fixture_dir("n2_shardmap_psum_50steps"));
+    let inputs = inputs_of(&files);
+    let t0 = 1_700_000_000_000_000_000i64;
+    let link = track_flow_id(0);
+    let slice = |begin_ns, end_ns, name: &str, step| TrackSlice {
+        begin_ns,
+        end_ns,
+        name: name.to_owned(),
+        args: vec![("step".to_owned(), step)],
+        flows: Vec::new(),
+    };
+    let mut out_of_0 = slice(t0, t0 + 1_000, "kernel: compute", 7);
+    out_of_0.flows.push(FlowRef {
+        id: link,
+        step: FlowStep::Start,
+    });
+    let mut into_1 = slice(t0 + 1_000, t0 + 4_000, "collective: all-reduce", 7);
+    into_1.flows.push(FlowRef {
+        id: link,
+        step: FlowStep::End,
+    });
+    let tracks = vec![
+        NodeTrack::new(NodeId(0), "critical path", vec![out_of_0]).unwrap(),
+        NodeTrack::new(
+            NodeId(1),
+            "critical path",
+            vec![into_1, slice(t0 + 4_000, t0 + 4_500, "cpu", 8)],
+        )
+        .unwrap(),
+    ];
+    let mut options = plain_packets();
+    options.tracks = tracks.clone();
+    let mut out = Vec::new();
+    let summary = perfetto_export::write_format(
+        &inputs,
+        perfetto_export::Format::Perfetto { gzip: false },
+        &options,
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(summary.added_slices, 3);
+    let got = common::decode(&out, &Default::default());
+    let mut path: Vec<_> = got
+        .slices
+        .iter()
+        .filter(|s| s.track == "critical path")
+        .map(|s| {
+            (
+                s.pid,
+                s.begin_ns,
+                s.end_ns,
+                s.name.as_str(),
+                s.args.clone(),
+                s.flows.clone(),
+            )
+        })
+        .collect();
+    path.sort();
+    assert_eq!(
+        path,
+        vec![
+            (
+                1,
+                t0,
+                t0 + 1_000,
+                "kernel: compute",
+                vec!["step=i7".to_owned()],
+                vec![link]
+            ),
+            (
+                2,
+                t0 + 1_000,
+                t0 + 4_000,
+                "collective: all-reduce",
+                vec!["step=i7".to_owned()],
+                vec![link]
+            ),
+            (
+                2,
+                t0 + 4_000,
+                t0 + 4_500,
+                "cpu",
+                vec!["step=i8".to_owned()],
+                vec![]
+            ),
+        ]
+    );
+
+    // Chrome JSON: a flow start on node 0, its end on node 1.
+    let mut json = Vec::new();
+    let format = perfetto_export::Format::ChromeJson { gzip: false };
+    perfetto_export::write_format(&inputs, format, &options, &mut json).unwrap();
+    let text = String::from_utf8(json).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let flows: Vec<(&str, i64)> = value["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "flow" && e["id"].as_u64() == Some(link & ((1 << 53) - 1)))
+        .map(|e| (e["ph"].as_str().unwrap(), e["pid"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(flows, vec![("s", 1), ("f", 2)], "{flows:?}");
+
+    let stray = vec![
+        NodeTrack::new(
+            NodeId(7),
+            "critical path",
+            vec![slice(t0, t0 + 1, "cpu", 0)],
+        )
+        .unwrap(),
+    ];
+    options.tracks = stray;
+    let mut out = Vec::new();
+    let format = perfetto_export::Format::Perfetto { gzip: false };
+    let err = perfetto_export::write_format(&inputs, format, &options, &mut out).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            perfetto_export::Error::TrackNode {
+                node: NodeId(7),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(out.is_empty());
+}

@@ -56,7 +56,10 @@ mod xspace;
 
 pub use build::ReportOptions;
 pub use clock::{BOUND_SLICES, CLOCK_SAMPLES, MAX_EVIDENCE};
-pub use critical::{CriticalPath, KindShare, MAX_PATH_SEGMENTS, NodeShare, PathSegment, StepPath};
+pub use critical::{
+    CRITICAL_PATH_TRACK, CriticalPath, KindShare, MAX_PATH_SEGMENTS, NodeShare, PathSegment,
+    StepPath,
+};
 pub use error::{ReportError, Result};
 pub use gpu::{
     GpuNode, GpuStream, GpuTime, GpuWindow, IdleCauses, KERNEL_WAIT_NS, KernelKind, KindTime,

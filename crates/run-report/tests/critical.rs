@@ -110,3 +110,40 @@ fn jax_runs_have_a_path_for_every_step() {
         assert!(!r.critical_path.by_node.is_empty(), "{name}");
     }
 }
+
+/// The path as Perfetto tracks: every stretch drawn once on its node's
+/// track, at the report's times; one flow per move to another node, from
+/// the stretch before to the one after.
+#[test]
+fn the_path_as_tracks_draws_every_stretch_and_every_move() {
+    let r = synth(Some(Straggler {
+        node: 2,
+        delay_ns: 300_000,
+    }));
+    let c = &r.critical_path;
+    let tracks = c.tracks(r.run_start_ns);
+    let slices: Vec<_> = tracks.iter().flat_map(|t| t.slices()).collect();
+    let drawn: i64 = slices.iter().map(|s| s.end_ns - s.begin_ns).sum();
+    assert_eq!(drawn, c.steps_ns, "every step's length, once");
+    assert!(
+        tracks
+            .iter()
+            .all(|t| t.name().starts_with(run_report::CRITICAL_PATH_TRACK))
+    );
+    let on_2: i64 = (tracks.iter().filter(|t| t.node() == NodeId(2)))
+        .flat_map(|t| t.slices())
+        .map(|s| s.end_ns - s.begin_ns)
+        .sum();
+    assert_eq!(on_2, c.by_node[0].ns, "node 2 holds the path");
+    let mut ends: std::collections::BTreeMap<u64, Vec<perfetto_export::FlowStep>> =
+        Default::default();
+    for f in slices.iter().flat_map(|s| &s.flows) {
+        ends.entry(f.id).or_default().push(f.step);
+    }
+    let hops: usize = c.steps.iter().map(|s| s.hops).sum();
+    assert_eq!(ends.len(), hops);
+    assert!(
+        ends.values().all(|e| e.len() == 2),
+        "each move starts once and ends once"
+    );
+}

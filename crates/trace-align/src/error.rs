@@ -193,6 +193,15 @@ pub enum RunError {
         /// Its folder.
         folder: PathBuf,
     },
+    /// Slice tracks (the critical path) were asked for an output that
+    /// holds no export of the merge to draw them in.
+    #[error(
+        "{path}: the critical path is drawn in a Perfetto trace (or the Chrome trace JSON of an XSpace run): name the output *.pftrace"
+    )]
+    TracksWithoutExport {
+        /// The output.
+        path: PathBuf,
+    },
     /// An output's name does not end in a format the command writes.
     #[error("{path}: the output's name must end in a format this command writes: {expected}")]
     OutputFormat {

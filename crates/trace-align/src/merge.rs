@@ -35,6 +35,10 @@ pub struct MergeSettings {
     /// Where to write the summary; `None`: `<output name>.metadata.json` beside
     /// the output.
     pub summary_path: Option<PathBuf>,
+    /// Slice tracks a Perfetto or Chrome JSON export of the merge adds
+    /// (the cross-node critical path, for one); any other output with
+    /// tracks is [`RunError::TracksWithoutExport`].
+    pub tracks: Vec<perfetto_export::NodeTrack>,
 }
 
 impl Default for MergeSettings {
@@ -44,6 +48,7 @@ impl Default for MergeSettings {
             validate: true,
             collectives: collective_check::Options::default(),
             summary_path: None,
+            tracks: Vec::new(),
         }
     }
 }
@@ -327,13 +332,17 @@ impl Plan {
                     Some(c) => std::thread::scope(|scope| {
                         let before = scope.spawn(|| check(&c.before));
                         let after = check(&c.after);
-                        let export = self.export_merged(&bytes, &report, Some(&after));
+                        let export =
+                            self.export_merged(&bytes, &report, Some(&after), &settings.tracks);
                         let before = before
                             .join()
                             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                         ((Some(before), Some(after)), export)
                     }),
-                    None => ((None, None), self.export_merged(&bytes, &report, None)),
+                    None => (
+                        (None, None),
+                        self.export_merged(&bytes, &report, None, &settings.tracks),
+                    ),
                 };
                 drop(bytes);
                 let (exported, staged) = export?;

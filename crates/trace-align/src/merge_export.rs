@@ -18,13 +18,14 @@ impl Plan {
     /// Export the merged XSpace `bytes` (the merge `report` describes) to
     /// a temporary beside `report.output`, in the format its name asks
     /// for: the flows and violation marks of `checked` (the merge's check
-    /// of its own output; `None`: found by reading `bytes`), and each
-    /// merged node's correction as a counter track.
+    /// of its own output; `None`: found by reading `bytes`), each merged
+    /// node's correction as a counter track, and `tracks`.
     pub(crate) fn export_merged(
         &self,
         bytes: &[u8],
         report: &MergeReport,
         checked: Option<&Report>,
+        tracks: &[perfetto_export::NodeTrack],
     ) -> Result<(perfetto_export::Summary, safe_temp::TempFile)> {
         let path = &report.output;
         let export = |source| RunError::Export {
@@ -39,6 +40,7 @@ impl Plan {
         let mut options = perfetto_export::Options::default();
         options.counters = self.correction_counters(report)?;
         options.collectives = checked.cloned();
+        options.tracks = tracks.to_vec();
         perfetto_export::export_staged(&[input], path, &options).map_err(export)
     }
 

@@ -126,6 +126,18 @@ impl Output {
     pub fn kind(&self) -> &OutputKind {
         &self.kind
     }
+
+    /// True when a run of `format` written here is an export that draws
+    /// [`MergeSettings::tracks`](crate::MergeSettings): a Perfetto trace,
+    /// or the Chrome trace JSON of an XSpace run (PyTorch ranks merge into
+    /// JSON as JSON).
+    pub fn draws_tracks(&self, format: TraceFormat) -> bool {
+        match self.kind {
+            OutputKind::Export(Format::Perfetto { .. }) => true,
+            OutputKind::Export(Format::ChromeJson { .. }) => format == TraceFormat::XSpace,
+            _ => false,
+        }
+    }
 }
 
 /// How a run is aligned and merged.
@@ -187,10 +199,15 @@ impl RunFiles {
         settings: &RunSettings,
         progress: impl FnMut(NodeId),
     ) -> Result<MergeOutcome> {
+        let format = self.format()?;
+        if !settings.merge.tracks.is_empty() && !output.draws_tracks(format) {
+            return Err(RunError::TracksWithoutExport {
+                path: output.path().to_path_buf(),
+            });
+        }
         if output.kind == OutputKind::PerfettoArchive {
             return self.write_archive(output, settings);
         }
-        let format = self.format()?;
         if let OutputKind::EachNode(layout) = &output.kind {
             return match format {
                 TraceFormat::XSpace => self.write_each(output.path(), layout, settings),
@@ -301,7 +318,11 @@ impl RunFiles {
         crate::check_output(path, &inputs, Output::SUFFIXES)?;
         let (space, mut outcome) = crate::merge_kineto_space(&traces, reference, clocks)?;
         outcome.output = path.to_path_buf();
-        outcome.export = space.write(output, perfetto_export::Packets::default())?;
+        outcome.export = space.write_with(
+            output,
+            perfetto_export::Packets::default(),
+            &settings.merge.tracks,
+        )?;
         Ok(outcome)
     }
 }
@@ -315,6 +336,17 @@ impl KinetoSpace {
         &self,
         output: &Output,
         packets: perfetto_export::Packets,
+    ) -> Result<Option<perfetto_export::Summary>> {
+        self.write_with(output, packets, &[])
+    }
+
+    /// [`KinetoSpace::write`], the export adding `tracks` (the cross-node
+    /// critical path, for one; an XSpace output holds none).
+    pub fn write_with(
+        &self,
+        output: &Output,
+        packets: perfetto_export::Packets,
+        tracks: &[perfetto_export::NodeTrack],
     ) -> Result<Option<perfetto_export::Summary>> {
         let path = output.path();
         if output.kind == OutputKind::XSpace {
@@ -330,6 +362,7 @@ impl KinetoSpace {
         let mut options = perfetto_export::Options::default();
         options.packets = packets;
         options.collectives = Some(self.collectives.clone());
+        options.tracks = tracks.to_vec();
         let exported =
             perfetto_export::export_file_with(&[input], path, &options).map_err(|source| {
                 RunError::Export {

@@ -32,6 +32,29 @@ impl<'a> PlaneIndex<'a> {
         Ok(index)
     }
 
+    /// An index of names given rather than read from a plane: event names
+    /// and stat names by id (for slices a writer adds beside a plane's).
+    ///
+    /// ```
+    /// let index = xplane_proto::PlaneIndex::from_names([(1, "kernel")], [(1, "step")]);
+    /// assert_eq!(index.event_name(1), Some("kernel"));
+    /// assert_eq!(index.stat_id("step"), Some(1));
+    /// ```
+    pub fn from_names(
+        events: impl IntoIterator<Item = (i64, &'a str)>,
+        stats: impl IntoIterator<Item = (i64, &'a str)>,
+    ) -> Self {
+        let mut index = PlaneIndex {
+            event_names: events.into_iter().collect(),
+            ..PlaneIndex::default()
+        };
+        for (id, name) in stats {
+            index.stat_names.insert(id, name);
+            index.stat_ids.entry(name).or_insert(id);
+        }
+        index
+    }
+
     /// The id of the stat metadata named `name`.
     pub fn stat_id(&self, name: &str) -> Option<i64> {
         self.stat_ids.get(name).copied()

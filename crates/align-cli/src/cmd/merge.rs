@@ -44,6 +44,12 @@ pub struct Args {
     /// Print the outcome as JSON on stdout.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
+    /// Draw each step's cross-node critical path (as `report` finds it) on
+    /// a "critical path" track of every node it crosses, with a flow where
+    /// it moves from node to node. Perfetto output (or the Chrome JSON of
+    /// an XSpace run); reads the run once more.
+    #[arg(long, help_heading = "Output")]
+    pub critical_path: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
 }
@@ -99,7 +105,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     if format == TraceFormat::Kineto {
         args.clock.refuse_for_kineto()?;
     }
-    let settings = RunSettings {
+    let mut settings = RunSettings {
         align: args.policy.options_for(&run),
         clocks: args.clock.policy(),
         merge: MergeSettings {
@@ -108,8 +114,26 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
             ..MergeSettings::default()
         },
     };
-    let show = !global.quiet && !args.json;
     let started = Instant::now();
+    let mut drawn_steps = None;
+    if args.critical_path {
+        if !output.draws_tracks(format) {
+            return Err(trace_align::RunError::TracksWithoutExport {
+                path: args.output.clone(),
+            }
+            .into());
+        }
+        let options = run_report::ReportOptions {
+            align: settings.align.clone(),
+            clock: settings.clocks,
+        };
+        let report = run_report::Report::build(&run, &options)?;
+        let path = &report.critical_path;
+        settings.merge.tracks = path.tracks(report.run_start_ns);
+        let drawn = path.steps.iter().filter(|s| !s.segments.is_empty()).count();
+        drawn_steps = Some((drawn, path.steps.len()));
+    }
+    let show = !global.quiet && !args.json;
     let bar = merge_bar(run.nodes.len(), show && format == TraceFormat::XSpace);
     let outcome = run.write_with_progress(&output, &settings, |_| bar.inc(1))?;
     bar.finish_and_clear();
@@ -118,6 +142,13 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     } else if !global.quiet {
         render::clock::warn(&outcome.clock_warnings);
         out!("{}", render::merge::summary(&outcome, started))?;
+        if let Some((drawn, steps)) = drawn_steps {
+            let slices = outcome.export.as_ref().map_or(0, |e| e.added_slices);
+            outln!(
+                "critical path: {drawn} of {steps} steps drawn on \"{}\" tracks ({slices} slices)",
+                run_report::CRITICAL_PATH_TRACK
+            )?;
+        }
         if let Some(before) = &outcome.before {
             render::clock::warn_collectives(before);
         }

@@ -102,6 +102,82 @@ pub struct PathSegment {
     pub end_ns: i64,
 }
 
+/// The name of the tracks that draw the critical path in a Perfetto trace
+/// ([`CriticalPath::tracks`]).
+pub const CRITICAL_PATH_TRACK: &str = "critical path";
+
+impl CriticalPath {
+    /// The path drawn as Perfetto tracks: per node on it, a track
+    /// [`CRITICAL_PATH_TRACK`] whose slices are the path's stretches on
+    /// that node (named by their kind, the step as argument `step`), and a
+    /// flow from each stretch to the next where the path moves to another
+    /// node. Times are `run_start_ns` (the report's) plus the stretches'.
+    /// Stretches of one node that overlap (steps whose windows overlap on
+    /// it) go on further tracks (`critical path (2)`, ...). Steps whose
+    /// segments are left out ([`CriticalPath::segments_left_out`]) are not
+    /// drawn; empty stretches neither.
+    pub fn tracks(&self, run_start_ns: i64) -> Vec<perfetto_export::NodeTrack> {
+        use perfetto_export::{FlowRef, FlowStep, TrackSlice, track_flow_id};
+        let mut by_node: BTreeMap<NodeId, Vec<TrackSlice>> = BTreeMap::new();
+        let mut links = 0;
+        for step in &self.steps {
+            let mut last: Option<(NodeId, usize)> = None;
+            for seg in step.segments.iter().filter(|s| s.end_ns > s.start_ns) {
+                let mut flows = Vec::new();
+                if let Some((node, at)) = last.filter(|&(node, _)| node != seg.node) {
+                    let id = track_flow_id(links);
+                    links += 1;
+                    by_node.get_mut(&node).expect("a node with slices")[at]
+                        .flows
+                        .push(FlowRef {
+                            id,
+                            step: FlowStep::Start,
+                        });
+                    flows.push(FlowRef {
+                        id,
+                        step: FlowStep::End,
+                    });
+                }
+                let slices = by_node.entry(seg.node).or_default();
+                slices.push(TrackSlice {
+                    begin_ns: run_start_ns.saturating_add(seg.start_ns),
+                    end_ns: run_start_ns.saturating_add(seg.end_ns),
+                    name: seg.kind.clone(),
+                    args: vec![("step".to_owned(), step.step)],
+                    flows,
+                });
+                last = Some((seg.node, slices.len() - 1));
+            }
+        }
+        let mut tracks = Vec::new();
+        for (node, mut slices) in by_node {
+            slices.sort_by_key(|s| (s.begin_ns, s.end_ns));
+            // Greedy lanes: each slice on the first whose last ends by its begin.
+            let mut lanes: Vec<Vec<TrackSlice>> = Vec::new();
+            for s in slices {
+                match lanes
+                    .iter_mut()
+                    .find(|l| l.last().is_none_or(|p| p.end_ns <= s.begin_ns))
+                {
+                    Some(lane) => lane.push(s),
+                    None => lanes.push(vec![s]),
+                }
+            }
+            for (k, lane) in lanes.into_iter().enumerate() {
+                let name = match k {
+                    0 => CRITICAL_PATH_TRACK.to_owned(),
+                    k => format!("{CRITICAL_PATH_TRACK} ({})", k + 1),
+                };
+                // Sorted, non-overlapping, within 0..=i64::MAX past an epoch start.
+                if let Ok(t) = perfetto_export::NodeTrack::new(node, name, lane) {
+                    tracks.push(t);
+                }
+            }
+        }
+        tracks
+    }
+}
+
 /// The critical path of every step in `windows` (step → node → its
 /// window on the run's clock); times since `t0`.
 pub(crate) fn critical_path(
