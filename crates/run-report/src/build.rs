@@ -3,6 +3,7 @@
 
 use alignment_core::AlignOptions;
 use clock_model::NodeId;
+use rayon::prelude::*;
 use trace_align::{ClockPolicy, Plan, RunFiles, TraceFormat};
 
 use crate::collectives::{node_instances, summarise};
@@ -54,6 +55,17 @@ impl Report {
         let node_ids: Vec<NodeId> = run.nodes.iter().map(|n| n.node).collect();
         let (source, windows) = crate::steps::windows(&run, &instances, &ops);
         let steps = crate::steps::steps(&run, &instances, (source, &windows), t0);
+        // The critical path and the GPU time (per node) read the same
+        // events, each on its own.
+        let slowest: Vec<i64> = steps.slowest.iter().map(|s| s.step).collect();
+        let (critical_path, gpu_nodes) = rayon::join(
+            || crate::critical::critical_path(&run, &instances, &windows, t0, &slowest),
+            || {
+                (run.nodes.par_iter())
+                    .filter_map(|n| crate::gpu::node_time(n.node, &n.gpu))
+                    .collect()
+            },
+        );
         Report {
             format: run.format,
             reference_node: run.reference_node,
@@ -68,21 +80,9 @@ impl Report {
                 max_after_ns: run.after.summary.max_violation_ns,
             },
             collectives: summarise(&instances, &node_ids),
-            critical_path: crate::critical::critical_path(
-                &run,
-                &instances,
-                &windows,
-                t0,
-                &steps.slowest.iter().map(|s| s.step).collect::<Vec<_>>(),
-            ),
+            critical_path,
             steps,
-            gpu: crate::gpu::GpuTime {
-                nodes: run
-                    .nodes
-                    .iter()
-                    .filter_map(|n| crate::gpu::node_time(n.node, &n.gpu))
-                    .collect(),
-            },
+            gpu: crate::gpu::GpuTime { nodes: gpu_nodes },
             nodes: node_ids,
             series_left_out: None,
         }

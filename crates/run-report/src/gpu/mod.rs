@@ -62,14 +62,22 @@ pub(crate) fn node_time(node: NodeId, read: &NodeKernels) -> Option<GpuNode> {
     let (first, last) = (all.first()?, all.last()?);
     let span = last.end - first.start;
     let busy = total(&all);
-    let unions: Vec<(KernelKind, usize, i64, Vec<Span>)> = KernelKind::ALL
-        .iter()
-        .map(|&kind| {
-            let of_kind = kernels.iter().filter(|k| k.kind == kind);
-            let sum = of_kind.clone().map(|k| k.span.end - k.span.start).sum();
-            let spans: Vec<Span> = of_kind.clone().map(|k| k.span).collect();
-            (kind, of_kind.count(), sum, union(spans))
-        })
+    // Per kind, in one pass: its kernels, their summed time, their spans.
+    let mut by_kind: Vec<(KernelKind, usize, i64, Vec<Span>)> = (KernelKind::ALL.iter())
+        .map(|&kind| (kind, 0, 0, Vec::new()))
+        .collect();
+    for k in kernels {
+        let slot = &mut by_kind[KernelKind::ALL
+            .iter()
+            .position(|&x| x == k.kind)
+            .expect("every kind")];
+        slot.1 += 1;
+        slot.2 += k.span.end - k.span.start;
+        slot.3.push(k.span);
+    }
+    let unions: Vec<(KernelKind, usize, i64, Vec<Span>)> = by_kind
+        .into_iter()
+        .map(|(kind, count, sum, spans)| (kind, count, sum, union(spans)))
         .collect();
     let of = |kind: KernelKind| &unions.iter().find(|u| u.0 == kind).expect("every kind").3;
     let compute = total(of(KernelKind::Compute));
