@@ -61,6 +61,12 @@ impl CollectiveKind {
         matches!(self, Self::Send | Self::Recv)
     }
 
+    /// True for the rooted kinds (broadcast, reduce): one member, the
+    /// root, sends to or receives from every other.
+    pub fn is_rooted(self) -> bool {
+        matches!(self, Self::Broadcast | Self::Reduce)
+    }
+
     /// The kebab-case name used in reports.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -30,9 +30,9 @@
 //!   `c10d::broadcast_` / `c10d::reduce_` op that queued them (its
 //!   `root_rank` input, a rank of the group): the annotation runs on gloo's
 //!   worker thread, so the k-th op of one shape pairs with the k-th
-//!   annotation of that shape, where the rank has as many of each, on one
-//!   worker thread, each op beginning before its annotation
-//!   ([`KinetoRecords::roots`](crate::KinetoRecords)).
+//!   annotation of that shape, where the rank has as many of each, all in
+//!   one process group (by their worker threads), each op beginning no
+//!   later than its annotation ([`KinetoRecords::roots`](crate::KinetoRecords)).
 //!
 //! Events on the GPU (`cat` `kernel`, `gpu_memcpy`, `gpu_user_annotation`,
 //! …) other than collective kernels are never participants: Kineto copies
@@ -640,7 +640,7 @@ fn gloo_roots(
 ) {
     type Shape = (CollectiveKind, Option<String>);
     let mut by_shape: BTreeMap<Shape, (Vec<&PendingGloo>, Vec<RootedOp>)> = BTreeMap::new();
-    for p in pending.iter().filter(|p| rooted_kind(p.kind)) {
+    for p in pending.iter().filter(|p| p.kind.is_rooted()) {
         let key = (p.kind, p.dims.clone());
         by_shape.entry(key).or_default().0.push(p);
     }
@@ -672,10 +672,6 @@ fn gloo_roots(
             }
         }
     }
-}
-
-fn rooted_kind(kind: CollectiveKind) -> bool {
-    matches!(kind, CollectiveKind::Broadcast | CollectiveKind::Reduce)
 }
 
 /// Give each gloo send/recv the peer of the c10d op it starts in on its

@@ -436,7 +436,7 @@ fn select_planes(
 /// The root of a complete broadcast or reduce group whose members all
 /// state the same rank of the group ([`Group::root`]).
 fn root_of(g: &Group, roots: &HashMap<(NodeId, u64), u32>) -> Option<NodeId> {
-    if !matches!(g.kind, CollectiveKind::Broadcast | CollectiveKind::Reduce) || !g.complete {
+    if !g.kind.is_rooted() || !g.complete {
         return None;
     }
     let mut stated = g.members.iter().map(|o| {
