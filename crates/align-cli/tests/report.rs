@@ -183,6 +183,17 @@ fn merge_draws_the_critical_path_in_a_perfetto_trace() {
             )));
         assert!(std::fs::metadata(&out).unwrap().len() > 0);
     }
+    // A run without steps (HTA's one-rank alexnet trace) draws none, and says why.
+    cli()
+        .args(["merge", "--critical-path", "--run-dir"])
+        .arg(fixture("outside-hta/critical_path/alexnet"))
+        .arg("-o")
+        .arg(dir.path().join("alexnet.pftrace"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "critical path: none drawn: the run has no steps",
+        ));
     let out = dir.path().join("m.xplane.pb");
     cli()
         .args(["merge", "--critical-path", "--run-dir"])

@@ -204,17 +204,15 @@ pub(crate) fn export_all<S: Sink + ?Sized>(
     )?;
     for c in counters {
         let process = &processes[&c.node()];
-        let track = Track {
-            uuid: next_uuid(),
-            pid: process.pid,
-            tid: tids.take(process.pid, None),
-            parent_uuid: process.uuid,
-            name: c.name().to_owned(),
-            kind: TrackKind::Counter,
-            sort_index: tids.sort_index(process.pid),
-            category: "clock",
-            first_ns: c.points()[0].0,
-        };
+        let track = process_track(
+            process,
+            &mut tids,
+            &mut next_uuid,
+            c.name().to_owned(),
+            TrackKind::Counter,
+            "clock",
+            c.points()[0].0,
+        );
         sink.track(&track)?;
         summary.tracks += 1;
         for &(ns, value) in c.points() {
@@ -229,6 +227,31 @@ pub(crate) fn export_all<S: Sink + ?Sized>(
     }
     sink.finish()?;
     Ok(summary)
+}
+
+/// A track of `process` that is none of its lines (a counter, the
+/// violation marks, an added track): its next tid and sort index, a new
+/// uuid.
+fn process_track(
+    process: &Process,
+    tids: &mut Tids,
+    next_uuid: &mut impl FnMut() -> u64,
+    name: String,
+    kind: TrackKind,
+    category: &'static str,
+    first_ns: i64,
+) -> Track {
+    Track {
+        uuid: next_uuid(),
+        pid: process.pid,
+        tid: tids.take(process.pid, None),
+        parent_uuid: process.uuid,
+        name,
+        kind,
+        sort_index: tids.sort_index(process.pid),
+        category,
+        first_ns,
+    }
 }
 
 /// `list`'s names with ids from 1, in order.
@@ -255,17 +278,15 @@ fn added_track<S: Sink + ?Sized>(
     }
     let id = |list: &[&str], name: &str| list.binary_search(&name).map_or(0, |i| i as i64 + 1);
     let index = PlaneIndex::from_names(numbered(&names), numbered(&arg_names));
-    sink.track(&Track {
-        uuid: next_uuid(),
-        pid: process.pid,
-        tid: tids.take(process.pid, None),
-        parent_uuid: process.uuid,
-        name: t.name().to_owned(),
-        kind: TrackKind::Named,
-        sort_index: tids.sort_index(process.pid),
-        category: "analysis",
-        first_ns: t.slices()[0].begin_ns,
-    })?;
+    sink.track(&process_track(
+        process,
+        tids,
+        next_uuid,
+        t.name().to_owned(),
+        TrackKind::Named,
+        "analysis",
+        t.slices()[0].begin_ns,
+    ))?;
     let mut args = Vec::new();
     for s in t.slices() {
         args.clear();
@@ -301,17 +322,15 @@ fn violations<S: Sink + ?Sized>(
         let Some(process) = processes.get(&group[0].node) else {
             continue;
         };
-        let track = Track {
-            uuid: next_uuid(),
-            pid: process.pid,
-            tid: tids.take(process.pid, None),
-            parent_uuid: process.uuid,
-            name: "happens-before violations".to_owned(),
-            kind: TrackKind::Named,
-            sort_index: tids.sort_index(process.pid),
-            category: "violation",
-            first_ns: group[0].at_ns,
-        };
+        let track = process_track(
+            process,
+            tids,
+            next_uuid,
+            "happens-before violations".to_owned(),
+            TrackKind::Named,
+            "violation",
+            group[0].at_ns,
+        );
         sink.track(&track)?;
         summary.tracks += 1;
         for m in group {

@@ -121,7 +121,7 @@ fn the_path_as_tracks_draws_every_stretch_and_every_move() {
         delay_ns: 300_000,
     }));
     let c = &r.critical_path;
-    let tracks = c.tracks(r.run_start_ns);
+    let tracks = c.tracks(r.run_start_ns).unwrap();
     let slices: Vec<_> = tracks.iter().flat_map(|t| t.slices()).collect();
     let drawn: i64 = slices.iter().map(|s| s.end_ns - s.begin_ns).sum();
     assert_eq!(drawn, c.steps_ns, "every step's length, once");

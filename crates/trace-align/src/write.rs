@@ -127,15 +127,20 @@ impl Output {
         &self.kind
     }
 
-    /// True when a run of `format` written here is an export that draws
-    /// [`MergeSettings::tracks`](crate::MergeSettings): a Perfetto trace,
-    /// or the Chrome trace JSON of an XSpace run (PyTorch ranks merge into
-    /// JSON as JSON).
-    pub fn draws_tracks(&self, format: TraceFormat) -> bool {
+    /// Refuse [`MergeSettings::tracks`](crate::MergeSettings) here unless a
+    /// run of `format` written here is an export that draws them: a
+    /// Perfetto trace, or the Chrome trace JSON of an XSpace run (PyTorch
+    /// ranks merge into JSON as JSON); else
+    /// [`RunError::TracksWithoutExport`].
+    pub fn check_draws_tracks(&self, format: TraceFormat) -> Result<()> {
         match self.kind {
-            OutputKind::Export(Format::Perfetto { .. }) => true,
-            OutputKind::Export(Format::ChromeJson { .. }) => format == TraceFormat::XSpace,
-            _ => false,
+            OutputKind::Export(Format::Perfetto { .. }) => Ok(()),
+            OutputKind::Export(Format::ChromeJson { .. }) if format == TraceFormat::XSpace => {
+                Ok(())
+            }
+            _ => Err(RunError::TracksWithoutExport {
+                path: self.path.clone(),
+            }),
         }
     }
 }
@@ -200,10 +205,8 @@ impl RunFiles {
         progress: impl FnMut(NodeId),
     ) -> Result<MergeOutcome> {
         let format = self.format()?;
-        if !settings.merge.tracks.is_empty() && !output.draws_tracks(format) {
-            return Err(RunError::TracksWithoutExport {
-                path: output.path().to_path_buf(),
-            });
+        if !settings.merge.tracks.is_empty() {
+            output.check_draws_tracks(format)?;
         }
         if output.kind == OutputKind::PerfettoArchive {
             return self.write_archive(output, settings);

@@ -117,19 +117,15 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut drawn_steps = None;
     if args.critical_path {
-        if !output.draws_tracks(format) {
-            return Err(trace_align::RunError::TracksWithoutExport {
-                path: args.output.clone(),
-            }
-            .into());
-        }
+        // Before the report is built: it reads the whole run.
+        output.check_draws_tracks(format)?;
         let options = run_report::ReportOptions {
             align: settings.align.clone(),
             clock: settings.clocks,
         };
         let report = run_report::Report::build(&run, &options)?;
         let path = &report.critical_path;
-        settings.merge.tracks = path.tracks(report.run_start_ns);
+        settings.merge.tracks = path.tracks(report.run_start_ns)?;
         let drawn = path.steps.iter().filter(|s| !s.segments.is_empty()).count();
         drawn_steps = Some((drawn, path.steps.len()));
     }
@@ -142,12 +138,19 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<()> {
     } else if !global.quiet {
         render::clock::warn(&outcome.clock_warnings);
         out!("{}", render::merge::summary(&outcome, started))?;
-        if let Some((drawn, steps)) = drawn_steps {
-            let slices = outcome.export.as_ref().map_or(0, |e| e.added_slices);
-            outln!(
-                "critical path: {drawn} of {steps} steps drawn on \"{}\" tracks ({slices} slices)",
-                run_report::CRITICAL_PATH_TRACK
-            )?;
+        match drawn_steps {
+            Some((_, 0)) => outln!(
+                "critical path: none drawn: the run has no steps (no step markers and no \
+                 collectives to take them from)"
+            )?,
+            Some((drawn, steps)) => {
+                let slices = outcome.export.as_ref().map_or(0, |e| e.added_slices);
+                outln!(
+                    "critical path: {drawn} of {steps} steps drawn on \"{}\" tracks ({slices} slices)",
+                    run_report::CRITICAL_PATH_TRACK
+                )?
+            }
+            None => {}
         }
         if let Some(before) = &outcome.before {
             render::clock::warn_collectives(before);

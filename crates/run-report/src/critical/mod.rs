@@ -115,8 +115,12 @@ impl CriticalPath {
     /// Stretches of one node that overlap (steps whose windows overlap on
     /// it) go on further tracks (`critical path (2)`, ...). Steps whose
     /// segments are left out ([`CriticalPath::segments_left_out`]) are not
-    /// drawn; empty stretches neither.
-    pub fn tracks(&self, run_start_ns: i64) -> Vec<perfetto_export::NodeTrack> {
+    /// drawn; empty stretches neither. A stretch before the epoch (a run
+    /// start that is no epoch time) is [`perfetto_export::Error::Track`].
+    pub fn tracks(
+        &self,
+        run_start_ns: i64,
+    ) -> perfetto_export::Result<Vec<perfetto_export::NodeTrack>> {
         use perfetto_export::{FlowRef, FlowStep, TrackSlice, track_flow_id};
         let mut by_node: BTreeMap<NodeId, Vec<TrackSlice>> = BTreeMap::new();
         let mut links = 0;
@@ -168,13 +172,10 @@ impl CriticalPath {
                     0 => CRITICAL_PATH_TRACK.to_owned(),
                     k => format!("{CRITICAL_PATH_TRACK} ({})", k + 1),
                 };
-                // Sorted, non-overlapping, within 0..=i64::MAX past an epoch start.
-                if let Ok(t) = perfetto_export::NodeTrack::new(node, name, lane) {
-                    tracks.push(t);
-                }
+                tracks.push(perfetto_export::NodeTrack::new(node, name, lane)?);
             }
         }
-        tracks
+        Ok(tracks)
     }
 }
 

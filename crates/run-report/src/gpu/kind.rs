@@ -44,6 +44,11 @@ impl KernelKind {
         KernelKind::Other,
     ];
 
+    /// Its position in [`KernelKind::ALL`] (the declaration order).
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
     /// The kind's name as the JSON writes it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -66,6 +71,13 @@ fn is_communication(name: &str) -> bool {
 mod tests {
     use super::*;
     use KernelKind::*;
+
+    #[test]
+    fn every_kind_is_at_its_index_in_all() {
+        for (i, kind) in KernelKind::ALL.iter().enumerate() {
+            assert_eq!(kind.index(), i, "{kind:?}");
+        }
+    }
 
     #[test]
     fn names_are_classified_as_hta_classifies_them() {

@@ -67,10 +67,7 @@ pub(crate) fn node_time(node: NodeId, read: &NodeKernels) -> Option<GpuNode> {
         .map(|&kind| (kind, 0, 0, Vec::new()))
         .collect();
     for k in kernels {
-        let slot = &mut by_kind[KernelKind::ALL
-            .iter()
-            .position(|&x| x == k.kind)
-            .expect("every kind")];
+        let slot = &mut by_kind[k.kind.index()];
         slot.1 += 1;
         slot.2 += k.span.end - k.span.start;
         slot.3.push(k.span);
@@ -79,7 +76,7 @@ pub(crate) fn node_time(node: NodeId, read: &NodeKernels) -> Option<GpuNode> {
         .into_iter()
         .map(|(kind, count, sum, spans)| (kind, count, sum, union(spans)))
         .collect();
-    let of = |kind: KernelKind| &unions.iter().find(|u| u.0 == kind).expect("every kind").3;
+    let of = |kind: KernelKind| &unions[kind.index()].3;
     let compute = total(of(KernelKind::Compute));
     let comm = total(of(KernelKind::Communication));
     let (top_kernels, kernel_names_left_out) = top_kernels(kernels);
