@@ -97,7 +97,7 @@ pub use diagnostics::{
 };
 pub use error::{AlignError, LineField, NegativeDuration, Result, TracerInput};
 pub use launch::{EarliestKernel, KERNEL_LEAD_TOLERANCE_NS, LaunchCollector, LaunchLag};
-pub use line::LineClock;
+pub use line::{LineClock, LineRetimer};
 pub use node::{AlignNode, NodeAligner, NodeInput};
 pub use offsets::{NodeStart, OffsetsFile};
 pub use options::{

@@ -341,6 +341,65 @@ pub(crate) fn map_one(ctx: &LineContext<'_>, clock: LineClock, abs_ps: i128) -> 
     Mapper::new(ctx, clock).map(abs_ps).0
 }
 
+/// The times of one line mapped one after another, exactly as the aligner
+/// maps the line's events ([`NodeAligner::line_retimer`](crate::NodeAligner::line_retimer)).
+///
+/// It keeps its place in the clock maps between calls: times that come
+/// in order, or near the last one, cost O(1) each, where
+/// [`NodeAligner::retime`](crate::NodeAligner::retime) searches the maps
+/// anew for every time.
+pub struct LineRetimer<'a> {
+    mapper: Mapper<'a>,
+    /// The line's stored start, absolute ps.
+    line_ps: i128,
+    /// The output time of the line's start, epoch ns (floored): the
+    /// mapper's output zero, so that times near it are mapped and divided
+    /// in 64 bits.
+    zero_ns: i128,
+}
+
+impl<'a> LineRetimer<'a> {
+    /// The retimer of a line of `clock` whose stored times count from
+    /// `line_ps` (absolute ps).
+    pub(crate) fn new(ctx: &LineContext<'a>, clock: LineClock, line_ps: i128) -> Self {
+        let mut mapper = Mapper::new(ctx, clock);
+        let zero_ns = mapper.map(line_ps).0.div_euclid(1000);
+        mapper.set_line(line_ps, zero_ns * 1000);
+        LineRetimer {
+            mapper,
+            line_ps,
+            zero_ns,
+        }
+    }
+
+    /// The output absolute time (ps) of the stored absolute time `abs_ps`
+    /// (epoch ps on the line's stored clock).
+    #[inline]
+    pub fn retime(&mut self, abs_ps: i128) -> i128 {
+        self.mapper.map(abs_ps).0
+    }
+
+    /// [`LineRetimer::retime`] in epoch ns, rounded down and held to the
+    /// range of `i64` (a time past it is the end it passed).
+    #[inline]
+    pub fn retime_ns(&mut self, abs_ps: i128) -> i64 {
+        let ns = match i64::try_from(abs_ps - self.line_ps) {
+            // On the line (within ±106 days of its start): by its offset,
+            // as the aligner maps the line's events.
+            Ok(offset_ps) => {
+                let (rel_ps, _) = self.mapper.map_on_line(offset_ps);
+                let rel_ns = match i64::try_from(rel_ps) {
+                    Ok(rel) => i128::from(rel.div_euclid(1000)),
+                    Err(_) => rel_ps.div_euclid(1000),
+                };
+                self.zero_ns + rel_ns
+            }
+            Err(_) => self.retime(abs_ps).div_euclid(1000),
+        };
+        i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
+    }
+}
+
 /// Align one line, appending its encoded `XLine` body to `out`; a given
 /// `display_id` replaces the line's. `tap` sees every event with its
 /// mapped `(start, start + max(duration, 0))` (see [`crate::EventTap::event`]);
@@ -626,6 +685,31 @@ mod tests {
                 // Once the cursors have run, times within the pieces are
                 // mapped by them (a piece spans at least 1 ms of 5 ms steps).
                 prop_assert!(steps.len() < 20 || by_pieces > 0);
+            }
+        }
+
+        /// A line's retimer maps every time of a walk, back and forth, as
+        /// one search per time does.
+        #[test]
+        fn a_line_retimer_maps_as_one_search_per_time(
+            snap in segs(),
+            offset in segs(),
+            identity in any::<bool>(),
+            start in -20 * MS_PS..200 * MS_PS,
+            line in -50 * MS_PS..50 * MS_PS,
+            steps in prop::collection::vec(-2 * MS_PS..5 * MS_PS, 1..100),
+        ) {
+            let clocks = clocks(&snap, (!identity).then_some(&offset[..]), false);
+            let ctx = context(&clocks);
+            for clock in [LineClock::Tracer, LineClock::Wall, LineClock::Unchanged] {
+                let mut retimer = LineRetimer::new(&ctx, clock, EPOCH_PS + start + line);
+                let mut t = EPOCH_PS + start;
+                for &step in &steps {
+                    t += step;
+                    let one = map_one(&ctx, clock, t);
+                    prop_assert_eq!(retimer.retime(t), one, "at {}", t);
+                    prop_assert_eq!(i128::from(retimer.retime_ns(t)), one.div_euclid(1000));
+                }
             }
         }
 

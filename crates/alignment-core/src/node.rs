@@ -29,6 +29,7 @@ use crate::diagnostics::{
     AnchorReport, NodeDiagnostics, SkippedReport, SnapshotReport, ps_to_nearest_ns,
 };
 use crate::error::{AlignError, Result};
+use crate::line::LineRetimer;
 use crate::offsets::OffsetsFile;
 use crate::options::AlignOptions;
 
@@ -161,6 +162,15 @@ impl<'a> NodeAligner<'a> {
         let clock = self.line_clock(plane, line);
         let ctx = self.line_context(plane, None);
         crate::line::map_one(&ctx, clock, abs_ps)
+    }
+
+    /// Maps the stored times of the events of `line` of `plane` one after
+    /// another, exactly as [`NodeAligner::retime`] maps each, for a walk
+    /// over a line's events: a time in order costs O(1), not a search.
+    pub fn line_retimer(&self, plane: &PlaneView<'_>, line: &LineView<'_>) -> LineRetimer<'_> {
+        let clock = self.line_clock(plane, line);
+        let line_ps = (self.session_start_ns + i128::from(line.timestamp_ns)) * 1000;
+        LineRetimer::new(&self.line_context(plane, None), clock, line_ps)
     }
 
     /// The diagnostics (complete after [`NodeAligner::write`]).
