@@ -83,7 +83,13 @@ pub(crate) fn check(ex: &Extraction, format: trace_align::TraceFormat) -> CheckR
 
 /// Sort `spans` and merge the overlapping ones.
 pub(crate) fn union(mut spans: Vec<Span>) -> Vec<Span> {
-    spans.sort_unstable();
+    // Stable sort: it finds sorted runs, so that spans read stream after
+    // stream (or line after line) cost a merge of the runs, not a sort;
+    // spans already in order (a line's, mostly) are not sorted at all,
+    // which spares the sort's buffer.
+    if !spans.is_sorted() {
+        spans.sort();
+    }
     let mut out: Vec<Span> = Vec::with_capacity(spans.len());
     for s in spans {
         match out.last_mut() {
@@ -92,6 +98,37 @@ pub(crate) fn union(mut spans: Vec<Span>) -> Vec<Span> {
         }
     }
     out
+}
+
+/// The union of spans pushed in order of start, built as they come.
+#[derive(Default)]
+pub(crate) struct SortedUnion(Vec<Span>);
+
+impl SortedUnion {
+    /// Add `s`, which starts no earlier than any span before it.
+    #[inline]
+    pub fn push(&mut self, s: Span) {
+        debug_assert!(self.0.last().is_none_or(|l| l.start <= s.start));
+        match self.0.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => self.0.push(s),
+        }
+    }
+
+    /// The union, sorted and disjoint.
+    pub fn spans(self) -> Vec<Span> {
+        self.0
+    }
+}
+
+/// The union of two sorted disjoint lists, sorted and disjoint.
+pub(crate) fn join(mut a: Vec<Span>, b: Vec<Span>) -> Vec<Span> {
+    if a.is_empty() {
+        return b;
+    }
+    // Two sorted runs: the union's stable sort merges them in one pass.
+    a.extend(b);
+    union(a)
 }
 
 /// Total length of the sorted disjoint `spans` inside `window`.

@@ -2,13 +2,14 @@
 //! its collectives (as recorded and aligned, as `merge` reads them), its
 //! step markers, its busy time and its GPU work.
 
-use alignment_core::{NodeAligner, NodeClocks, NodeInput};
+use alignment_core::{LineRetimer, NodeAligner, NodeClocks, NodeInput};
 use collective_check::{Extraction, NodeId, NodeSource, Retime};
 use rayon::prelude::*;
 use trace_align::Plan;
-use xplane_proto::{FileBytes, LineView, PlaneView, SpaceView, WireError};
+use xplane_proto::{CORRELATION_ID_STAT, FileBytes, LineView, PlaneView, SpaceView, WireError};
 
 use crate::error::{ReportError, Result};
+use crate::gpu::Launches;
 use crate::input::{Correction, Marker, NodeData, RunData, Span, check, union};
 
 /// The stat that marks a step (JAX `StepTraceAnnotation`, `trace-synth`).
@@ -26,16 +27,21 @@ pub(crate) fn read(plan: &Plan) -> Result<RunData> {
         let bytes = open(&reference_input.trace)?;
         session_start(&bytes, reference_input)?
     };
-    let read = plan
-        .nodes
-        .par_iter()
-        .with_max_len(1) // one task per node
-        .map(|input| read_node(plan, input, t_ref))
-        // In node order, so that the error of a run with several is the
-        // first node's, whichever task ends first.
-        .collect::<Vec<_>>()
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?;
+    // Each node is read on two cores (`read_node`), so half as many nodes
+    // as cores at once: as many files mapped as need be, not twice as
+    // many.
+    let at_once = (rayon::current_num_threads() / 2).max(1);
+    let mut read = Vec::with_capacity(plan.nodes.len());
+    for nodes in plan.nodes.chunks(at_once) {
+        let chunk = (nodes.par_iter())
+            .with_max_len(1) // one task per node
+            .map(|input| read_node(plan, input, t_ref))
+            .collect::<Vec<_>>();
+        read.extend(chunk);
+    }
+    // In node order, so that the error of a run with several is the first
+    // node's, whichever task ends first.
+    let read = read.into_iter().collect::<Result<Vec<_>>>()?;
     let (mut before, mut after) = (Extraction::new(), Extraction::new());
     let mut nodes = Vec::with_capacity(read.len());
     for (data, b, a) in read {
@@ -111,32 +117,52 @@ fn read_node(
         node,
         source: Box::new(source),
     })?;
-    let (mut before, mut after) = (Extraction::new(), Extraction::new());
-    collective_check::extract_bytes_retimed(
-        &bytes,
-        &input.trace,
-        NodeSource::Given(node),
-        &trace_align::TraceFormat::XSpace.check_options(),
-        &Aligned(&aligner),
-        &mut before,
-        &mut after,
-    )
-    .map_err(|source| ReportError::Collectives { node, source })?;
-    let walk = walk(&view, &aligner, session_start_ns)
-        .map_err(|e| ReportError::Trace(bytes.wire_error(e)))?;
-    let gpu = crate::gpu::xspace::read(&view, &aligner, session_start_ns)
-        .map_err(|e| ReportError::Trace(bytes.wire_error(e)))?;
+    // The node's passes on two cores: its collectives and its host plane
+    // on one, its device planes on the other.
+    let (read, device) = rayon::join(
+        || -> Result<_> {
+            let (mut before, mut after) = (Extraction::new(), Extraction::new());
+            collective_check::extract_bytes_retimed(
+                &bytes,
+                &input.trace,
+                NodeSource::Given(node),
+                &trace_align::TraceFormat::XSpace.check_options(),
+                &Aligned(&aligner),
+                &mut before,
+                &mut after,
+            )
+            .map_err(|source| ReportError::Collectives { node, source })?;
+            let host = host_walk(&view, &aligner, session_start_ns)
+                .map_err(|e| ReportError::Trace(bytes.wire_error(e)))?;
+            Ok((before, after, host))
+        },
+        || crate::gpu::xspace::device_walk(&view, &aligner, session_start_ns),
+    );
+    let (before, after, host) = read?;
+    let mut device = device.map_err(|e| ReportError::Trace(bytes.wire_error(e)))?;
+    // Work is the device lines when there are any, else the host lanes.
+    let busy = match std::mem::take(&mut device.busy) {
+        none if none.is_empty() => union(host.host_lanes.iter().flatten().copied().collect()),
+        busy => busy,
+    };
+    let extent = [host.extent, device.extent]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| Span {
+            start: a.start.min(b.start),
+            end: a.end.max(b.end),
+        });
     let data = NodeData {
         node,
         correction: Correction::Clocks(Box::new(clocks)),
         anchors,
-        markers: walk.markers,
-        marker_name: walk.marker_name,
-        busy: walk.busy,
-        host_lanes: walk.host_lanes,
-        extent: walk.extent,
-        gpu,
-        annotations: walk.annotations,
+        markers: host.markers,
+        marker_name: host.marker_name,
+        busy,
+        host_lanes: host.host_lanes,
+        extent,
+        gpu: device.kernels(&host.launches),
+        annotations: host.annotations,
     };
     Ok((data, before, after))
 }
@@ -161,74 +187,58 @@ fn probe_anchors(clocks: &NodeClocks, reference: NodeId) -> Vec<(i64, i64)> {
         .collect()
 }
 
-/// What one walk over a node's events found.
+/// What one walk over a node's host plane found.
 #[derive(Default)]
-struct Walk {
+struct HostWalk {
     markers: Vec<Marker>,
     marker_name: Option<String>,
-    busy: Vec<Span>,
     /// Per host line without step markers, its events joined.
     host_lanes: Vec<Vec<Span>>,
     extent: Option<Span>,
     /// The other events of the lines with step markers.
     annotations: crate::idle::Annotations,
+    /// The launch of each correlation id.
+    launches: Launches,
 }
 
-/// One line's spans, merged on the line's own clock and then mapped.
-struct LineSpans {
-    device: bool,
-    has_markers: bool,
-    spans: Vec<Span>,
+/// The stats of the host plane a walk looks for in every event.
+#[derive(Clone, Copy)]
+struct HostStats {
+    /// `step_num`: the event marks a step.
+    step: Option<i64>,
+    /// `correlation_id`: the event launched GPU work.
+    correlation: Option<i64>,
 }
 
-/// Walk the events of the host and device planes: step markers (events
-/// with a `step_num` stat) and work. Work is every device line when the
-/// node has device events, else every host line without step markers.
-fn walk(
+/// Walk the events of the host plane: step markers (events with a
+/// `step_num` stat), launches (events with a `correlation_id`) and the
+/// lanes of work (the lines without markers).
+fn host_walk(
     view: &SpaceView<'_>,
     aligner: &NodeAligner<'_>,
     session_ns: i128,
-) -> Result<Walk, WireError> {
-    let mut out = Walk::default();
-    let mut lines: Vec<LineSpans> = Vec::new();
+) -> Result<HostWalk, WireError> {
+    let mut out = HostWalk::default();
     for plane in view.planes() {
         let plane = plane?;
-        let device = plane.name.starts_with("/device:");
-        if !device && plane.name != xplane_proto::HOST_PLANE {
+        if plane.name != xplane_proto::HOST_PLANE {
             continue;
         }
-        let step_stat = if device {
-            None
-        } else {
-            stat_id(&plane, STEP_NUM_STAT)?
+        let stats = HostStats {
+            step: stat_id(&plane, STEP_NUM_STAT)?,
+            correlation: stat_id(&plane, CORRELATION_ID_STAT)?,
         };
         for line in plane.lines() {
             let line = line?;
-            lines.push(walk_line(
-                &plane, &line, aligner, session_ns, step_stat, &mut out,
-            )?);
+            let (spans, has_markers) =
+                walk_line(&plane, &line, aligner, session_ns, stats, &mut out)?;
+            if !has_markers && !spans.is_empty() {
+                out.host_lanes.push(union(spans));
+            }
         }
     }
-    let any_device = lines.iter().any(|l| l.device && !l.spans.is_empty());
-    // Work is the device lines when there are any, else the host lines
-    // without markers, which are the host lanes.
-    let (host, rest): (Vec<LineSpans>, Vec<LineSpans>) =
-        lines.into_iter().partition(|l| !l.device && !l.has_markers);
-    let work: Vec<Span> = if any_device {
-        rest.into_iter()
-            .filter(|l| l.device)
-            .flat_map(|l| l.spans)
-            .collect()
-    } else {
-        host.iter().flat_map(|l| l.spans.iter().copied()).collect()
-    };
-    out.busy = union(work);
-    out.host_lanes = host
-        .into_iter()
-        .filter(|l| !l.spans.is_empty())
-        .map(|l| union(l.spans))
-        .collect();
     out.markers.sort_by_key(|m| (m.span.start, m.step));
+    out.launches.finish();
     Ok(out)
 }
 
@@ -252,32 +262,67 @@ fn event_name<'a>(plane: &PlaneView<'a>, id: i64) -> Result<Option<&'a str>, Wir
     Ok(None)
 }
 
+/// A line's events joined where they overlap, on the line's own clock
+/// (stored absolute ps), in the order read.
+#[derive(Default)]
+pub(crate) struct RawSpans(Vec<(i128, i128)>);
+
+impl RawSpans {
+    /// The event `[start, end)`, joined to the last when it starts inside.
+    #[inline]
+    pub fn push(&mut self, start: i128, end: i128) {
+        match self.0.last_mut() {
+            Some(last) if start >= last.0 && start <= last.1 => last.1 = last.1.max(end),
+            _ => self.0.push((start, end)),
+        }
+    }
+
+    /// The spans mapped by `retimer`, with `extent` grown to hold them.
+    pub fn mapped(self, retimer: &mut LineRetimer<'_>, extent: &mut Option<Span>) -> Vec<Span> {
+        let spans: Vec<Span> = (self.0.into_iter())
+            .map(|(s, e)| Span {
+                start: retimer.retime_ns(s),
+                end: retimer.retime_ns(e),
+            })
+            .collect();
+        if let (Some(first), Some(last)) = (
+            spans.iter().map(|s| s.start).min(),
+            spans.iter().map(|s| s.end).max(),
+        ) {
+            let e = extent.get_or_insert(Span {
+                start: first,
+                end: last,
+            });
+            e.start = e.start.min(first);
+            e.end = e.end.max(last);
+        }
+        spans
+    }
+}
+
+/// One host line: its markers, annotations and launches into `out`; its
+/// spans (mapped), and whether it marks steps.
 fn walk_line(
     plane: &PlaneView<'_>,
     line: &LineView<'_>,
     aligner: &NodeAligner<'_>,
     session_ns: i128,
-    step_stat: Option<i64>,
-    out: &mut Walk,
-) -> Result<LineSpans, WireError> {
+    stats: HostStats,
+    out: &mut HostWalk,
+) -> Result<(Vec<Span>, bool), WireError> {
     let base_ps = (session_ns + i128::from(line.timestamp_ns)) * 1000;
-    let map = |ps: i128| -> i64 {
-        let g = aligner.retime(plane, line, ps).div_euclid(1000);
-        i64::try_from(g).unwrap_or(if g < 0 { i64::MIN } else { i64::MAX })
-    };
-    let mut raw: Vec<(i128, i128)> = Vec::new();
+    let mut retimer = aligner.line_retimer(plane, line);
+    let mut raw = RawSpans::default();
     let mut has_markers = false;
-    // Events of a host line are its annotations if the line marks steps:
-    // kept raw (metadata id, start, end) until a marker is seen, named and
-    // mapped only then.
-    let mut candidates: Vec<(i64, i128, i128)> = Vec::new();
     for event in line.events() {
         let event = event?;
         let start = base_ps + i128::from(event.offset_ps());
         let end = start + i128::from(event.duration_ps.max(0));
-        if let Some(id) = step_stat
-            && let Some(step) = int_stat(&event, id)?
-        {
+        let [step, correlation] = int_stats(&event, [stats.step, stats.correlation])?;
+        if let Some(id) = correlation {
+            out.launches.push(id, retimer.retime_ns(start));
+        }
+        if let Some(step) = step {
             has_markers = true;
             if out.marker_name.is_none() {
                 out.marker_name = event_name(plane, event.metadata_id)?.map(str::to_owned);
@@ -285,23 +330,24 @@ fn walk_line(
             out.markers.push(Marker {
                 step,
                 span: Span {
-                    start: map(start),
-                    end: map(end),
+                    start: retimer.retime_ns(start),
+                    end: retimer.retime_ns(end),
                 },
             });
             continue;
         }
-        if step_stat.is_some() {
-            candidates.push((event.metadata_id, start, end));
-        }
-        match raw.last_mut() {
-            Some(last) if start >= last.0 && start <= last.1 => last.1 = last.1.max(end),
-            _ => raw.push((start, end)),
-        }
+        raw.push(start, end);
     }
     if has_markers {
+        // The line's other events are its annotations: read again, as
+        // lines with markers are few.
         let mut names: std::collections::HashMap<i64, Option<&str>> = Default::default();
-        for (id, start, end) in candidates {
+        for event in line.events() {
+            let event = event?;
+            if int_stats(&event, [stats.step])?[0].is_some() {
+                continue;
+            }
+            let id = event.metadata_id;
             let name = match names.get(&id) {
                 Some(&name) => name,
                 None => {
@@ -311,50 +357,43 @@ fn walk_line(
                 }
             };
             if let Some(name) = name {
+                let start = base_ps + i128::from(event.offset_ps());
+                let end = start + i128::from(event.duration_ps.max(0));
                 let span = Span {
-                    start: map(start),
-                    end: map(end),
+                    start: retimer.retime_ns(start),
+                    end: retimer.retime_ns(end),
                 };
                 out.annotations.push(name, span);
             }
         }
     }
-    let spans: Vec<Span> = raw
-        .into_iter()
-        .map(|(s, e)| Span {
-            start: map(s),
-            end: map(e),
-        })
-        .collect();
-    if let (Some(first), Some(last)) = (
-        spans.iter().map(|s| s.start).min(),
-        spans.iter().map(|s| s.end).max(),
-    ) {
-        let e = out.extent.get_or_insert(Span {
-            start: first,
-            end: last,
-        });
-        e.start = e.start.min(first);
-        e.end = e.end.max(last);
-    }
-    Ok(LineSpans {
-        device: plane.name.starts_with("/device:"),
-        has_markers,
-        spans,
-    })
+    Ok((raw.mapped(&mut retimer, &mut out.extent), has_markers))
 }
 
-/// The integer value of the stat `id` of an event, if it has one.
-pub(crate) fn int_stat(
+/// The integer values of the stats `ids` of an event (each `None` where
+/// the event has no such stat, or its id is `None`), in one pass over its
+/// stats: the first of each id counts.
+pub(crate) fn int_stats<const N: usize>(
     event: &xplane_proto::EventView<'_>,
-    id: i64,
-) -> Result<Option<i64>, WireError> {
+    ids: [Option<i64>; N],
+) -> Result<[Option<i64>; N], WireError> {
+    let mut out = [None; N];
+    let mut seen = [false; N];
+    if ids.iter().all(Option::is_none) {
+        return Ok(out);
+    }
     for stat in event.stats() {
         let stat = stat?;
-        if stat.metadata_id == id {
-            let v = stat.value.and_then(|v| v.as_integer());
-            return Ok(v.and_then(|v| i64::try_from(v).ok()));
+        for k in 0..N {
+            if !seen[k] && ids[k] == Some(stat.metadata_id) {
+                seen[k] = true;
+                let v = stat.value.and_then(|v| v.as_integer());
+                out[k] = v.and_then(|v| i64::try_from(v).ok());
+            }
+        }
+        if seen.iter().zip(&ids).all(|(&s, id)| s || id.is_none()) {
+            break;
         }
     }
-    Ok(None)
+    Ok(out)
 }

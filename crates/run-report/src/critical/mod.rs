@@ -198,7 +198,12 @@ pub(crate) fn critical_path(
         .map(|(n, p)| Lanes::new(n, p))
         .collect();
     let steps: Vec<(&i64, &BTreeMap<NodeId, Span>)> = windows.iter().collect();
-    let walked: Vec<(i64, i64, usize, Walked)> = steps
+    // Each step walked and summed; its stretches are not kept (a run's
+    // paths can hold millions): the steps whose segments are shown are
+    // walked again.
+    let walk_step =
+        |from: usize, window: (i64, i64)| walk::walk(&lanes, instances, &index, from, window);
+    let walked: Vec<Summed> = steps
         .par_iter()
         .filter_map(|&(&step, w)| {
             let start = w.values().map(|s| s.start).min()?;
@@ -208,19 +213,14 @@ pub(crate) fn critical_path(
                 .max()
                 .map(|(end, n)| (n.0, end))?;
             let from = index(last)?;
-            let path = walk::walk(&lanes, instances, &index, from, (start, end));
-            Some((step, end - start, from, path))
+            let path = walk_step(from, (start, end));
+            Some(Summed::of(step, from, (start, end), &path))
         })
         .collect();
     // The idle stretches per node, then by the annotation over them.
     let mut idle: Vec<Vec<Span>> = vec![Vec::new(); ids.len()];
-    for s in walked.iter().flat_map(|w| &w.3.stretches) {
-        if s.piece == Piece::Idle {
-            idle[s.node].push(Span {
-                start: s.from,
-                end: s.to,
-            });
-        }
+    for &(node, span) in walked.iter().flat_map(|w| &w.idle) {
+        idle[node].push(span);
     }
     let mut under: BTreeMap<String, i64> = BTreeMap::new();
     for (n, spans) in run.nodes.iter().zip(idle) {
@@ -235,7 +235,7 @@ pub(crate) fn critical_path(
             *under.entry("(none)".to_owned()).or_default() += none;
         }
     }
-    let mut path = summarise(&ids, walked, t0, slowest);
+    let mut path = summarise(&ids, walked, t0, slowest, |w| walk_step(w.from, w.window));
     path.idle_under = under
         .into_iter()
         .filter(|(_, ns)| *ns > 0)
@@ -250,49 +250,103 @@ pub(crate) fn critical_path(
     path
 }
 
-fn summarise(
-    ids: &[NodeId],
-    walked: Vec<(i64, i64, usize, Walked)>,
-    t0: i64,
-    slowest: &[i64],
-) -> CriticalPath {
-    let mut run_nodes: BTreeMap<usize, i64> = BTreeMap::new();
-    let mut run_kinds: BTreeMap<Piece, i64> = BTreeMap::new();
-    let mut run_waits: BTreeMap<usize, i64> = BTreeMap::new();
-    let total: usize = walked.iter().map(|w| w.3.stretches.len()).sum();
-    let keep_all = total <= MAX_PATH_SEGMENTS;
-    let mut steps_ns = 0;
-    let mut out_steps = Vec::with_capacity(walked.len());
-    let mut left_out = 0;
-    for (step, length, from, w) in walked {
-        steps_ns += length;
+/// One step's walk, summed: what the run's figures take of it.
+struct Summed {
+    step: i64,
+    /// The node its path ends on (index).
+    from: usize,
+    /// Its window, first start to last end, epoch ns.
+    window: (i64, i64),
+    hops: usize,
+    /// How many stretches the path has.
+    stretches: usize,
+    /// Per node (index), its time on the path.
+    nodes: BTreeMap<usize, i64>,
+    /// Per kind, its time on the path.
+    kinds: BTreeMap<Piece, i64>,
+    /// Per waited-for node (index), the time the others waited for it.
+    waits: BTreeMap<usize, i64>,
+    /// The idle stretches, per node (index).
+    idle: Vec<(usize, Span)>,
+}
+
+impl Summed {
+    fn of(step: i64, from: usize, window: (i64, i64), w: &Walked) -> Summed {
         let mut nodes: BTreeMap<usize, i64> = BTreeMap::new();
         let mut kinds: BTreeMap<Piece, i64> = BTreeMap::new();
         let mut waits: BTreeMap<usize, i64> = BTreeMap::new();
+        let mut idle = Vec::new();
         for s in &w.stretches {
             *nodes.entry(s.node).or_default() += s.to - s.from;
             *kinds.entry(s.piece).or_default() += s.to - s.from;
+            if s.piece == Piece::Idle {
+                idle.push((
+                    s.node,
+                    Span {
+                        start: s.from,
+                        end: s.to,
+                    },
+                ));
+            }
         }
         for &(n, ns) in &w.waits {
             *waits.entry(n).or_default() += ns;
         }
-        add_into(&mut run_nodes, &nodes);
-        add_into(&mut run_kinds, &kinds);
-        add_into(&mut run_waits, &waits);
-        let keep = keep_all || slowest.contains(&step);
+        Summed {
+            step,
+            from,
+            window,
+            hops: w.hops,
+            stretches: w.stretches.len(),
+            nodes,
+            kinds,
+            waits,
+            idle,
+        }
+    }
+
+    fn length(&self) -> i64 {
+        self.window.1 - self.window.0
+    }
+}
+
+/// The run's path from its steps' sums; the segments of the steps shown
+/// (all, or the slowest) from `walk`, which walks a step again.
+fn summarise(
+    ids: &[NodeId],
+    walked: Vec<Summed>,
+    t0: i64,
+    slowest: &[i64],
+    walk: impl Fn(&Summed) -> Walked,
+) -> CriticalPath {
+    let mut run_nodes: BTreeMap<usize, i64> = BTreeMap::new();
+    let mut run_kinds: BTreeMap<Piece, i64> = BTreeMap::new();
+    let mut run_waits: BTreeMap<usize, i64> = BTreeMap::new();
+    let total: usize = walked.iter().map(|w| w.stretches).sum();
+    let keep_all = total <= MAX_PATH_SEGMENTS;
+    let mut steps_ns = 0;
+    let mut out_steps = Vec::with_capacity(walked.len());
+    let mut left_out = 0;
+    for w in walked {
+        let length = w.length();
+        steps_ns += length;
+        add_into(&mut run_nodes, &w.nodes);
+        add_into(&mut run_kinds, &w.kinds);
+        add_into(&mut run_waits, &w.waits);
+        let keep = keep_all || slowest.contains(&w.step);
         if !keep {
             left_out += 1;
         }
         out_steps.push(StepPath {
-            step,
+            step: w.step,
             length_ns: length,
-            ends_on: ids[from],
+            ends_on: ids[w.from],
             hops: w.hops,
-            nodes: node_shares(ids, &nodes, length),
-            kinds: kind_shares(&kinds, length),
-            waits: node_shares(ids, &waits, length),
+            nodes: node_shares(ids, &w.nodes, length),
+            kinds: kind_shares(&w.kinds, length),
+            waits: node_shares(ids, &w.waits, length),
             segments: if keep {
-                segments(ids, &w, t0)
+                segments(ids, &walk(&w), t0)
             } else {
                 Vec::new()
             },

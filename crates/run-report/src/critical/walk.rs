@@ -105,8 +105,6 @@ pub(crate) struct Part {
 /// A node's events as the walk looks them up.
 pub(crate) struct Lanes<'a> {
     data: &'a NodeData,
-    /// Per stream, its kernels' indices in start order.
-    streams: Vec<Vec<u32>>,
     /// Kernels (and launches) are on the node's own clock (Kineto).
     own_clock: bool,
     by_arrival: Vec<Part>,
@@ -132,28 +130,12 @@ impl<'a> Lanes<'a> {
     /// The lanes of `data`, whose parts in the run's instances are
     /// `parts` (see [`parts_by_node`]).
     pub fn new(data: &'a NodeData, parts: Vec<Part>) -> Lanes<'a> {
-        let kernels = &data.gpu.kernels;
-        let mut by_stream: std::collections::BTreeMap<(i64, i64), Vec<u32>> = Default::default();
-        for (k, kernel) in kernels.iter().enumerate() {
-            by_stream
-                .entry((kernel.device, kernel.stream))
-                .or_default()
-                .push(k as u32);
-        }
-        let streams = by_stream
-            .into_values()
-            .map(|mut v| {
-                v.sort_by_key(|&k| kernels[k as usize].span.start);
-                v
-            })
-            .collect();
         let mut by_arrival = parts;
         by_arrival.sort_by_key(|p| p.arrival);
         let mut by_end = by_arrival.clone();
         by_end.sort_by_key(|p| p.end);
         Lanes {
             data,
-            streams,
             own_clock: matches!(data.correction, Correction::Map(_)),
             by_arrival,
             by_end,
@@ -170,7 +152,7 @@ impl<'a> Lanes<'a> {
     }
 
     fn kernel(&self, stream: usize, at: usize) -> (&Kernel, Span) {
-        let k = &self.data.gpu.kernels[self.streams[stream][at] as usize];
+        let k = &self.data.gpu.streams[stream].kernels[at];
         let span = Span {
             start: self.global(k.span.start),
             end: self.global(k.span.end),
@@ -180,9 +162,8 @@ impl<'a> Lanes<'a> {
 
     /// The last kernel of `stream` starting before `t`.
     fn kernel_before(&self, stream: usize, t: i64) -> Option<usize> {
-        let ks = &self.streams[stream];
-        let n =
-            ks.partition_point(|&k| self.global(self.data.gpu.kernels[k as usize].span.start) < t);
+        let ks = &self.data.gpu.streams[stream].kernels;
+        let n = ks.partition_point(|k| self.global(k.span.start) < t);
         n.checked_sub(1)
     }
 
@@ -225,7 +206,10 @@ impl<'a> Lanes<'a> {
             }
         };
         let (streams, hosts) = match lane {
-            Lane::Any => (0..self.streams.len(), 0..self.data.host_lanes.len()),
+            Lane::Any => (
+                0..self.data.gpu.streams.len(),
+                0..self.data.host_lanes.len(),
+            ),
             Lane::Stream(s) => (s..s + 1, 0..0),
             Lane::Host(h) => (0..0, h..h + 1),
         };
@@ -367,9 +351,8 @@ pub(crate) fn walk(
                 let begin = span.start.min(t - 1);
                 push(&mut out, node, Piece::Kernel(kernel.kind), begin, t);
                 let launch = kernel
-                    .correlation
-                    .and_then(|c| l.data.gpu.launches.get(&c))
-                    .map(|&at| l.global(at))
+                    .launch()
+                    .map(|at| l.global(at))
                     .filter(|&at| at <= begin);
                 let previous = k.checked_sub(1).map(|p| l.kernel(s, p).1.end.min(begin));
                 match (launch, previous) {
@@ -405,19 +388,18 @@ pub(crate) fn walk(
 mod tests {
     use super::*;
     use crate::collectives::NodePart;
-    use crate::gpu::{GpuWindow, NodeKernels};
+    use crate::gpu::{GpuWindow, KernelsBuilder};
     use clock_model::NodeId;
 
     fn s(start: i64, end: i64) -> Span {
         Span { start, end }
     }
 
-    fn node(
-        id: u32,
-        host: Vec<Vec<Span>>,
-        kernels: Vec<Kernel>,
-        launches: &[(i64, i64)],
-    ) -> NodeData {
+    /// A node whose host lanes are `host` and whose one stream ran
+    /// `kernels`.
+    fn node(id: u32, host: Vec<Vec<Span>>, kernels: Vec<Kernel>) -> NodeData {
+        let mut gpu = KernelsBuilder::default();
+        gpu.stream(0, 7).extend(kernels);
         NodeData {
             node: NodeId(id),
             correction: Correction::Map(clock_model::OffsetMap::Identity),
@@ -427,25 +409,14 @@ mod tests {
             busy: Vec::new(),
             host_lanes: host,
             extent: None,
-            gpu: NodeKernels {
-                kernels,
-                window: GpuWindow::WholeTrace,
-                left_out: 0,
-                launches: launches.iter().copied().collect(),
-            },
+            gpu: gpu.finish(GpuWindow::WholeTrace, 0),
             annotations: Default::default(),
         }
     }
 
-    fn kernel(span: Span, correlation: Option<i64>) -> Kernel {
-        Kernel {
-            device: 0,
-            stream: 7,
-            name: "gemm".into(),
-            kind: KernelKind::Compute,
-            span,
-            correlation,
-        }
+    /// A kernel launched at `launch`, when known.
+    fn kernel(span: Span, launch: Option<i64>) -> Kernel {
+        Kernel::new(span, launch, 0, KernelKind::Compute)
     }
 
     /// An all-reduce both nodes take part in: `(node, begin, end)`.
@@ -510,8 +481,8 @@ mod tests {
         // Node 1 computes until 250 and arrives last; node 0 waits in the
         // all-reduce from 100.
         let nodes = [
-            node(0, vec![vec![s(0, 100)]], Vec::new(), &[]),
-            node(1, vec![vec![s(0, 250)]], Vec::new(), &[]),
+            node(0, vec![vec![s(0, 100)]], Vec::new()),
+            node(1, vec![vec![s(0, 250)]], Vec::new()),
         ];
         let i = [all_reduce(&[(0, 100, 300), (1, 250, 300)])];
         let w = run(&nodes, &i, 0, (0, 300));
@@ -529,8 +500,8 @@ mod tests {
     fn a_kernel_waits_for_the_later_of_its_launch_and_its_stream() {
         // The op [0, 70) launches the kernel at 58; the stream's previous
         // kernel ended at 55: the launch is the later, then the op.
-        let k = vec![kernel(s(10, 55), None), kernel(s(60, 200), Some(1))];
-        let n = [node(0, vec![vec![s(0, 70)]], k, &[(1, 58)])];
+        let k = vec![kernel(s(10, 55), None), kernel(s(60, 200), Some(58))];
+        let n = [node(0, vec![vec![s(0, 70)]], k)];
         let w = run(&n, &[], 0, (0, 200));
         let kinds: Vec<(Piece, i64, i64)> = w
             .stretches
@@ -546,8 +517,8 @@ mod tests {
             ]
         );
         // Launched at 40 instead: the stream order wins, with its gap.
-        let k = vec![kernel(s(10, 55), None), kernel(s(60, 200), Some(1))];
-        let n = [node(0, vec![vec![s(0, 70)]], k, &[(1, 40)])];
+        let k = vec![kernel(s(10, 55), None), kernel(s(60, 200), Some(40))];
+        let n = [node(0, vec![vec![s(0, 70)]], k)];
         let w = run(&n, &[], 0, (0, 200));
         assert_eq!(total(&w, |s| s.piece == Piece::Idle), 5);
         assert_eq!(
@@ -562,8 +533,8 @@ mod tests {
         // Node 0's op [0, 400) calls the all-reduce [100, 300), which node
         // 1 joins at 250: the op's end waits for it, and it for node 1.
         let nodes = [
-            node(0, vec![vec![s(0, 400)]], Vec::new(), &[]),
-            node(1, vec![vec![s(0, 250)]], Vec::new(), &[]),
+            node(0, vec![vec![s(0, 400)]], Vec::new()),
+            node(1, vec![vec![s(0, 250)]], Vec::new()),
         ];
         let i = [all_reduce(&[(0, 100, 300), (1, 250, 300)])];
         let w = run(&nodes, &i, 0, (0, 400));
@@ -582,7 +553,6 @@ mod tests {
             0,
             vec![vec![s(0, 40), s(90, 120)], vec![s(20, 90)]],
             Vec::new(),
-            &[],
         )];
         let w = run(&n, &[], 0, (0, 120));
         assert_eq!(total(&w, |s| s.piece == Piece::Cpu), 120);

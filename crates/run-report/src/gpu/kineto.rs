@@ -2,11 +2,10 @@
 //! its launch by `correlation`, on the rank's own clock as recorded.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 
 use kineto_trace::{Trace, gpu_activities, launches};
 
-use super::{GpuWindow, Kernel, KernelKind, NodeKernels};
+use super::{GpuWindow, Kernel, KernelsBuilder, NodeKernels};
 use crate::input::Span;
 
 /// The GPU work of `trace`, whose `ProfilerStep#N` markers start at
@@ -24,8 +23,7 @@ pub(crate) fn read(trace: &Trace<'_>, steps: &[(i64, i64)]) -> kineto_trace::Res
     let distinct: BTreeSet<i64> = steps.iter().map(|s| s.0).collect();
     let last = steps.iter().max_by_key(|s| (s.1, s.0)).copied();
     let cut = last.filter(|_| distinct.len() >= 2);
-    let mut kernels = Vec::with_capacity(activities.len());
-    let mut names: HashMap<String, Arc<str>> = HashMap::new();
+    let mut out = KernelsBuilder::default();
     let mut left_out = 0;
     for a in activities {
         let correlation = a.correlation.and_then(|c| i64::try_from(c).ok());
@@ -36,36 +34,18 @@ pub(crate) fn read(trace: &Trace<'_>, steps: &[(i64, i64)]) -> kineto_trace::Res
             left_out += 1;
             continue;
         }
-        let kind = KernelKind::of(&a.name);
-        let name = match names.get(a.name.as_str()) {
-            Some(n) => n.clone(),
-            None => names
-                .entry(a.name)
-                .or_insert_with_key(|n| n.as_str().into())
-                .clone(),
+        let (name, kind) = out.name(&a.name);
+        let span = Span {
+            start: a.start.0,
+            end: a.start.0.saturating_add(a.dur.0),
         };
-        kernels.push(Kernel {
-            device: a.device,
-            stream: a.stream,
-            kind,
-            name,
-            span: Span {
-                start: a.start.0,
-                end: a.start.0.saturating_add(a.dur.0),
-            },
-            correlation,
-        });
+        (out.stream(a.device, a.stream)).push(Kernel::new(span, launch, name, kind));
     }
     let window = match cut {
         Some((step, _)) => GpuWindow::BeforeLastProfilerStep { step },
         None => GpuWindow::WholeTrace,
     };
-    Ok(NodeKernels {
-        kernels,
-        window,
-        left_out,
-        launches: launched,
-    })
+    Ok(out.finish(window, left_out))
 }
 
 #[cfg(test)]
@@ -94,8 +74,9 @@ mod tests {
         let read = read(&trace, &[(1, base + 5_000), (2, base + 40_000)]).unwrap();
         assert_eq!(read.window, GpuWindow::BeforeLastProfilerStep { step: 2 });
         assert_eq!(read.left_out, 2);
-        assert_eq!(read.kernels.len(), 1);
-        let k = &read.kernels[0];
+        let kernels: Vec<&Kernel> = read.kernels().collect();
+        assert_eq!(kernels.len(), 1);
+        let k = kernels[0];
         assert_eq!(
             k.span,
             Span {
@@ -103,12 +84,12 @@ mod tests {
                 end: base + 14_000
             }
         );
-        assert_eq!(k.correlation, Some(1));
-        assert_eq!(read.launches.get(&1), Some(&(base + 10_000)));
+        assert_eq!(k.launch(), Some(base + 10_000));
+        assert_eq!(&*read.names[k.name as usize], "gemm");
         // One step: everything counts, the memset without a launch too.
         let read = super::read(&trace, &[(1, base + 5_000)]).unwrap();
         assert_eq!(
-            (read.window, read.kernels.len()),
+            (read.window.clone(), read.kernels().count()),
             (GpuWindow::WholeTrace, 3)
         );
     }

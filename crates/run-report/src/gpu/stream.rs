@@ -1,11 +1,9 @@
 //! One GPU stream's busy and idle time, its idle gaps told apart by cause
 //! as Holistic Trace Analysis 0.5 does (`get_idle_time_breakdown`).
 
-use std::collections::HashMap;
-
 use super::{GpuStream, IdleCauses, Kernel, KernelKind};
 use crate::gpu::intervals::total;
-use crate::input::{Span, union};
+use crate::input::SortedUnion;
 
 /// Gaps shorter than this between events on a stream, when the host had
 /// already launched the next one, are launch overhead (`kernel_wait`):
@@ -13,15 +11,8 @@ use crate::input::{Span, union};
 pub const KERNEL_WAIT_NS: i64 = 30_000;
 
 /// The figures of the stream `stream` of GPU `device`, whose events are
-/// `kernels` (at least one, any order) launched at `launches` (by
-/// correlation id).
-pub(crate) fn stream_time(
-    device: i64,
-    stream: i64,
-    mut kernels: Vec<&Kernel>,
-    launches: &HashMap<i64, i64>,
-) -> GpuStream {
-    kernels.sort_by_key(|k| (k.span.start, k.span.end));
+/// `kernels`, sorted by start.
+pub(crate) fn stream_time(device: i64, stream: i64, kernels: &[Kernel]) -> GpuStream {
     let mut idle = IdleCauses::default();
     let (first, mut end) = match kernels.first() {
         Some(k) => (k.span.start, k.span.end),
@@ -30,8 +21,7 @@ pub(crate) fn stream_time(
     for k in kernels.iter().skip(1) {
         if k.span.start > end {
             let gap = k.span.start - end;
-            let launch = k.correlation.and_then(|c| launches.get(&c));
-            if launch.is_some_and(|&launch| launch > end) {
+            if k.launch().is_some_and(|launch| launch > end) {
                 idle.host_wait_ns += gap;
             } else if gap < KERNEL_WAIT_NS {
                 idle.kernel_wait_ns += gap;
@@ -41,20 +31,20 @@ pub(crate) fn stream_time(
         }
         end = end.max(k.span.end);
     }
-    let spans = |compute_only: bool| -> Vec<Span> {
-        kernels
-            .iter()
-            .filter(|k| !compute_only || k.kind == KernelKind::Compute)
-            .map(|k| k.span)
-            .collect()
-    };
+    let (mut busy, mut compute) = (SortedUnion::default(), SortedUnion::default());
+    for k in kernels {
+        busy.push(k.span);
+        if k.kind == KernelKind::Compute {
+            compute.push(k.span);
+        }
+    }
     GpuStream {
         device,
         stream,
         kernels: kernels.len(),
         span_ns: end - first,
-        busy_ns: total(&union(spans(false))),
-        compute_ns: total(&union(spans(true))),
+        busy_ns: total(&busy.spans()),
+        compute_ns: total(&compute.spans()),
         idle,
     }
 }
@@ -62,23 +52,17 @@ pub(crate) fn stream_time(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::Span;
 
-    /// An event and its launch (keyed by the event's start).
-    fn k(start: i64, end: i64, launch: Option<i64>) -> (Kernel, Option<(i64, i64)>) {
-        let kernel = Kernel {
-            device: 0,
-            stream: 7,
-            name: "k".into(),
-            kind: KernelKind::Compute,
-            span: Span { start, end },
-            correlation: Some(start),
-        };
-        (kernel, launch.map(|l| (start, l)))
+    /// An event and its launch.
+    fn k(start: i64, end: i64, launch: Option<i64>) -> Kernel {
+        Kernel::new(Span { start, end }, launch, 0, KernelKind::Compute)
     }
 
-    fn time(ks: &[(Kernel, Option<(i64, i64)>)]) -> GpuStream {
-        let launches = ks.iter().filter_map(|k| k.1).collect();
-        stream_time(0, 7, ks.iter().map(|k| &k.0).collect(), &launches)
+    fn time(ks: &[Kernel]) -> GpuStream {
+        let mut ks = ks.to_vec();
+        ks.sort_by_key(|k| (k.span.start, k.span.end));
+        stream_time(0, 7, &ks)
     }
 
     #[test]
