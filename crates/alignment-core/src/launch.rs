@@ -170,13 +170,13 @@ impl LaunchCollector {
     /// The lags; `None` when no kernel has its launch. `place` names the
     /// place a kernel was gathered with.
     ///
-    /// Launches are sorted by id (each line gathers its ids mostly
-    /// ascending, in launch order: the stable sort finds those runs and
-    /// merges them) and only the latest of each id kept; kernels are
+    /// Launches are sorted by id, then start (in place: equal pairs are
+    /// the same, so no stable sort and its buffer of half the launches is
+    /// needed) and only the latest of each id kept; kernels are
     /// looked up in them in the order gathered, each search starting from
     /// where the last one ended, and their lags then take their place.
     pub fn finish(mut self, place: impl FnOnce(u64) -> String) -> Option<LaunchLag> {
-        self.launches.sort();
+        self.launches.sort_unstable();
         // Sorted by id then start: the last launch of an id is its latest.
         self.launches.dedup_by(|later, earlier| {
             let same = later.0 == earlier.0;

@@ -81,7 +81,7 @@ pub(crate) fn check(ex: &Extraction, format: trace_align::TraceFormat) -> CheckR
     collective_check::check(ex, &format.check_options())
 }
 
-/// Sort `spans` and merge the overlapping ones.
+/// Sort `spans` and merge the overlapping ones, in place.
 pub(crate) fn union(mut spans: Vec<Span>) -> Vec<Span> {
     // Stable sort: it finds sorted runs, so that spans read stream after
     // stream (or line after line) cost a merge of the runs, not a sort;
@@ -90,14 +90,20 @@ pub(crate) fn union(mut spans: Vec<Span>) -> Vec<Span> {
     if !spans.is_sorted() {
         spans.sort();
     }
-    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
-    for s in spans {
-        match out.last_mut() {
-            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
-            _ => out.push(s),
+    // Merged into the front of the same vector: no second one.
+    let mut kept = 0;
+    for k in 0..spans.len() {
+        let s = spans[k];
+        if kept > 0 && s.start <= spans[kept - 1].end {
+            spans[kept - 1].end = spans[kept - 1].end.max(s.end);
+        } else {
+            spans[kept] = s;
+            kept += 1;
         }
     }
-    out
+    spans.truncate(kept);
+    spans.shrink_to_fit();
+    spans
 }
 
 /// The union of spans pushed in order of start, built as they come.

@@ -140,8 +140,9 @@ impl KernelsBuilder {
     }
 }
 
-/// When the host launched the work of each correlation id: the first
-/// launch read of each.
+/// When the host launched the work of each correlation id: the earliest
+/// launch of each (an id is launched once; a repeat is a host event that
+/// wraps the launch, or a copy of it).
 #[derive(Default)]
 pub(crate) struct Launches {
     /// Sorted by id once finished.
@@ -149,15 +150,15 @@ pub(crate) struct Launches {
 }
 
 impl Launches {
-    /// The work of correlation id `id` launched at `at` (ignored when an
-    /// earlier launch of `id` was pushed).
+    /// The work of correlation id `id` launched at `at`.
     pub fn push(&mut self, id: i64, at: i64) {
         self.by_id.push((id, at));
     }
 
-    /// Ready for [`Launches::get`]: sorted by id, the first of each kept.
+    /// Ready for [`Launches::lookup`]: sorted by id, then time (in place:
+    /// no buffer for a stable sort), the earliest of each id kept.
     pub fn finish(&mut self) {
-        self.by_id.sort_by_key(|l| l.0); // stable: the first read stays first
+        self.by_id.sort_unstable();
         self.by_id.dedup_by_key(|l| l.0);
     }
 
@@ -355,8 +356,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The lookup from the last place finds the first launch pushed of
-        /// each id, for ids in any order, pushed more than once or never.
+        /// The lookup from the last place finds the earliest launch pushed
+        /// of each id, for ids in any order, pushed more than once or never.
         #[test]
         fn a_lookup_finds_what_get_finds(
             pushed in proptest::collection::vec((0i64..60, -1000i64..1000), 0..40),
@@ -369,7 +370,7 @@ mod tests {
             launches.finish();
             let mut lookup = launches.lookup();
             for &id in &asked {
-                let first = pushed.iter().find(|p| p.0 == id).map(|p| p.1);
+                let first = pushed.iter().filter(|p| p.0 == id).map(|p| p.1).min();
                 proptest::prop_assert_eq!(lookup(id), first, "id {}", id);
             }
         }
