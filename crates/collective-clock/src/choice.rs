@@ -30,10 +30,11 @@ use collective_check::NodeId;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::estimate::{Estimate, fit_with};
+use crate::estimate::{Estimate, fit_feasible};
 use crate::evidence::Evidence;
 use crate::options::{Drift, Estimator, Options};
 use crate::report::NodeReport;
+use crate::solve::Feasible;
 
 /// Blocks (folds) of the cross-validation.
 pub const FOLDS: usize = 5;
@@ -153,7 +154,8 @@ impl EstimatorChoice {
                     ..*options
                 };
                 let mut tally = Tally::default();
-                match fit_with(train, held, &opts) {
+                // The score reads the fitted clocks, not how sure they are.
+                match fit_feasible(train, held, &opts, Feasible::Skipped) {
                     Ok(est) => tally.score(evidence, test, &est),
                     Err(_) => tally.failed += 1,
                 }
@@ -474,12 +476,49 @@ fn correction_ns(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::estimate::fit_with;
     use crate::{SyntheticRun, estimate};
 
     fn choose(ev: &Evidence) -> EstimatorChoice {
         let held = BTreeSet::from([NodeId(0)]);
         let combined = fit_with(ev, &held, &Options::with_estimator(Estimator::Combined)).unwrap();
         EstimatorChoice::of(ev, &held, &Options::default(), &combined).unwrap()
+    }
+
+    #[test]
+    fn a_fit_without_feasible_ranges_has_the_same_clocks() {
+        let run = SyntheticRun {
+            nodes: 4,
+            end_jitter_ns: 300_000,
+            min_work_ns: 1_000_000,
+            ..SyntheticRun::default()
+        };
+        let ev = run.generate().0;
+        let held = BTreeSet::from([NodeId(0)]);
+        for estimator in [
+            Estimator::Centre,
+            Estimator::Combined,
+            Estimator::JointCentre,
+        ] {
+            let opts = Options::with_estimator(estimator);
+            let with = fit_with(&ev, &held, &opts).unwrap();
+            let without = fit_feasible(&ev, &held, &opts, Feasible::Skipped).unwrap();
+            for (&node, _) in &with.maps {
+                for k in 0..50_i128 {
+                    let h = HostTime::from_ps(1_000_000_000_000_000_000 + k * 10_000_000_000);
+                    let same = with.offset_ps(node, h) == without.offset_ps(node, h);
+                    assert!(same, "{estimator} {node:?} at {h:?}");
+                }
+            }
+            let feasible = |e: &Estimate| {
+                (e.report.nodes.iter())
+                    .flat_map(|n| &n.segments)
+                    .filter(|s| s.joint_feasible.is_some())
+                    .count()
+            };
+            assert!(feasible(&with) > 0, "{estimator}");
+            assert_eq!(feasible(&without), 0, "{estimator}");
+        }
     }
 
     #[test]

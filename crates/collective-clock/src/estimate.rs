@@ -15,7 +15,7 @@ use crate::report::{
     Conflict, EstimateReport, FeasibleRange, MAX_LISTED_CONFLICTS, NodeReport, SegmentReport,
     Uncertainty,
 };
-use crate::solve::Solver;
+use crate::solve::{Feasible, Solver};
 use crate::wide;
 
 /// A constraint counts as violated when missed by more than this, ns.
@@ -98,10 +98,20 @@ pub(crate) fn fit_with(
     held: &BTreeSet<NodeId>,
     options: &Options,
 ) -> Result<Estimate> {
+    fit_feasible(evidence, held, options, Feasible::Computed)
+}
+
+/// [`fit_with`], its segments' joint feasible ranges computed or not.
+pub(crate) fn fit_feasible(
+    evidence: &Evidence,
+    held: &BTreeSet<NodeId>,
+    options: &Options,
+    feasible: Feasible,
+) -> Result<Estimate> {
     let p = Problem::new(evidence, held)?;
     let reference = p.nodes[p.reference];
     let mut solver = Solver::new(&p, *options);
-    solver.run();
+    solver.run(feasible);
     let mut maps = BTreeMap::new();
     let mut nodes = Vec::with_capacity(p.nodes.len());
     let mut violated: BTreeSet<u32> = BTreeSet::new();

@@ -42,6 +42,15 @@ const CENTRED: f64 = 0.01;
 /// the sweeps' convergence leaves).
 const INFEASIBLE_NS: f64 = -1.0;
 
+/// Whether a fit computes each segment's joint feasible range (a linear
+/// programme per node and segment, most of a fit's time): what a user
+/// reads, which the held-out scoring of the estimators does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Feasible {
+    Computed,
+    Skipped,
+}
+
 /// The state of the fit.
 #[derive(Clone, Debug)]
 pub(crate) struct Solver<'p> {
@@ -110,9 +119,13 @@ impl<'p> Solver<'p> {
         }
     }
 
-    /// [`Solver::fit`], then the joint feasible ranges of its result.
-    pub(crate) fn run(&mut self) {
+    /// [`Solver::fit`], then the joint feasible ranges of its result
+    /// unless `feasible` skips them.
+    pub(crate) fn run(&mut self, feasible: Feasible) {
         self.fit();
+        if feasible == Feasible::Skipped {
+            return;
+        }
         self.ranges = joint_ranges(
             self.p,
             &self.models,
