@@ -503,7 +503,7 @@ mod tests {
             let opts = Options::with_estimator(estimator);
             let with = fit_with(&ev, &held, &opts).unwrap();
             let without = fit_feasible(&ev, &held, &opts, Feasible::Skipped).unwrap();
-            for (&node, _) in &with.maps {
+            for &node in with.maps.keys() {
                 for k in 0..50_i128 {
                     let h = HostTime::from_ps(1_000_000_000_000_000_000 + k * 10_000_000_000);
                     let same = with.offset_ps(node, h) == without.offset_ps(node, h);
