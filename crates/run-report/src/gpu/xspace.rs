@@ -1,4 +1,5 @@
-//! An XSpace node's GPU work: the events of every `Stream #N` line of its
+//! An XSpace node's device planes walked once: the busy time of every
+//! `/device:*` line, and the events of every `Stream #N` line of its
 //! `/device:GPU:N` planes, paired with their launches on `/host:CPU` by
 //! the `correlation_id` stat, every time as the aligner maps it.
 
