@@ -222,16 +222,21 @@ impl Plan {
                     .map(|(_, options)| options),
                 buffers: &buffers,
             };
-            // The next node's file is opened and its pages mapped while
-            // this one is aligned, not after it with both cores waiting.
+            // Pages are mapped beside the alignment, not on its path: this
+            // node's second half while its first half is aligned, then the
+            // next node's first half. At most one and a half files are
+            // mapped at once, not two.
             let (merged, next) = rayon::join(
-                || self.merge_node(n, bytes, t_ref, scheme, captures, writer),
+                || self.merge_node(n, &bytes, t_ref, scheme, captures, writer),
                 || {
+                    bytes.prefault_range(bytes.len() / 2..bytes.len());
                     nodes
                         .get(k + 1)
                         .map(|next| opened_ahead(&next.node.input.trace))
                 },
             );
+            // Unmapped beside the next node's work.
+            rayon::spawn(move || drop(bytes));
             let (node_report, walked) = merged?;
             opened = next.transpose()?;
             report.push_node(node_report);
@@ -423,7 +428,7 @@ impl Plan {
     fn merge_node<W: xplane_proto::BufferSink + Send>(
         &self,
         n: &MergeNode<'_>,
-        bytes: FileBytes,
+        bytes: &FileBytes,
         t_ref: i128,
         scheme: IdScheme,
         captures: WalkCaptures<'_>,
@@ -437,7 +442,7 @@ impl Plan {
             n.node.session_start_ns,
         );
         let walked = n.node.align_into(
-            &bytes,
+            bytes,
             &self.options,
             t_ref,
             writer,
@@ -464,16 +469,16 @@ impl Plan {
             snapshots,
             planes,
         };
-        // Unmapped beside the next node's work.
-        rayon::spawn(move || drop(bytes));
         Ok((report, walked))
     }
 }
 
-/// Open a node's trace and map its pages ([`FileBytes::prefault`]).
+/// Open a node's trace and map the pages of its first half
+/// ([`FileBytes::prefault_range`]): the second half is mapped while the
+/// first is aligned.
 fn opened_ahead(path: &Path) -> Result<FileBytes> {
     let bytes = open(path)?;
-    bytes.prefault();
+    bytes.prefault_range(0..bytes.len() / 2);
     Ok(bytes)
 }
 

@@ -93,6 +93,12 @@ impl FileBytes {
         self.source.prefault();
     }
 
+    /// Map the pages of the bytes in `range` now
+    /// ([`ByteSource::prefault_range`]).
+    pub fn prefault_range(&self, range: std::ops::Range<usize>) {
+        self.source.prefault_range(range);
+    }
+
     /// Attach this file's name to an error of the zero-copy reader.
     pub fn wire_error(&self, source: crate::WireError) -> Error {
         Error::Wire {

@@ -149,13 +149,24 @@ impl ByteSource {
     /// kernel refuses it (before 5.14), one read per page. Bytes read into
     /// memory have nothing to map.
     pub fn prefault(&self) {
+        self.prefault_range(0..usize::MAX);
+    }
+
+    /// [`ByteSource::prefault`] of the bytes in `range` only (clipped to
+    /// the file).
+    pub fn prefault_range(&self, range: std::ops::Range<usize>) {
         if let Data::Mapped(map) = &self.data {
+            let end = range.end.min(map.len());
+            let start = range.start.min(end);
             #[cfg(target_os = "linux")]
-            if map.advise(memmap2::Advice::PopulateRead).is_ok() {
+            if map
+                .advise_range(memmap2::Advice::PopulateRead, start, end - start)
+                .is_ok()
+            {
                 return;
             }
             let mut sum = 0u8;
-            for at in (0..map.len()).step_by(PAGE) {
+            for at in (start..end).step_by(PAGE) {
                 sum ^= map[at];
             }
             std::hint::black_box(sum);
@@ -466,6 +477,12 @@ mod tests {
         assert!(matches!(source.data, Data::Mapped(_)));
         assert_eq!(source.path(), path);
         source.prefault();
+        // Any part, past the end or backwards, maps what it can and
+        // changes no byte.
+        for range in [0..5, 5..usize::MAX, 100..200, 7..3] {
+            source.prefault_range(range);
+        }
+        assert_eq!(&*source, b"{\"traceEvents\": []}");
         let empty = ByteSource::open(write(dir.path(), "empty", b""), None).unwrap();
         assert!(empty.is_empty());
     }
