@@ -479,8 +479,8 @@ mod tests {
         source.prefault();
         // Any part, past the end or backwards, maps what it can and
         // changes no byte.
-        for range in [0..5, 5..usize::MAX, 100..200, 7..3] {
-            source.prefault_range(range);
+        for (start, end) in [(0, 5), (5, usize::MAX), (100, 200), (7, 3)] {
+            source.prefault_range(start..end);
         }
         assert_eq!(&*source, b"{\"traceEvents\": []}");
         let empty = ByteSource::open(write(dir.path(), "empty", b""), None).unwrap();
