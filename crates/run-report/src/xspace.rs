@@ -27,12 +27,8 @@ pub(crate) fn read(plan: &Plan) -> Result<RunData> {
         let bytes = open(&reference_input.trace)?;
         session_start(&bytes, reference_input)?
     };
-    // Each node is read on two cores (`read_node`), so half as many nodes
-    // as cores at once: as many files mapped as need be, not twice as
-    // many.
-    let at_once = (rayon::current_num_threads() / 2).max(1);
     let mut read = Vec::with_capacity(plan.nodes.len());
-    for nodes in plan.nodes.chunks(at_once) {
+    for nodes in read_together(&plan.nodes) {
         let chunk = (nodes.par_iter())
             .with_max_len(1) // one task per node
             .map(|input| read_node(plan, input, t_ref))
@@ -67,6 +63,34 @@ pub(crate) fn read(plan: &Plan) -> Result<RunData> {
         before: check(&before, trace_align::TraceFormat::XSpace),
         after: check(&after, trace_align::TraceFormat::XSpace),
     })
+}
+
+/// The bytes of traces a group read at once may hold beyond half as many
+/// nodes as cores.
+const READ_TOGETHER_BYTES: u64 = 64 << 20;
+
+/// `nodes` in groups read at once. Each node is read on two cores
+/// (`read_node`): a group holds half as many nodes as cores, and more
+/// while its files total at most [`READ_TOGETHER_BYTES`], so that large
+/// traces are not all mapped together while small ones still fill every
+/// core.
+fn read_together(nodes: &[NodeInput]) -> Vec<&[NodeInput]> {
+    let most = (rayon::current_num_threads() / 2).max(1);
+    let size = |n: &NodeInput| std::fs::metadata(&n.trace).map_or(0, |m| m.len());
+    let mut groups = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (k, node) in nodes.iter().enumerate() {
+        let b = size(node);
+        if k - start >= most && bytes + b > READ_TOGETHER_BYTES {
+            groups.push(&nodes[start..k]);
+            (start, bytes) = (k, 0);
+        }
+        bytes += b;
+    }
+    if start < nodes.len() {
+        groups.push(&nodes[start..]);
+    }
+    groups
 }
 
 fn open(path: &std::path::Path) -> Result<FileBytes> {

@@ -39,6 +39,9 @@ pub(crate) struct Kernel {
     pub kind: KernelKind,
 }
 
+// A run holds millions: the layout is part of the report's memory figure.
+const _: () = assert!(std::mem::size_of::<Kernel>() == 32);
+
 /// The launch time of a kernel without a known launch.
 const NO_LAUNCH: i64 = i64::MIN;
 
@@ -223,7 +226,7 @@ pub(crate) fn node_time(node: NodeId, read: &NodeKernels) -> Option<GpuNode> {
     let (first, last) = (all.first()?, all.last()?);
     let span = last.end - first.start;
     let busy = total(&all);
-    let unions = by_kind;
+    let unions = by_kind; // each kind's union now
     let of = |kind: KernelKind| &unions[kind.index()].3;
     let compute = total(of(KernelKind::Compute));
     let comm = total(of(KernelKind::Communication));
