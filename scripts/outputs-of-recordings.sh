@@ -5,8 +5,8 @@
 #
 #   ALIGN_CLI=target/release/align-cli scripts/outputs-of-recordings.sh OUT [RECORDING...]
 #
-# Per recording (default: every folder of traces under fixtures/, and the
-# shared recordings beside the repository when they are there) it writes
+# Per recording (default: every folder of traces under fixtures/, and
+# under the shared recordings beside the repository when they are there) it writes
 # `report --json`, `collectives --json`, `merge` to XSpace, Perfetto and
 # Chrome JSON, and `align --run-dir` into a folder; a command that fails
 # leaves its exit status and message instead, which are compared too.
@@ -23,7 +23,7 @@ if [ $# -gt 0 ]; then
     recordings=("$@")
 else
     mapfile -t recordings < <(
-        find "$here/fixtures" "$here/../shared/fixtures/real-gpu-machine" \
+        find "$here/fixtures" "$here/../shared/fixtures" \
             \( -name '*.xplane.pb' -o -name '*.pt.trace.json*' -o -name '*.json.gz' \) \
             -printf '%h\n' 2>/dev/null | sort -u
     )
